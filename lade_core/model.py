@@ -1,0 +1,131 @@
+"""`LM`: the one adapter between the decoding engines and a Hugging Face causal LM.
+
+Everything the engines need from transformers goes through here, and only through public APIs: the model's forward
+with explicit `position_ids`, a 4D additive attention mask and `logits_to_keep`; the `DynamicCache` and its `crop`.
+No monkeypatching, no forked model files. Loading a model lives in `loading.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import torch
+from transformers import DynamicCache
+
+from .layout import StepLayout
+
+
+@dataclass
+class LM:
+    model: torch.nn.Module
+    tokenizer: object
+    name: str
+    device: torch.device
+    dtype: torch.dtype
+    eos_ids: frozenset[int] = field(default_factory=frozenset)
+
+    def __post_init__(self):
+        self._piece = lru_cache(maxsize=None)(self._decode_one)
+        self._blocks: dict[StepLayout, tuple[torch.Tensor, torch.Tensor]] = {}
+
+    # -- text --------------------------------------------------------------------------------------------------
+    @property
+    def is_chat(self) -> bool:
+        return bool(getattr(self.tokenizer, "chat_template", None))
+
+    @property
+    def max_positions(self) -> int:
+        return int(getattr(self.model.config, "max_position_embeddings", 2048) or 2048)
+
+    def encode_prompt(self, text: str, chat: bool | None = None) -> list[int]:
+        """Token ids of a user prompt, wrapped in the chat template (with its default system message) if it has one."""
+        if chat if chat is not None else self.is_chat:
+            messages = [{"role": "user", "content": text}]
+            ids = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+            if isinstance(ids, dict) or hasattr(ids, "input_ids"):
+                ids = ids["input_ids"]
+            return [int(t) for t in ids]
+        return [int(t) for t in self.tokenizer(text, add_special_tokens=True)["input_ids"]]
+
+    def decode(self, ids: list[int]) -> str:
+        return self.tokenizer.decode(list(ids), skip_special_tokens=False)
+
+    def _decode_one(self, token: int) -> str:
+        return self.tokenizer.decode([token], skip_special_tokens=False)
+
+    def token_texts(self, ids) -> dict[int, str]:
+        """Text of each token on its own (cached), for traces and views."""
+        return {int(t): self._piece(int(t)) for t in ids}
+
+    # -- forward -----------------------------------------------------------------------------------------------
+    def new_cache(self) -> DynamicCache:
+        return DynamicCache(config=self.model.config)
+
+    @torch.inference_mode()
+    def prefill(self, cache: DynamicCache, ids: list[int]) -> torch.Tensor:
+        """Run the prompt through the model (causal), filling `cache`; return the (vocab,) logits at its last token."""
+        input_ids = torch.tensor([ids], device=self.device)
+        out = self.model(input_ids=input_ids, cache=cache, use_cache=True, logits_to_keep=1)
+        return out.logits[0, -1].float()
+
+    @torch.inference_mode()
+    def decode_one(self, cache: DynamicCache, token: int, position: int) -> torch.Tensor:
+        """One autoregressive step: feed `token` at `position`; return its (vocab,) logits."""
+        input_ids = torch.tensor([[token]], device=self.device)
+        position_ids = torch.tensor([[position]], device=self.device)
+        out = self.model(input_ids=input_ids, position_ids=position_ids, cache=cache, use_cache=True, logits_to_keep=1)
+        return out.logits[0, -1].float()
+
+    def _block(self, layout: StepLayout) -> tuple[torch.Tensor, torch.Tensor]:
+        """(q, q) additive mask block and (q,) position offsets for a layout, built once per layout."""
+        if layout not in self._blocks:
+            visible = torch.from_numpy(layout.mask()).to(self.device)
+            block = torch.zeros(visible.shape, dtype=self.dtype, device=self.device)
+            block.masked_fill_(~visible, torch.finfo(self.dtype).min)
+            offsets = torch.from_numpy(layout.positions()).to(self.device)
+            self._blocks[layout] = (block, offsets)
+        return self._blocks[layout]
+
+    @torch.inference_mode()
+    def step_forward(self, cache: DynamicCache, tokens: list[int], layout: StepLayout, keep: torch.Tensor) -> torch.Tensor:
+        """One lookahead forward over `tokens` laid out as `layout`, on top of the `cache` (all of it visible).
+
+        Returns (len(keep), vocab) logits at the rows `keep` only: the lm head is the costliest part of a small model.
+        """
+        past = cache.get_seq_length()
+        block, offsets = self._block(layout)
+        q = layout.size
+        mask = torch.cat([torch.zeros(q, past, dtype=self.dtype, device=self.device), block], dim=1)[None, None]
+        out = self.model(
+            input_ids=torch.tensor([tokens], device=self.device),
+            position_ids=(offsets + past)[None],
+            attention_mask=mask,
+            cache=cache,
+            use_cache=True,
+            logits_to_keep=keep,
+        )
+        return out.logits[0].float()
+
+    @staticmethod
+    @torch.inference_mode()
+    def keep_in_cache(cache: DynamicCache, start: int, rows: list[int]) -> None:
+        """Keep, of the entries this step appended from `start` on, only rows `rows` (ascending, rows[0] == 0).
+
+        The accepted candidate's keys and values are moved next to x's instead of being computed again.
+        """
+        if rows != list(range(len(rows))):
+            device = cache.layers[0].keys.device
+            src = torch.tensor([start + r for r in rows], device=device)
+            dst = torch.arange(start, start + len(rows), device=device)
+            for layer in cache.layers:
+                for t in (layer.keys, layer.values):
+                    t[:, :, dst] = t[:, :, src]
+        cache.crop(-(cache.get_seq_length() - start - len(rows)))
+
+    def sync(self) -> None:
+        """Wait for queued device work, so that timings are honest on a GPU."""
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        elif self.device.type == "mps":
+            torch.mps.synchronize()

@@ -1,0 +1,79 @@
+"""The n-gram pool: n-grams harvested from the Jacobi window, kept under their first token.
+
+An N-gram (t0, t1, ..., t_{N-1}) is stored as the continuation (t1, ..., t_{N-1}) under the key t0. When the last
+accepted token is t0, the continuations under t0 become the step's verification candidates.
+
+Policy: at most `per_key` continuations per key, no duplicates, least recently used evicted first. Adding a
+continuation that is already there counts as a use: it moves to the front and nothing is evicted. `lookup` returns
+the most recently used first, so ties in verification go to the freshest guess.
+
+Worked example, per_key = 2, N = 3:
+    add((5, 1, 2))  -> {5: [(1, 2)]}
+    add((5, 3, 4))  -> {5: [(3, 4), (1, 2)]}
+    add((5, 1, 2))  -> {5: [(1, 2), (3, 4)]}          duplicate: refreshed, nothing evicted
+    add((5, 7, 8))  -> {5: [(7, 8), (1, 2)]}          (3, 4) was least recently used: evicted
+    lookup(5, 1)    -> [(7, 8)]
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Iterable
+
+
+class NGramPool:
+    def __init__(self, per_key: int):
+        if per_key < 0:
+            raise ValueError(f"per_key must be >= 0, got {per_key}")
+        self.per_key = per_key
+        self._by_key: dict[int, OrderedDict[tuple[int, ...], None]] = {}
+        self._size = 0
+
+    def __len__(self) -> int:
+        """Number of n-grams held, over all keys."""
+        return self._size
+
+    def add(self, ngram: tuple[int, ...]) -> tuple[int, ...] | None:
+        """Insert one n-gram; return the n-gram it evicted (first token included), if any."""
+        if self.per_key == 0:
+            return None
+        key, cont = ngram[0], tuple(ngram[1:])
+        bucket = self._by_key.get(key)
+        if bucket is None:
+            bucket = self._by_key[key] = OrderedDict()
+        if cont in bucket:
+            bucket.move_to_end(cont)
+            return None
+        bucket[cont] = None
+        self._size += 1
+        if len(bucket) > self.per_key:
+            old, _ = bucket.popitem(last=False)
+            self._size -= 1
+            return (key, *old)
+        return None
+
+    def add_all(self, ngrams: Iterable[tuple[int, ...]]) -> list[tuple[int, ...]]:
+        """Insert n-grams in order; return the evicted ones in the order they left."""
+        evicted = []
+        for ngram in ngrams:
+            gone = self.add(ngram)
+            if gone is not None:
+                evicted.append(gone)
+        return evicted
+
+    def lookup(self, key: int, limit: int | None = None) -> list[tuple[int, ...]]:
+        """Continuations stored under `key`, most recently used first, at most `limit` of them."""
+        bucket = self._by_key.get(key)
+        if not bucket:
+            return []
+        found = list(reversed(bucket))
+        return found if limit is None else found[:limit]
+
+    def items(self) -> dict[int, list[tuple[int, ...]]]:
+        """A plain copy: key -> continuations, most recently used first."""
+        return {key: list(reversed(bucket)) for key, bucket in self._by_key.items() if bucket}
+
+
+def sequence_ngrams(tokens: list[int], n: int) -> list[tuple[int, ...]]:
+    """Every n-gram of a token sequence, left to right: the prompt's n-grams for a seeded pool."""
+    return [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
