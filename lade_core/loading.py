@@ -114,7 +114,9 @@ def default_model_path() -> str:
 def load_model(model: str | None = None, device: str = "auto", dtype: str | torch.dtype | None = None) -> LM:
     """Load `model` (None = the embedded default; else a hub id or a local path) on `device` in `dtype`."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.disable_progress_bar()
     dev = pick_device(device)
     torch_dtype = pick_dtype(dtype, dev)
     path = default_model_path() if model is None else model
