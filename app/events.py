@@ -1,0 +1,139 @@
+"""Event handlers of the app: plain functions from the inputs Gradio passes to the updates it applies.
+
+Per-user state is the current `RunTrace` (a gr.State), the step (the step slider) and whether playback runs (a
+gr.State bool driving a gr.Timer). Each handler returns the views of the step it lands on, from `replay.render_step`.
+"""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from lade_core import ConfigError, LookaheadConfig, RunTrace
+
+from . import replay
+from .examples import load_recorded
+from .live import LiveRun, forget, register, stop_session
+from .model import MODEL
+from .views import honest_note_md, tokens_per_forward_md
+from .views.common import last_step
+
+# Limits of the public app (the engine allows more; a shared CPU server does not).
+LIMITS = {"window (W)": (1, 32), "ngram (N)": (2, 8), "guess (G)": (0, 32), "max new tokens": (1, 512)}
+MAX_PROMPT_CHARS = 4000
+
+
+def _whole(name: str, value) -> int:
+    low, high = LIMITS[name]
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise gr.Error(f"{name} must be a number, got {value!r}") from None
+    if number != int(number) or not low <= number <= high:
+        raise gr.Error(f"{name} must be a whole number from {low} to {high}, got {value}")
+    return int(number)
+
+
+def validate(prompt, window, ngram, guess, max_new_tokens, seed_pool) -> tuple[str, LookaheadConfig, int]:
+    """The run request checked against the public limits; gr.Error with a clear message otherwise."""
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise gr.Error("The prompt is empty: type a prompt or pick an example.")
+    if len(prompt) > MAX_PROMPT_CHARS:
+        raise gr.Error(f"The prompt is {len(prompt)} characters; this demo takes at most {MAX_PROMPT_CHARS}.")
+    W, N, G = _whole("window (W)", window), _whole("ngram (N)", ngram), _whole("guess (G)", guess)
+    steps = _whole("max new tokens", max_new_tokens)
+    try:
+        return prompt, LookaheadConfig(window=W, ngram=N, guess=G, pool_from_prompt=bool(seed_pool)), steps
+    except (ConfigError, ValueError) as exc:
+        raise gr.Error(str(exc)) from None
+
+
+def describe(run: RunTrace, live: str = "") -> str:
+    cfg = run.config
+    what = live or f"Recorded run **{run.title or 'untitled'}**"
+    return (f"{what}: W={cfg.window}, N={cfg.ngram}, G={cfg.guess}, {run.max_new_tokens} new tokens max, "
+            f"{run.model} on {run.device}. Lookahead: {len(run.lookahead.tokens)} tokens in "
+            f"{len(run.lookahead.steps)} steps; greedy: {len(run.greedy.tokens)} tokens in {len(run.greedy.steps)} steps.")
+
+
+def _slider(run: RunTrace, k: int):
+    return gr.Slider(minimum=0, maximum=max(last_step(run), 1), value=k, step=1)
+
+
+def _stopped():
+    """Updates of (playing, timer, play button) that stop playback."""
+    return False, gr.Timer(active=False), gr.Button(value="▶ Play")
+
+
+def tokens_per_forward(window, ngram, guess) -> str:
+    return tokens_per_forward_md(int(window), int(ngram), int(guess))
+
+
+def open_recorded(name: str) -> tuple:
+    """(run, slider, prompt, W, N, G, max new, seed, note, status, playing, timer, play, *views)."""
+    run = load_recorded(name)
+    k = replay.interesting_step(run)
+    cfg = run.config
+    return (run, _slider(run, k), run.prompt, cfg.window, cfg.ngram, cfg.guess, run.max_new_tokens,
+            cfg.pool_from_prompt, honest_note_md(run), describe(run), *_stopped(), *replay.render_step(run, k))
+
+
+def show_step(run: RunTrace, k) -> tuple:
+    return replay.render_step(run, replay.clamp(run, k))
+
+
+def step_by(delta: int):
+    def handler(run: RunTrace, k) -> tuple:
+        k = replay.clamp(run, int(k or 0) + delta)
+        return (k, *replay.render_step(run, k))
+    return handler
+
+
+def toggle_play(run: RunTrace, k, playing: bool, speed) -> tuple:
+    """(playing, timer, play button, slider, *views): start (from 0 if at the end) or pause."""
+    k = replay.clamp(run, k)
+    if playing:
+        return (*_stopped(), k, *replay.render_step(run, k))
+    if replay.at_end(run, k):
+        k = 0
+    timer = gr.Timer(value=replay.tick_seconds(speed), active=True)
+    return (True, timer, gr.Button(value="⏸ Pause"), k, *replay.render_step(run, k))
+
+
+def tick(run: RunTrace, k, playing: bool) -> tuple:
+    """(slider, playing, timer, play button, *views): one step forward; stop at the end."""
+    if not playing:
+        return (gr.skip(), *_stopped(), *[gr.skip()] * len(replay.VIEW_IDS))
+    k = replay.next_step(run, k)
+    state = _stopped() if replay.at_end(run, k) else (True, gr.skip(), gr.skip())
+    return (k, *state, *replay.render_step(run, k))
+
+
+def set_speed(speed, playing: bool):
+    return gr.Timer(value=replay.tick_seconds(speed), active=bool(playing))
+
+
+def run_live(prompt, window, ngram, guess, max_new_tokens, seed_pool, request: gr.Request):
+    """Generator: (run, slider, status, note, playing, timer, play, *views) for each streamed snapshot."""
+    prompt, config, max_new = validate(prompt, window, ngram, guess, max_new_tokens, seed_pool)
+    try:
+        lm = MODEL.get()
+        live = LiveRun(lm, prompt, config, max_new)
+    except Exception as exc:
+        raise gr.Error(f"Could not start the run: {exc}") from None
+    session = getattr(request, "session_hash", None) or "anonymous"
+    register(session, live)
+    try:
+        for run, k, done in live.snapshots():
+            phase = "greedy" if run.greedy.steps else "lookahead"
+            status = describe(run, "Live run finished" if done else f"Live run, {phase} step {k}")
+            note = honest_note_md(run) if done else gr.skip()
+            yield (run, _slider(run, k), status, note, *_stopped(), *replay.render_step(run, k))
+    except (ValueError, RuntimeError) as exc:
+        raise gr.Error(f"The run failed: {exc}") from None
+    finally:
+        live.stop()
+        forget(session, live)
+
+
+def stop_live(request: gr.Request) -> None:
+    stop_session(getattr(request, "session_hash", None) or "anonymous")

@@ -1,0 +1,47 @@
+"""The one language model of the process: loaded once (in the background at start-up), shared by every session.
+
+Live runs take `MODEL.get()`, which waits for the load to finish. Only one live run uses it at a time (the Run event
+has a concurrency limit of 1), so the model is never called from two threads at once.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from lade_core import load_model
+
+
+class SharedModel:
+    def __init__(self):
+        self.name: str | None = None
+        self._lm = None
+        self._error: Exception | None = None
+        self._lock = threading.Lock()
+
+    def configure(self, name: str | None) -> None:
+        """Choose the model (None = the embedded default) before anything loads it."""
+        self.name = name
+
+    def preload(self) -> None:
+        """Start loading in a background thread so that the first Run does not wait for it."""
+        threading.Thread(target=self._load_quietly, name="lade-model-load", daemon=True).start()
+
+    def _load_quietly(self) -> None:
+        try:
+            self.get()
+        except Exception:  # kept in self._error, reported by the next get()
+            pass
+
+    def get(self):
+        with self._lock:
+            if self._lm is None and self._error is None:
+                try:
+                    self._lm = load_model(self.name)
+                except Exception as exc:
+                    self._error = exc
+            if self._error is not None:
+                raise self._error
+            return self._lm
+
+
+MODEL = SharedModel()

@@ -1,0 +1,150 @@
+"""The page: controls, playback bar and the five synchronised views, wired to `events`. `build_demo()` returns it.
+
+The page opens on a recorded run (assets/runs/), rendered when the page is built, so the first view needs no model
+and no event. Stable elem_ids (tests rely on them) are listed in README's app section and in `replay.VIEW_IDS`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gradio as gr
+
+from . import events, replay
+from .examples import example_prompts, load_recorded, recorded_files
+from .model import MODEL
+from .views import NOTES, honest_note_md, tokens_per_forward_md
+
+STYLE = Path(__file__).with_name("style.css")
+LAUNCH_OPTIONS = {"css_paths": [STYLE], "theme": gr.themes.Soft()}
+DEFAULT_RUN = "code-fib-W7N4G7"
+INTRO = ("# Lookahead Decoding Explorer\nLookahead decoding (Fu, Bailis, Stoica, Zhang, ICML 2024) makes a language "
+         "model emit several tokens per forward pass **without changing its greedy output**: a Jacobi *lookahead "
+         "branch* guesses future tokens, an *n-gram pool* remembers them, and a *verification branch* checks them in "
+         "the same pass. Below: a real small model (SmolLM2-135M-Instruct), every step recorded. Press ▶ Play or step "
+         "through; change W, N, G and press Run for a live run.")
+
+
+def _explain(key: str) -> None:
+    with gr.Column(scale=1, min_width=220):
+        gr.Markdown(f"**What am I looking at?** {NOTES[key]}", elem_classes=["explain"])
+
+
+def _controls(run) -> dict:
+    cfg = run.config
+    c = {}
+    with gr.Row():
+        with gr.Column(scale=3):
+            c["prompt"] = gr.Textbox(value=run.prompt, label="Prompt", lines=3, elem_id="prompt")
+            prompts = example_prompts()
+            gr.Examples([[p["prompt"]] for p in prompts], inputs=[c["prompt"]], label="Example prompts (code and chat)",
+                        example_labels=[p["id"] for p in prompts], examples_per_page=8)
+            names = list(recorded_files())
+            c["recorded"] = gr.Dropdown(names, value=DEFAULT_RUN, label="Recorded runs (open instantly, no model needed)",
+                                        elem_id="recorded-run")
+        with gr.Column(scale=2):
+            c["W"] = gr.Slider(1, 32, value=cfg.window, step=1, label="W: window width (how far ahead to guess)",
+                               elem_id="window-w")
+            c["N"] = gr.Slider(2, 8, value=cfg.ngram, step=1, label="N: n-gram size (window has N-1 levels)",
+                               elem_id="ngram-n")
+            c["G"] = gr.Slider(0, 32, value=cfg.guess, step=1, label="G: candidates verified per step",
+                               elem_id="guess-g")
+            c["tpf"] = gr.Markdown(tokens_per_forward_md(cfg.window, cfg.ngram, cfg.guess), elem_id="tokens-per-forward")
+            c["max_new"] = gr.Slider(1, 512, value=64, step=1, label="Max new tokens", elem_id="max-new-tokens")
+            c["seed"] = gr.Checkbox(value=cfg.pool_from_prompt, label="Seed the pool with the prompt's n-grams",
+                                    elem_id="pool-from-prompt")
+            with gr.Row():
+                c["run"] = gr.Button("Run", variant="primary", elem_id="run")
+                c["stop"] = gr.Button("Stop", elem_id="stop")
+    return c
+
+
+def _playback(run, k: int) -> dict:
+    c = {}
+    with gr.Row(equal_height=True):
+        c["prev"] = gr.Button("◀ Step", elem_id="step-prev", scale=0, min_width=90)
+        c["play"] = gr.Button("▶ Play", elem_id="play", scale=0, min_width=100)
+        c["next"] = gr.Button("Step ▶", elem_id="step-next", scale=0, min_width=90)
+        c["slider"] = gr.Slider(0, max(replay.last_step(run), 1), value=k, step=1, label="Step (shared clock)",
+                                elem_id="step-slider", scale=5)
+        c["speed"] = gr.Slider(replay.MIN_SPEED, replay.MAX_SPEED, value=replay.DEFAULT_SPEED, step=1,
+                               label="Speed (steps/s)", elem_id="speed", scale=2)
+    return c
+
+
+def _views(run, k: int) -> list:
+    """The view outputs, in the order of replay.VIEW_IDS."""
+    values = dict(zip(replay.VIEW_IDS, replay.render_step(run, k)))
+    v = {}
+    gr.Markdown("## 1. Side by side: same text, fewer steps")
+    with gr.Row():
+        with gr.Column(scale=3):
+            with gr.Row():
+                v["ar-output"] = gr.HTML(values["ar-output"], elem_id="ar-output")
+                v["la-output"] = gr.HTML(values["la-output"], elem_id="la-output")
+            v["counter"] = gr.HTML(values["counter"], elem_id="counter")
+            v["progress-plot"] = gr.Plot(values["progress-plot"], elem_id="progress-plot", show_label=False)
+        _explain("outputs")
+    for title, key, html_id, plot_id in (
+        ("## 2. The Jacobi window (lookahead branch)", "window", "window-view", "trajectory-plot"),
+        ("## 3. The n-gram pool", "pool", "pool-view", "pool-plot"),
+    ):
+        gr.Markdown(title)
+        with gr.Row():
+            with gr.Column(scale=3):
+                v[html_id] = gr.HTML(values[html_id], elem_id=html_id)
+                v[plot_id] = gr.Plot(values[plot_id], elem_id=plot_id, show_label=False)
+            _explain(key)
+    gr.Markdown("## 4. Verification branch")
+    with gr.Row():
+        with gr.Column(scale=3):
+            v["verify-view"] = gr.HTML(values["verify-view"], elem_id="verify-view")
+        _explain("verify")
+    gr.Markdown("## 5. Attention mask of the step")
+    with gr.Row():
+        with gr.Column(scale=3):
+            v["mask-view"] = gr.Plot(values["mask-view"], elem_id="mask-view", show_label=False)
+        _explain("mask")
+    return [v[i] for i in replay.VIEW_IDS]
+
+
+def build_demo(model: str | None = None, preload: bool = True) -> gr.Blocks:
+    """The app; `model` is a hub id or local folder for live runs (None = the embedded default)."""
+    MODEL.configure(model)
+    if preload:
+        MODEL.preload()
+    run = load_recorded(DEFAULT_RUN)
+    k = replay.interesting_step(run)
+    with gr.Blocks(title="Lookahead Decoding Explorer") as demo:
+        state = gr.State(run)
+        playing = gr.State(False)
+        gr.Markdown(INTRO)
+        c = _controls(run)
+        status = gr.Markdown(events.describe(run), elem_id="run-status")
+        p = _playback(run, k)
+        timer = gr.Timer(replay.tick_seconds(replay.DEFAULT_SPEED), active=False)
+        views = _views(run, k)
+        note = gr.Markdown(honest_note_md(run), elem_id="honest-note")
+        _wire(c, p, views, state, playing, timer, status, note)
+    return demo
+
+
+def _wire(c, p, views, state, playing, timer, status, note) -> None:
+    quiet = dict(show_progress="hidden")
+    stop_play = [playing, timer, p["play"]]
+    gr.on([c["W"].change, c["N"].change, c["G"].change], events.tokens_per_forward, [c["W"], c["N"], c["G"]],
+          c["tpf"], **quiet)
+    c["recorded"].input(events.open_recorded, c["recorded"],
+                        [state, p["slider"], c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["seed"], note, status,
+                         *stop_play, *views], **quiet)
+    p["slider"].input(events.show_step, [state, p["slider"]], views, trigger_mode="always_last", **quiet)
+    p["next"].click(events.step_by(1), [state, p["slider"]], [p["slider"], *views], **quiet)
+    p["prev"].click(events.step_by(-1), [state, p["slider"]], [p["slider"], *views], **quiet)
+    p["play"].click(events.toggle_play, [state, p["slider"], playing, p["speed"]], [*stop_play, p["slider"], *views],
+                    **quiet)
+    timer.tick(events.tick, [state, p["slider"], playing], [p["slider"], *stop_play, *views], **quiet)
+    p["speed"].change(events.set_speed, [p["speed"], playing], timer, **quiet)
+    run_event = c["run"].click(
+        events.run_live, [c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["seed"]],
+        [state, p["slider"], status, note, *stop_play, *views], concurrency_limit=1, show_progress="minimal")
+    c["stop"].click(events.stop_live, None, None, cancels=[run_event])
