@@ -103,9 +103,15 @@ def tick(run: RunTrace, k, playing: bool) -> tuple:
     """(slider, playing, timer, play button, *views): one step forward; stop at the end."""
     if not playing:
         return (gr.skip(), *_stopped(), *[gr.skip()] * len(replay.VIEW_IDS))
-    k = replay.next_step(run, k)
+    shown, k = replay.clamp(run, k), replay.next_step(run, k)
     state = _stopped() if replay.at_end(run, k) else (True, gr.skip(), gr.skip())
-    return (k, *state, *replay.render_step(run, k))
+    stale = replay.stale_views(run, k, shown)
+    fresh = [gr.skip() if name in stale else view for name, view in zip(replay.VIEW_IDS, _render_some(run, k, stale))]
+    return (k, *state, *fresh)
+
+
+def _render_some(run: RunTrace, k: int, skip: set[str]) -> tuple:
+    return replay.render_step(run, k, skip)
 
 
 def set_speed(speed, playing: bool):

@@ -18,6 +18,15 @@ from .views import NOTES, honest_note_md, tokens_per_forward_md
 STYLE = Path(__file__).with_name("style.css")
 LAUNCH_OPTIONS = {"css_paths": [STYLE], "theme": gr.themes.Soft()}
 DEFAULT_RUN = "code-fib-W7N4G7"
+# Moves the step line (shapes[0]) of the small charts in the browser, so playback need not re-send them.
+MOVE_STEP_LINES = """(k) => {
+  for (const id of ["progress-plot", "pool-plot"]) {
+    const div = document.querySelector("#" + id + " .js-plotly-plot");
+    if (div && window.Plotly && div.layout && div.layout.shapes && div.layout.shapes.length)
+      window.Plotly.relayout(div, {"shapes[0].x0": k, "shapes[0].x1": k});
+  }
+  return [];
+}"""
 INTRO = ("# Lookahead Decoding Explorer\nLookahead decoding (Fu, Bailis, Stoica, Zhang, ICML 2024) makes a language "
          "model emit several tokens per forward pass **without changing its greedy output**: a Jacobi *lookahead "
          "branch* guesses future tokens, an *n-gram pool* remembers them, and a *verification branch* checks them in "
@@ -85,16 +94,18 @@ def _views(run, k: int) -> list:
             v["counter"] = gr.HTML(values["counter"], elem_id="counter")
             v["progress-plot"] = gr.Plot(values["progress-plot"], elem_id="progress-plot", show_label=False)
         _explain("outputs")
-    for title, key, html_id, plot_id in (
-        ("## 2. The Jacobi window (lookahead branch)", "window", "window-view", "trajectory-plot"),
-        ("## 3. The n-gram pool", "pool", "pool-view", "pool-plot"),
-    ):
-        gr.Markdown(title)
-        with gr.Row():
-            with gr.Column(scale=3):
-                v[html_id] = gr.HTML(values[html_id], elem_id=html_id)
-                v[plot_id] = gr.Plot(values[plot_id], elem_id=plot_id, show_label=False)
-            _explain(key)
+    gr.Markdown("## 2. The Jacobi window (lookahead branch)")
+    with gr.Row():
+        with gr.Column(scale=3):
+            v["window-view"] = gr.HTML(values["window-view"], elem_id="window-view")
+            v["trajectory-view"] = gr.HTML(values["trajectory-view"], elem_id="trajectory-view")
+        _explain("window")
+    gr.Markdown("## 3. The n-gram pool")
+    with gr.Row():
+        with gr.Column(scale=3):
+            v["pool-view"] = gr.HTML(values["pool-view"], elem_id="pool-view")
+            v["pool-plot"] = gr.Plot(values["pool-plot"], elem_id="pool-plot", show_label=False)
+        _explain("pool")
     gr.Markdown("## 4. Verification branch")
     with gr.Row():
         with gr.Column(scale=3):
@@ -137,6 +148,7 @@ def _wire(c, p, views, state, playing, timer, status, note) -> None:
     c["recorded"].input(events.open_recorded, c["recorded"],
                         [state, p["slider"], c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["seed"], note, status,
                          *stop_play, *views], **quiet)
+    p["slider"].change(None, p["slider"], None, js=MOVE_STEP_LINES)
     p["slider"].input(events.show_step, [state, p["slider"]], views, trigger_mode="always_last", **quiet)
     p["next"].click(events.step_by(1), [state, p["slider"]], [p["slider"], *views], **quiet)
     p["prev"].click(events.step_by(-1), [state, p["slider"]], [p["slider"], *views], **quiet)

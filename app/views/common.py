@@ -57,10 +57,19 @@ def plain_cell(run: RunTrace, token: int, limit: int = 8) -> str:
 
 def small_layout(title: str, height: int = 260, **extra) -> dict:
     """Layout of the small charts: tight margins, legend on top."""
+    # template="none" with explicit styling: a named template is deep-copied into every figure (~15 ms each).
+    axis = dict(gridcolor="#e8edf3", zeroline=False, linecolor="#cbd5e1", automargin=True)
     layout = dict(
         title=dict(text=title, font=dict(size=13), x=0.01, y=0.97),
-        height=height, margin=dict(l=48, r=12, t=40, b=38), template="plotly_white",
+        height=height, margin=dict(l=48, r=12, t=40, b=38), template="none", paper_bgcolor="white",
+        plot_bgcolor="white", font=dict(family="Inter, Arial, sans-serif", size=11, color="#334155"),
+        xaxis=dict(axis), yaxis=dict(axis),
         legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom", font=dict(size=11)),
     )
     layout.update(extra)
     return layout
+
+
+def step_line(k: int) -> dict:
+    """The dotted vertical line that marks the current step in the small charts (always `shapes[0]`)."""
+    return dict(type="line", xref="x", yref="paper", x0=k, x1=k, y0=0, y1=1, line=dict(color="#dc2626", dash="dot", width=1.5))

@@ -2,7 +2,8 @@
 
 Rows are queries and columns keys among the step's new tokens: x, the window levels, then each candidate. A visible
 cell is coloured by the branch of its key; the hover says why the cell is visible or not (`layout.reason`). Every
-token also sees the KV cache (the committed text), which is not drawn.
+token also sees the KV cache (the committed text), which is not drawn. The figure depends on the step's layout only
+(levels, W, candidates, N-1), so playback re-sends it only when the layout changes.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import plotly.graph_objects as go
 from lade_core import RunTrace
 from lade_core.layout import StepLayout
 
-from .common import plain_cell, small_layout, step_at
+from .common import small_layout, step_at
 
 # Hover text per cell costs q*q strings; past this size the hover shows the labels only.
 MAX_REASON_CELLS = 150 * 150
@@ -39,10 +40,6 @@ def _grid(layout: StepLayout) -> tuple[np.ndarray, tuple[str, ...], tuple[tuple[
     return z, tuple(layout.labels()), reasons
 
 
-def _step_tokens(step) -> list[int]:
-    return [step.input_token, *(t for level in step.levels_before for t in level), *(t for c in step.candidates for t in c)]
-
-
 def mask_figure(run: RunTrace, k: int) -> go.Figure:
     """Heatmap of the boolean attention mask of the lookahead step at clock step k (q = 1 + L*W + g*(N-1))."""
     step = step_at(run, k)
@@ -52,21 +49,20 @@ def mask_figure(run: RunTrace, k: int) -> go.Figure:
                            showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
         fig.update_layout(**small_layout("Attention mask", height=200))
         return fig
-    layout = step.layout
+    return layout_figure(step.layout)
+
+
+def layout_figure(layout: StepLayout) -> go.Figure:
+    """The mask figure depends on the layout only (not on the tokens), so two steps with one layout share it."""
     z, labels, reasons = _grid(layout)
-    words = [f"{label} {plain_cell(run, t)}" for label, t in zip(labels, _step_tokens(step))]
-    if reasons:
-        hover = [[f"query {words[i]} → key {words[j]}<br>{reasons[i][j]}" for j in range(len(labels))]
-                 for i in range(len(labels))]
-    else:
-        hover = [[f"query {words[i]} → key {words[j]}" for j in range(len(labels))] for i in range(len(labels))]
-    fig.add_trace(go.Heatmap(z=z, x=list(labels), y=list(labels), text=hover, hoverinfo="text", zmin=0, zmax=3,
-                             colorscale=COLORS, showscale=False, xgap=1, ygap=1))
+    hover = [list(row) for row in reasons] if reasons else None
+    fig = go.Figure(go.Heatmap(z=z, x=list(labels), y=list(labels), text=hover, hoverinfo="text" if hover else "x+y",
+                               zmin=0, zmax=3, colorscale=COLORS, showscale=False, xgap=1, ygap=1))
     q = layout.size
     side = min(760, max(360, 14 * q + 120))
-    fig.update_layout(**small_layout(f"Attention mask of step {step.index}: {q} x {q} (x, {layout.levels} window "
-                                     f"level(s) of W={layout.window}, {layout.candidates} candidate(s) of "
-                                     f"{layout.cand_len})", height=side))
+    fig.update_layout(**small_layout(f"Attention mask: {q} x {q} = x, {layout.levels} window level(s) of "
+                                     f"W={layout.window}, {layout.candidates} candidate(s) of {layout.cand_len} "
+                                     f"(dark: sees x, blue: window, orange: candidate)", height=side))
     fig.update_xaxes(side="top", tickangle=-90, tickfont=dict(size=9), type="category")
     fig.update_yaxes(autorange="reversed", tickfont=dict(size=9), type="category")
     fig.update_layout(margin=dict(l=60, r=12, t=90, b=10))

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 
 from lade_core import MethodRun, RunTrace
 
-from .common import AR_COLOR, LA_COLOR, STEP_HUES, clock, last_step, small_layout, tokens_upto
+from .common import AR_COLOR, LA_COLOR, STEP_HUES, clock, last_step, small_layout, step_line, tokens_upto
 
 
 def _spans(run: RunTrace, method: MethodRun, k: int, by_step: bool) -> str:
@@ -94,15 +94,13 @@ def _cumulative(method: MethodRun) -> list[int]:
 
 
 def progress_figure(run: RunTrace, k: int) -> go.Figure:
-    """Tokens emitted vs step for both methods, with the current step marked."""
+    """Tokens emitted vs step for both methods; the current step is the vertical line `shapes[0]` (playback moves
+    it in the browser instead of re-sending the figure)."""
     fig = go.Figure()
     for name, method, color in (("lookahead", run.lookahead, LA_COLOR), ("greedy", run.greedy, AR_COLOR)):
         ys = _cumulative(method)
-        fig.add_trace(go.Scatter(x=list(range(len(ys))), y=ys, name=name, mode="lines", line=dict(color=color, width=2)))
-        if ys:
-            at = clock(method, k)
-            fig.add_trace(go.Scatter(x=[at], y=[ys[at]], mode="markers", showlegend=False,
-                                     marker=dict(color=color, size=9), hovertemplate=f"{name}: %{{y}} tokens<extra></extra>"))
-    fig.add_vline(x=k, line=dict(color="#64748b", dash="dot", width=1))
+        fig.add_trace(go.Scatter(x=list(range(len(ys))), y=ys, name=name, mode="lines+markers", marker=dict(size=3),
+                                 line=dict(color=color, width=2), hovertemplate=f"{name}: %{{y}} tokens at step %{{x}}<extra></extra>"))
+    fig.update_layout(shapes=[step_line(k)])
     fig.update_layout(**small_layout("Tokens emitted vs step", height=240), xaxis_title="step", yaxis_title="tokens")
     return fig

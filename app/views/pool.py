@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 
 from lade_core import RunTrace
 
-from .common import LA_COLOR, cell_text, clock, small_layout, step_at
+from .common import LA_COLOR, cell_text, clock, small_layout, step_at, step_line
 
 Pool = dict[int, "OrderedDict[tuple[int, ...], None]"]  # key -> continuations, least recently used first
 
@@ -92,14 +92,11 @@ def pool_html(run: RunTrace, k: int, max_keys: int = 10) -> str:
 
 
 def pool_size_figure(run: RunTrace, k: int) -> go.Figure:
-    """Pool size after each lookahead step, the current step marked."""
+    """Pool size after each lookahead step; the current step is the vertical line `shapes[0]`."""
     steps = run.lookahead.steps
-    fig = go.Figure(go.Scatter(x=[s.index for s in steps], y=[s.pool_size for s in steps], mode="lines",
-                               line=dict(color=LA_COLOR, width=2), name="pool size"))
-    if steps:
-        at = steps[clock(run.lookahead, k)]
-        fig.add_trace(go.Scatter(x=[at.index], y=[at.pool_size], mode="markers", marker=dict(size=9, color=LA_COLOR),
-                                 showlegend=False, hovertemplate="step %{x}: %{y} n-grams<extra></extra>"))
+    fig = go.Figure(go.Scatter(x=[s.index for s in steps], y=[s.pool_size for s in steps], mode="lines+markers",
+                               marker=dict(size=3), line=dict(color=LA_COLOR, width=2), name="pool size",
+                               hovertemplate="step %{x}: %{y} n-grams<extra></extra>"))
     fig.update_layout(**small_layout("Pool size (n-grams) after each step", height=220), showlegend=False,
-                      xaxis_title="step", yaxis_title="n-grams")
+                      xaxis_title="step", yaxis_title="n-grams", shapes=[step_line(k)])
     return fig
