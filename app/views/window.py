@@ -52,7 +52,7 @@ def window_html(run: RunTrace, k: int) -> str:
     new = "".join(_cell(run, t, p + L + 1 + j, _changed(rows_all, L, j), "new") for j, t in enumerate(step.new_level))
     rows.append(f'<tr class="new-row"><th>new level (model output)</th>{new}</tr>')
     status = "warm-up: the window is still gaining levels" if step.kind == "warmup" else (
-        f"each column now spells an {step.ngram}-gram (column top to new level) that goes into the pool")
+        f"each column now spells a {step.ngram}-gram (column top to new level) that goes into the pool")
     done = f" Lookahead finished at step {step.index}." if k > step.index else ""
     return (f'<div class="muted">Step {step.index}: x = <code>{cell_text(run, step.input_token)}</code> at position '
             f'p={p}; {status}.{done}</div><table class="grid"><tr><th></th>{head}</tr>{"".join(rows)}</table>'
