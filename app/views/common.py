@@ -63,7 +63,7 @@ def small_layout(title: str, height: int = 260, **extra) -> dict:
         title=dict(text=title, font=dict(size=13), x=0.01, y=0.97),
         height=height, margin=dict(l=48, r=12, t=40, b=38), template="none", paper_bgcolor="white",
         plot_bgcolor="white", font=dict(family="Inter, Arial, sans-serif", size=11, color="#334155"),
-        xaxis=dict(axis), yaxis=dict(axis),
+        xaxis=dict(axis), yaxis=dict(axis), modebar=dict(orientation="v"),
         legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom", font=dict(size=11)),
     )
     layout.update(extra)
