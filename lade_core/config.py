@@ -42,7 +42,9 @@ class LookaheadConfig:
     ngram (N): n-gram size; the window has N-1 levels and a full match accepts N tokens.
     guess (G): at most G candidates are verified per step, and the pool keeps at most G n-grams per key.
         G = 0 turns verification off (one token per step), an ablation.
-    pool_from_prompt: seed the pool with the prompt's n-grams (the paper's "prompt as reference").
+    pool_from_prompt: seed the pool with the prompt's n-grams (the paper's "prompt as reference") and keep adding
+        the n-grams of the accepted output, as the reference implementation does with this option. Off by default,
+        so that the plain method, with a pool fed by the window alone, can be shown.
     seed: seeds the initial window, drawn from the prompt's tokens.
     """
 

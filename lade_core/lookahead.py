@@ -90,13 +90,14 @@ class LookaheadDecoder:
         # 4. Jacobi update of the window; full columns feed the pool
         levels_before = tuple(self.levels)
         added: list[tuple[int, ...]] = []
-        evicted: list[tuple[int, ...]] = []
         if len(self.levels) < N - 1:
             self.levels.append(new_level)
         else:
             added = list(zip(*self.levels, new_level))  # W columns -> W N-grams
-            evicted = self.pool.add_all(added)
             self.levels = self.levels[1:] + [new_level]
+        if self.config.pool_from_prompt:  # the text itself is a reference too: its newest n-grams join the pool
+            added += sequence_ngrams(self.committed[-(N - 1) :] + accepted, N)
+        evicted = self.pool.add_all(added)
 
         # 5. keep x and the accepted candidate tokens in the KV cache, drop the rest of this step
         cand_row = layout.cand_start + max(winner, 0) * (N - 1)

@@ -105,7 +105,7 @@ def test_opens_offline_and_starts_at_the_prefill(page):
     pg, requests, errors = page
     assert requests and all(url.startswith(LOCAL_SCHEMES) for url in requests), requests
     assert errors == []
-    assert counts(pg) == {"lookahead": (0, 1), "greedy": (0, 1)}
+    assert counts(pg) == {"lookahead": (1, 1), "greedy": (1, 1)}  # the prefill is a step and yields a token
     assert pg.locator("script[src], link[href], img[src]").count() == 0
 
 
@@ -115,7 +115,7 @@ def test_slider_step_shows_the_trace(page, run):
     goto_step(pg, k)
     for name, method in (("lookahead", run.lookahead), ("greedy", run.greedy)):
         upto, ids = tokens_at(method, k)
-        assert counts(pg)[name] == (upto, len(ids))
+        assert counts(pg)[name] == (upto + 1, len(ids))
         assert pg.text_content(f"#text-{name}") == run.text(ids)
     assert counts(pg)["lookahead"][1] > counts(pg)["greedy"][1]
     assert pg.locator("#text-lookahead .tok.multi").count() > 0
