@@ -141,5 +141,7 @@ def run_live(prompt, window, ngram, guess, max_new_tokens, seed_pool, request: g
         forget(session, live)
 
 
-def stop_live(request: gr.Request) -> None:
-    stop_session(getattr(request, "session_hash", None) or "anonymous")
+def stop_live(run: RunTrace, request: gr.Request) -> str:
+    """Stop the session's live run; what it recorded so far stays on the page and can be scrubbed."""
+    stopped = stop_session(getattr(request, "session_hash", None) or "anonymous")
+    return describe(run, "Live run stopped" if stopped else "Nothing was running")

@@ -1,7 +1,8 @@
 """The page: controls, playback bar and the five synchronised views, wired to `events`. `build_demo()` returns it.
 
 The page opens on a recorded run (assets/runs/), rendered when the page is built, so the first view needs no model
-and no event. Stable elem_ids (tests rely on them) are listed in README's app section and in `replay.VIEW_IDS`.
+and no event. Stable elem_ids (tests rely on them): prompt, run, stop, window-w, ngram-n, guess-g, max-new-tokens,
+step-slider, play, step-next, step-prev, speed, recorded-run, run-status, and the views in `replay.VIEW_IDS`.
 """
 
 from __future__ import annotations
@@ -159,4 +160,4 @@ def _wire(c, p, views, state, playing, timer, status, note) -> None:
     run_event = c["run"].click(
         events.run_live, [c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["seed"]],
         [state, p["slider"], status, note, *stop_play, *views], concurrency_limit=1, show_progress="minimal")
-    c["stop"].click(events.stop_live, None, None, cancels=[run_event])
+    c["stop"].click(events.stop_live, state, status, cancels=[run_event])
