@@ -13,6 +13,7 @@ import threading
 import time
 
 from lade_core import LookaheadConfig, MethodRun, RunTrace, Sampling, record_run
+from lade_core.record import run_ids
 
 _DONE = object()
 _sessions: dict[str, "LiveRun"] = {}
@@ -50,13 +51,7 @@ class LiveRun:
         for name, steps in self._steps.items():
             tokens = tuple(t for s in steps for t in s.accepted)
             methods[name] = MethodRun(tokens, tuple(steps), sum(s.forward_s + s.overhead_s for s in steps), "running")
-        ids = set(self.prompt_ids)
-        for steps in self._steps.values():
-            for s in steps:
-                ids.update(s.accepted)
-                ids.add(s.input_token)
-                ids.update(t for group in (s.levels_before, s.candidates, s.predictions) for row in group for t in row)
-                ids.update(s.new_level)
+        ids = set(self.prompt_ids).union(*(run_ids(m) for m in methods.values()))
         run = RunTrace(self.prompt, self.prompt_ids, self.lm.name, str(self.lm.device),
                        str(self.lm.dtype).removeprefix("torch."), self.config, Sampling(), self.max_new_tokens,
                        methods["lookahead"], methods["greedy"], self.lm.token_texts(sorted(ids)), "live")

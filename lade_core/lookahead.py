@@ -42,12 +42,18 @@ class LookaheadDecoder:
         pick = random.Random(config.seed)
         self.levels: list[tuple[int, ...]] = [tuple(pick.choice(prompt_ids) for _ in range(config.window))]
         self.pool = NGramPool(config.guess)
-        if config.pool_from_prompt:
-            self.pool.add_all(sequence_ngrams(list(prompt_ids), config.ngram))
         self._keep: dict[StepLayout, torch.Tensor] = {}
 
     def prefill(self) -> StepTrace:
-        return prefill_step(self.lm, self.cache, self.committed, self.sampling, self.sampler)
+        """The prompt's forward pass; a seeded pool takes the prompt's n-grams here, recorded like any other."""
+        step = prefill_step(self.lm, self.cache, self.committed, self.sampling, self.sampler)
+        if not self.config.pool_from_prompt:
+            return step
+        t0 = time.perf_counter()
+        added = sequence_ngrams(self.committed, self.config.ngram)
+        evicted = self.pool.add_all(added)
+        return replace(step, ngrams_added=tuple(added), ngrams_evicted=tuple(evicted), pool_size=len(self.pool),
+                       overhead_s=step.overhead_s + time.perf_counter() - t0)
 
     def _keep_rows(self, layout: StepLayout) -> torch.Tensor:
         """Rows whose logits a step needs: x, the newest window level, every candidate token."""

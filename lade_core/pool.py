@@ -74,6 +74,15 @@ class NGramPool:
         return {key: list(reversed(bucket)) for key, bucket in self._by_key.items() if bucket}
 
 
+def replay_pool(added_per_step: Iterable[Iterable[tuple[int, ...]]], per_key: int) -> NGramPool:
+    """Rebuild a pool from the n-grams each step added, in order: the same policy gives the same state, so a view
+    can show the pool at any step of a recorded run."""
+    pool = NGramPool(per_key)
+    for added in added_per_step:
+        pool.add_all(added)
+    return pool
+
+
 def sequence_ngrams(tokens: list[int], n: int) -> list[tuple[int, ...]]:
     """Every n-gram of a token sequence, left to right: the prompt's n-grams for a seeded pool."""
     return [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]

@@ -9,7 +9,7 @@ from conftest_app import recorded_runs
 
 from app import replay, views
 from app.views.common import last_step
-from app.views.pool import replay_pool
+from lade_core.pool import NGramPool
 
 RUNS = recorded_runs()
 IDS = [name for name, _ in RUNS]
@@ -62,10 +62,10 @@ def test_mask_heatmap_is_the_layout_mask(name, run):
 
 @pytest.mark.parametrize("name,run", RUNS, ids=IDS)
 def test_pool_replay_matches_sizes_and_evictions(name, run):
-    last = len(run.lookahead.steps) - 1
-    _, evictions = replay_pool(run, last)
-    for step, gone in zip(run.lookahead.steps, evictions):
-        assert gone == [tuple(n) for n in step.ngrams_evicted]
+    replayed = NGramPool(run.config.guess)
+    for step in run.lookahead.steps:
+        assert replayed.add_all(step.ngrams_added) == [tuple(n) for n in step.ngrams_evicted]
+        assert len(replayed) == step.pool_size
         pool = views.pool_at(run, step.index)
         assert sum(len(v) for v in pool.values()) == step.pool_size
     step = next(s for s in run.lookahead.steps if s.candidates)

@@ -1,59 +1,26 @@
 """View 3, the n-gram pool: its state at step k, replayed from the trace, the step's lookup key and changes.
 
-The pool is not stored per step; it is rebuilt by replaying every lookahead step's `ngrams_added` in order under the
-pool's stated policy (at most G continuations per key, least recently used evicted, a re-added n-gram refreshed),
-seeded with the prompt's n-grams when the run did that. The evictions this replay makes are the recorded
-`ngrams_evicted`, and its size is the recorded `pool_size` (checked in tests).
+The pool is not stored per step; it is rebuilt by replaying every lookahead step's `ngrams_added` (the prefill's
+are the prompt's n-grams when the run seeded its pool) through the engine's own `NGramPool`. The evictions this
+replay makes are the recorded `ngrams_evicted`, and its size is the recorded `pool_size` (checked in tests).
 """
 
 from __future__ import annotations
 
 import html
-from collections import OrderedDict
 
 import plotly.graph_objects as go
 
 from lade_core import RunTrace
+from lade_core.pool import replay_pool
 
 from .common import LA_COLOR, cell_text, clock, small_layout, step_at, step_line
 
-Pool = dict[int, "OrderedDict[tuple[int, ...], None]"]  # key -> continuations, least recently used first
-
-
-def _add(pool: Pool, ngram: tuple[int, ...], per_key: int) -> tuple[int, ...] | None:
-    if per_key == 0:
-        return None
-    key, cont = ngram[0], tuple(ngram[1:])
-    bucket = pool.setdefault(key, OrderedDict())
-    if cont in bucket:
-        bucket.move_to_end(cont)
-        return None
-    bucket[cont] = None
-    if len(bucket) > per_key:
-        old, _ = bucket.popitem(last=False)
-        return (key, *old)
-    return None
-
-
-def replay_pool(run: RunTrace, k: int) -> tuple[Pool, list[list[tuple[int, ...]]]]:
-    """The pool after lookahead clock step k, and the evictions the replay made at each step 0..k."""
-    pool: Pool = {}
-    G, N = run.config.guess, run.config.ngram
-    if run.config.pool_from_prompt:
-        ids = list(run.prompt_ids)
-        for i in range(len(ids) - N + 1):
-            _add(pool, tuple(ids[i : i + N]), G)
-    evictions = []
-    for step in run.lookahead.steps[: clock(run.lookahead, k) + 1]:
-        gone = [_add(pool, tuple(ngram), G) for ngram in step.ngrams_added]
-        evictions.append([g for g in gone if g is not None])
-    return pool, evictions
-
 
 def pool_at(run: RunTrace, k: int) -> dict[int, list[tuple[int, ...]]]:
-    """key -> continuations (most recently used first) after lookahead clock step k."""
-    pool, _ = replay_pool(run, k)
-    return {key: list(reversed(bucket)) for key, bucket in pool.items() if bucket}
+    """key -> continuations (most recently used first) after lookahead clock step k, replayed with the engine's pool."""
+    steps = run.lookahead.steps[: clock(run.lookahead, k) + 1]
+    return replay_pool((s.ngrams_added for s in steps), run.config.guess).items()
 
 
 def _chip(run: RunTrace, key: int, cont: tuple[int, ...], kind: str) -> str:
