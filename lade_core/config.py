@@ -20,18 +20,26 @@ class ConfigError(ValueError):
     """A setting is out of range or of the wrong type; the message says which and why."""
 
 
+def _shown(value) -> str:
+    """The value for a message; huge integers by size, since Python refuses to print those over 4300 digits."""
+    if isinstance(value, int) and value.bit_length() > 64:
+        return f"a {value.bit_length()}-bit integer"
+    return repr(value)
+
+
 def _check_int(name: str, value, low: int, high: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ConfigError(f"{name} must be a whole number, got {value!r}")
     if not low <= value <= high:
-        raise ConfigError(f"{name} must be between {low} and {high}, got {value}")
+        raise ConfigError(f"{name} must be between {low} and {high}, got {_shown(value)}")
 
 
 def _check_float(name: str, value, low: float, high: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not number or isinstance(value, float) and not math.isfinite(value):  # isfinite overflows on a huge int
         raise ConfigError(f"{name} must be a finite number, got {value!r}")
     if not low <= value <= high:
-        raise ConfigError(f"{name} must be between {low} and {high}, got {value}")
+        raise ConfigError(f"{name} must be between {low} and {high}, got {_shown(value)}")
 
 
 @dataclass(frozen=True)
@@ -81,7 +89,7 @@ class LookaheadConfig:
             raise ConfigError(f"a config must be a mapping, got {type(data).__name__}")
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
-            raise ConfigError(f"unknown config fields: {sorted(unknown)}")
+            raise ConfigError(f"unknown config fields: {sorted(map(str, unknown))}")
         return cls(**data)
 
 
@@ -120,5 +128,5 @@ class Sampling:
             raise ConfigError(f"sampling settings must be a mapping, got {type(data).__name__}")
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
-            raise ConfigError(f"unknown sampling fields: {sorted(unknown)}")
+            raise ConfigError(f"unknown sampling fields: {sorted(map(str, unknown))}")
         return cls(**data)

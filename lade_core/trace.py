@@ -12,6 +12,7 @@ readable message. Nothing is ever executed or unpickled.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import asdict, dataclass, field, fields
 
 from .config import ConfigError, LookaheadConfig, Sampling
@@ -143,8 +144,8 @@ def _grid(value, what: str) -> tuple[Ids, ...]:
 
 def _typed(value, kind, what: str):
     ok = isinstance(value, kind) and not (kind is not bool and isinstance(value, bool))
-    if kind is float:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind is float:  # finite, and a whole number small enough for float()
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) <= sys.float_info.max
     if not ok:
         raise TraceError(f"{what} must be of type {kind.__name__}, got {type(value).__name__}")
     return float(value) if kind is float else value
@@ -195,8 +196,13 @@ def _step(d) -> StepTrace:
         raise TraceError(f"unknown step kind {step.kind!r}")
     if any(len(row) != step.window for row in step.levels_before + step.levels_after):
         raise TraceError(f"step {step.index}: window levels must have W={step.window} tokens")
-    if any(len(c) != step.ngram - 1 for c in step.candidates) or len(step.match_lengths) != len(step.candidates):
+    g = len(step.candidates)
+    if any(len(c) != step.ngram - 1 for c in step.candidates) or len(step.match_lengths) != g:
         raise TraceError(f"step {step.index}: candidates must have N-1 tokens and one match length each")
+    if len(step.predictions) != g or any(len(p) != step.ngram for p in step.predictions):
+        raise TraceError(f"step {step.index}: predictions must have one row of N tokens per candidate")
+    if not -1 <= step.winner < g:
+        raise TraceError(f"step {step.index}: winner must be -1 or the index of a candidate, got {step.winner}")
     return step
 
 
@@ -210,17 +216,22 @@ def _method(d, what: str) -> MethodRun:
     return MethodRun(tokens, steps, _typed(d["wall_s"], float, "wall_s"), _typed(d.get("stop_reason", "length"), str, "stop_reason"))
 
 
+def _token_key(key: str) -> bool:
+    """A token_text key: a token id in plain digits, short enough for int() (which also takes '٣' but not '²')."""
+    return key.isascii() and key.isdigit() and len(key) < 20
+
+
 def parse_run(text: str | bytes, max_bytes: int = MAX_TRACE_BYTES) -> RunTrace:
     """Validate and load a run saved by `RunTrace.to_json`. Raises `TraceError` on anything else."""
     if len(text) > max_bytes:
         raise TraceError(f"trace file is {len(text) / 1e6:.1f} MB; the limit is {max_bytes / 1e6:.0f} MB")
     try:
         doc = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:  # bad JSON or UTF-8, over-long numbers, too deeply nested
         raise TraceError(f"not a JSON trace file (broken or truncated): {exc}") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise TraceError(f"not a Lookahead Decoding Explorer trace (expected schema {SCHEMA!r})")
-    if doc.get("version") != VERSION:
+    if type(doc.get("version")) is not int or doc["version"] != VERSION:
         raise TraceError(f"trace version {doc.get('version')!r} is not supported; this app reads version {VERSION}")
     run = doc.get("run")
     needed = {"prompt", "prompt_ids", "model", "device", "dtype", "config", "sampling", "max_new_tokens", "lookahead", "greedy"}
@@ -232,7 +243,7 @@ def parse_run(text: str | bytes, max_bytes: int = MAX_TRACE_BYTES) -> RunTrace:
     except (ConfigError, TypeError) as exc:
         raise TraceError(f"trace settings are invalid: {exc}") from None
     table = run.get("token_text", {})
-    if not isinstance(table, dict) or not all(isinstance(v, str) and k.isdigit() for k, v in table.items()):
+    if not isinstance(table, dict) or not all(isinstance(v, str) and _token_key(k) for k, v in table.items()):
         raise TraceError("token_text must map token ids to strings")
     return RunTrace(
         prompt=_typed(run["prompt"], str, "prompt"),
