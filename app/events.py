@@ -8,43 +8,32 @@ from __future__ import annotations
 
 import gradio as gr
 
-from lade_core import ConfigError, LookaheadConfig, RunTrace
+from lade_core import RunTrace
 
-from . import replay
+from . import limits, replay
 from .examples import load_recorded
 from .live import LiveRun, forget, register, stop_session
 from .model import MODEL
 from .views import honest_note_md, tokens_per_forward_md
 from .views.common import last_step
 
-# Limits of the public app (the engine allows more; a shared CPU server does not).
-LIMITS = {"window (W)": (1, 32), "ngram (N)": (2, 8), "guess (G)": (0, 32), "max new tokens": (1, 512)}
-MAX_PROMPT_CHARS = 4000
 
-
-def _whole(name: str, value) -> int:
-    low, high = LIMITS[name]
+def start_run(prompt, window, ngram, guess, max_new_tokens, seed_pool, session: str) -> LiveRun:
+    """The session's live run, checked against the public limits (gr.Error otherwise) and registered, which stops
+    the session's previous one. Shared by the Run button and the `generate` API endpoint."""
+    prompt, config, max_new = limits.check_request(prompt, window, ngram, guess, max_new_tokens, seed_pool)
     try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise gr.Error(f"{name} must be a number, got {value!r}") from None
-    if number != int(number) or not low <= number <= high:
-        raise gr.Error(f"{name} must be a whole number from {low} to {high}, got {value}")
-    return int(number)
+        lm = MODEL.get()
+        live = LiveRun(lm, prompt, config, max_new, lock=MODEL.engine_lock)
+    except Exception as exc:
+        raise gr.Error(f"Could not start the run: {exc}") from None
+    limits.check_context(len(live.prompt_ids), lm.max_positions, config, max_new)
+    register(session, live)
+    return live
 
 
-def validate(prompt, window, ngram, guess, max_new_tokens, seed_pool) -> tuple[str, LookaheadConfig, int]:
-    """The run request checked against the public limits; gr.Error with a clear message otherwise."""
-    if not isinstance(prompt, str) or not prompt.strip():
-        raise gr.Error("The prompt is empty: type a prompt or pick an example.")
-    if len(prompt) > MAX_PROMPT_CHARS:
-        raise gr.Error(f"The prompt is {len(prompt)} characters; this demo takes at most {MAX_PROMPT_CHARS}.")
-    W, N, G = _whole("window (W)", window), _whole("ngram (N)", ngram), _whole("guess (G)", guess)
-    steps = _whole("max new tokens", max_new_tokens)
-    try:
-        return prompt, LookaheadConfig(window=W, ngram=N, guess=G, pool_from_prompt=bool(seed_pool)), steps
-    except (ConfigError, ValueError) as exc:
-        raise gr.Error(str(exc)) from None
+def session_of(request: gr.Request | None) -> str:
+    return getattr(request, "session_hash", None) or "anonymous"
 
 
 def describe(run: RunTrace, live: str = "") -> str:
@@ -120,14 +109,8 @@ def set_speed(speed, playing: bool):
 
 def run_live(prompt, window, ngram, guess, max_new_tokens, seed_pool, request: gr.Request):
     """Generator: (run, slider, status, note, playing, timer, play, *views) for each streamed snapshot."""
-    prompt, config, max_new = validate(prompt, window, ngram, guess, max_new_tokens, seed_pool)
-    try:
-        lm = MODEL.get()
-        live = LiveRun(lm, prompt, config, max_new)
-    except Exception as exc:
-        raise gr.Error(f"Could not start the run: {exc}") from None
-    session = getattr(request, "session_hash", None) or "anonymous"
-    register(session, live)
+    session = session_of(request)
+    live = start_run(prompt, window, ngram, guess, max_new_tokens, seed_pool, session)
     try:
         for run, k, done in live.snapshots():
             phase = "greedy" if run.greedy.steps else "lookahead"
@@ -143,5 +126,5 @@ def run_live(prompt, window, ngram, guess, max_new_tokens, seed_pool, request: g
 
 def stop_live(run: RunTrace, request: gr.Request) -> str:
     """Stop the session's live run; what it recorded so far stays on the page and can be scrubbed."""
-    stopped = stop_session(getattr(request, "session_hash", None) or "anonymous")
+    stopped = stop_session(session_of(request))
     return describe(run, "Live run stopped" if stopped else "Nothing was running")

@@ -22,9 +22,10 @@ _sessions_lock = threading.Lock()
 
 class LiveRun:
     def __init__(self, lm, prompt: str, config: LookaheadConfig, max_new_tokens: int,
-                 min_interval: float = 0.35, abandon_after: float = 60.0):
+                 min_interval: float = 0.35, abandon_after: float = 60.0, lock: threading.Lock | None = None):
         self.lm, self.prompt, self.config, self.max_new_tokens = lm, prompt, config, max_new_tokens
         self.min_interval, self.abandon_after = min_interval, abandon_after
+        self._lock = lock or threading.Lock()  # held while the engine runs; pass the process's to serialise runs
         self.prompt_ids = tuple(lm.encode_prompt(prompt))
         self._queue: queue.Queue = queue.Queue()
         self._stop = threading.Event()
@@ -38,12 +39,19 @@ class LiveRun:
         return self._stop.is_set() or time.monotonic() - self._last_pull > self.abandon_after
 
     def _work(self) -> None:
+        # Wait for the previous run's worker to leave the engine (a stopped run ends after its current step).
+        while not self._lock.acquire(timeout=0.1):
+            if self._should_stop():
+                self._queue.put((_DONE, RuntimeError("stopped before it started")))
+                return
         try:
             run = record_run(self.lm, self.prompt, self.config, self.max_new_tokens,
                              on_step=lambda method, step: self._queue.put((method, step)), should_stop=self._should_stop)
             self._queue.put((_DONE, run))
         except Exception as exc:  # handed to the consumer, which reports it
             self._queue.put((_DONE, exc))
+        finally:
+            self._lock.release()
 
     def partial(self) -> tuple[RunTrace, int]:
         """The run so far and the clock step of its newest step."""
@@ -81,8 +89,9 @@ class LiveRun:
                     yield (*self.partial(), False)
                     last_yield = time.monotonic()
         finally:
+            # No join: Gradio closes a cancelled generator on its event loop, which must not wait for a model step.
+            # The engine lock keeps the next run from overlapping this worker's last step.
             self.stop()
-            worker.join(timeout=30)
 
 
 def register(session: str, live: LiveRun) -> None:

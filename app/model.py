@@ -1,7 +1,8 @@
 """The one language model of the process: loaded once (in the background at start-up), shared by every session.
 
-Live runs take `MODEL.get()`, which waits for the load to finish. Only one live run uses it at a time (the Run event
-has a concurrency limit of 1), so the model is never called from two threads at once.
+Live runs take `MODEL.get()`, which waits for the load to finish. Only one live run uses it at a time: the engine
+events (Run and the `generate` API) share one queue slot, and each run's worker holds `MODEL.engine_lock` while it
+calls the model, so a cancelled run that is still finishing its step never overlaps the next one.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ class SharedModel:
         self._lm = None
         self._error: Exception | None = None
         self._lock = threading.Lock()
+        self.engine_lock = threading.Lock()
 
     def configure(self, name: str | None) -> None:
         """Choose the model (None = the embedded default) before anything loads it."""

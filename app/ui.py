@@ -11,13 +11,13 @@ from pathlib import Path
 
 import gradio as gr
 
-from . import events, replay
+from . import api, events, limits, replay
 from .examples import example_prompts, load_recorded, recorded_files
 from .model import MODEL
 from .views import NOTES, honest_note_md, tokens_per_forward_md
 
 STYLE = Path(__file__).with_name("style.css")
-LAUNCH_OPTIONS = {"css_paths": [STYLE], "theme": gr.themes.Soft()}
+LAUNCH_OPTIONS = {"css_paths": [STYLE], "theme": gr.themes.Soft(), "state_session_capacity": limits.STATE_SESSIONS}
 DEFAULT_RUN = "code-fib-W7N4G7"
 # Moves the step line (shapes[0]) of the small charts in the browser, so playback need not re-send them.
 MOVE_STEP_LINES = """(k) => {
@@ -45,7 +45,8 @@ def _controls(run) -> dict:
     c = {}
     with gr.Row():
         with gr.Column(scale=3):
-            c["prompt"] = gr.Textbox(value=run.prompt, label="Prompt", lines=3, elem_id="prompt")
+            c["prompt"] = gr.Textbox(value=run.prompt, label=f"Prompt (at most {limits.MAX_PROMPT_CHARS:,} characters)",
+                                     lines=3, elem_id="prompt")
             prompts = example_prompts()
             gr.Examples([[p["prompt"]] for p in prompts], inputs=[c["prompt"]], label="Example prompts (code and chat)",
                         example_labels=[p["id"] for p in prompts], examples_per_page=8)
@@ -53,19 +54,21 @@ def _controls(run) -> dict:
             c["recorded"] = gr.Dropdown(names, value=DEFAULT_RUN, label="Recorded runs (open instantly, no model needed)",
                                         elem_id="recorded-run")
         with gr.Column(scale=2):
-            c["W"] = gr.Slider(1, 32, value=cfg.window, step=1, label="W: window width (how far ahead to guess)",
+            c["W"] = gr.Slider(*limits.WINDOW, value=cfg.window, step=1, label="W: window width (how far ahead to guess)",
                                elem_id="window-w")
-            c["N"] = gr.Slider(2, 8, value=cfg.ngram, step=1, label="N: n-gram size (window has N-1 levels)",
+            c["N"] = gr.Slider(*limits.NGRAM, value=cfg.ngram, step=1, label="N: n-gram size (window has N-1 levels)",
                                elem_id="ngram-n")
-            c["G"] = gr.Slider(0, 32, value=cfg.guess, step=1, label="G: candidates verified per step",
+            c["G"] = gr.Slider(*limits.GUESS, value=cfg.guess, step=1, label="G: candidates verified per step",
                                elem_id="guess-g")
             c["tpf"] = gr.Markdown(tokens_per_forward_md(cfg.window, cfg.ngram, cfg.guess), elem_id="tokens-per-forward")
-            c["max_new"] = gr.Slider(1, 512, value=64, step=1, label="Max new tokens", elem_id="max-new-tokens")
+            c["max_new"] = gr.Slider(*limits.MAX_NEW_TOKENS, value=64, step=1, label="Max new tokens",
+                                     elem_id="max-new-tokens")
             c["seed"] = gr.Checkbox(value=cfg.pool_from_prompt, label="Seed the pool with the prompt's n-grams",
                                     elem_id="pool-from-prompt")
             with gr.Row():
                 c["run"] = gr.Button("Run", variant="primary", elem_id="run")
                 c["stop"] = gr.Button("Stop", elem_id="stop")
+            gr.Markdown(limits.limits_md(), elem_id="limits", elem_classes=["explain"])
     return c
 
 
@@ -143,6 +146,7 @@ def build_demo(model: str | None = None, preload: bool = True) -> gr.Blocks:
 
 def _wire(c, p, views, state, playing, timer, status, note) -> None:
     quiet = dict(show_progress="hidden")
+    engine = dict(concurrency_id=limits.ENGINE_GROUP, concurrency_limit=limits.ENGINE_SLOTS)
     stop_play = [playing, timer, p["play"]]
     gr.on([c["W"].change, c["N"].change, c["G"].change], events.tokens_per_forward, [c["W"], c["N"], c["G"]],
           c["tpf"], **quiet)
@@ -159,5 +163,6 @@ def _wire(c, p, views, state, playing, timer, status, note) -> None:
     p["speed"].change(events.set_speed, [p["speed"], playing], timer, **quiet)
     run_event = c["run"].click(
         events.run_live, [c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["seed"]],
-        [state, p["slider"], status, note, *stop_play, *views], concurrency_limit=1, show_progress="minimal")
+        [state, p["slider"], status, note, *stop_play, *views], show_progress="minimal", **engine)
     c["stop"].click(events.stop_live, state, status, cancels=[run_event])
+    gr.api(api.generate, api_name="generate", **engine)

@@ -1,0 +1,51 @@
+"""The programmatic endpoint `/generate` for gradio_client: one live run, answered as a small JSON summary.
+
+It takes the path of the Run button (`events.start_run`: the same checks, the same `LiveRun`, the same engine slot
+and lock) and streams a summary after each batch of steps, so that a cancelled job is noticed at the next step; the
+last summary (`done: true`) is what `Client.predict` returns. It leaves out the per-step traces: download a trace
+from the page for those.
+
+    from gradio_client import Client
+    Client("http://127.0.0.1:7860/").predict("Write a haiku about caches", 7, 4, 7, 32, False, api_name="/generate")
+"""
+
+from collections.abc import Iterator
+
+import gradio as gr
+
+from lade_core import MethodRun, RunTrace
+
+from . import events
+from .live import forget
+
+
+def summary(run: RunTrace, done: bool, decode) -> dict:
+    """Texts, token ids, steps and compression of both methods; `exact` once done (lookahead == greedy)."""
+    def method(m: MethodRun) -> dict:
+        return {"text": decode(list(m.tokens)), "tokens": list(m.tokens), "steps": len(m.steps),
+                "compression": round(m.compression, 4), "stop_reason": m.stop_reason}
+
+    cfg = run.config
+    return {"done": done, "model": run.model, "prompt_tokens": len(run.prompt_ids),
+            "config": {"window": cfg.window, "ngram": cfg.ngram, "guess": cfg.guess,
+                       "pool_from_prompt": cfg.pool_from_prompt}, "max_new_tokens": run.max_new_tokens,
+            "lookahead": method(run.lookahead), "greedy": method(run.greedy),
+            "exact": run.lookahead.tokens == run.greedy.tokens if done else None}
+
+
+def generate(prompt: str, window: int = 7, ngram: int = 4, guess: int = 7, max_new_tokens: int = 64,
+             pool_from_prompt: bool = False, request: gr.Request = None) -> Iterator[dict]:
+    """Run lookahead and greedy decoding on `prompt` with W, N, G; yields JSON summaries, the last one with done=true.
+
+    The lookahead text and token ids, the greedy token ids, the steps of each, the compression (tokens per step) and
+    whether the two outputs are identical (they are, in fp32).
+    """
+    live = events.start_run(prompt, window, ngram, guess, max_new_tokens, pool_from_prompt, events.session_of(request))
+    try:
+        for run, _, done in live.snapshots():
+            yield summary(run, done, live.lm.decode)
+    except (ValueError, RuntimeError) as exc:
+        raise gr.Error(f"The run failed: {exc}") from None
+    finally:
+        live.stop()
+        forget(events.session_of(request), live)
