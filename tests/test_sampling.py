@@ -286,13 +286,18 @@ def test_a_flawed_verifier_is_rejected(memo, prompt_ids, exact_law, monkeypatch)
 
 
 def test_same_seed_same_output_and_the_memo_is_exact(lm, memo, prompt_ids):
-    for engine in (
-        lambda m, s: lookahead_generate(m, prompt_ids, CONFIG, NEW_TOKENS, sampling=sampling(s)),
-        lambda m, s: greedy_generate(m, prompt_ids, NEW_TOKENS, sampling=sampling(s)),
-    ):
-        for seed in (0, 1):
+    def lookahead(m, seed):
+        return lookahead_generate(m, prompt_ids, CONFIG, NEW_TOKENS, sampling=sampling(seed))
+
+    def autoregressive(m, seed):
+        return greedy_generate(m, prompt_ids, NEW_TOKENS, sampling=sampling(seed))
+
+    for engine in (lookahead, autoregressive):
+        for seed in (0, 3):
             assert engine(lm, seed).tokens == engine(memo, seed).tokens == engine(memo, seed).tokens
         assert len({engine(memo, seed).tokens for seed in range(20)}) > 1
+    assert [len(s.accepted) for s in lookahead(memo, 0).steps] == [1, 3]  # a 3-token step was compared
+    assert [len(s.accepted) for s in lookahead(memo, 3).steps] == [1, 2, 1]
 
 
 def test_temperature_zero_is_greedy(memo, prompt_ids):
