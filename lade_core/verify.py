@@ -77,8 +77,8 @@ def verify_sampled(
             if ok:
                 chosen = y
                 break
-            mass -= residual[y]
             residual[y] = 0.0
+            mass = float(residual.sum())  # summed, not subtracted: rounding must not leave a zero residual
         if chosen is None:
             emitted.append(sampler.draw(residual))
             break
