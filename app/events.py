@@ -10,7 +10,7 @@ import gradio as gr
 
 from lade_core import RunTrace
 
-from . import limits, replay
+from . import limits, replay, zerogpu
 from .examples import load_recorded
 from .live import LiveRun, forget, register, stop_session
 from .model import MODEL
@@ -57,13 +57,20 @@ def tokens_per_forward(window, ngram, guess) -> str:
     return tokens_per_forward_md(int(window), int(ngram), int(guess))
 
 
-def open_recorded(name: str) -> tuple:
-    """(run, slider, prompt, W, N, G, max new, seed, note, status, playing, timer, play, *views)."""
-    run = load_recorded(name)
-    k = replay.interesting_step(run)
+OPEN_RUN_OUTPUTS = 13 + len(replay.VIEW_IDS)
+
+
+def open_run(run: RunTrace, k: int, what: str = "") -> tuple:
+    """(run, slider, prompt, W, N, G, max new, seed, note, status, playing, timer, play, *views) at step k."""
     cfg = run.config
     return (run, _slider(run, k), run.prompt, cfg.window, cfg.ngram, cfg.guess, run.max_new_tokens,
-            cfg.pool_from_prompt, honest_note_md(run), describe(run), *_stopped(), *replay.render_step(run, k))
+            cfg.pool_from_prompt, honest_note_md(run), describe(run, what), *_stopped(), *replay.render_step(run, k))
+
+
+def open_recorded(name: str) -> tuple:
+    """A shipped run at its most interesting step: the outputs of `open_run`."""
+    run = load_recorded(name)
+    return open_run(run, replay.interesting_step(run))
 
 
 def show_step(run: RunTrace, k) -> tuple:
@@ -107,11 +114,21 @@ def set_speed(speed, playing: bool):
     return gr.Timer(value=replay.tick_seconds(speed), active=bool(playing))
 
 
+def _played_back(run: RunTrace) -> tuple:
+    """(run, slider, status, note, playing, timer, play, *views): a finished run, playing from step 0."""
+    timer = gr.Timer(value=replay.tick_seconds(replay.DEFAULT_SPEED), active=True)
+    return (run, _slider(run, 0), describe(run, "Run computed on ZeroGPU, playing back"), honest_note_md(run), True,
+            timer, gr.Button(value="⏸ Pause"), *replay.render_step(run, 0))
+
+
 def run_live(prompt, window, ngram, guess, max_new_tokens, seed_pool, request: gr.Request):
     """Generator: (run, slider, status, note, playing, timer, play, *views) for each streamed snapshot."""
     session = session_of(request)
     live = start_run(prompt, window, ngram, guess, max_new_tokens, seed_pool, session)
     try:
+        if zerogpu.available():  # one GPU call computes the whole run, then the page plays it back
+            yield _played_back(zerogpu.record_on_gpu(live.prompt, live.config, live.max_new_tokens))
+            return
         for run, k, done in live.snapshots():
             phase = "greedy" if run.greedy.steps else "lookahead"
             status = describe(run, "Live run finished" if done else f"Live run, {phase} step {k}")

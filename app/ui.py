@@ -2,7 +2,8 @@
 
 The page opens on a recorded run (assets/runs/), rendered when the page is built, so the first view needs no model
 and no event. Stable elem_ids (tests rely on them): prompt, run, stop, window-w, ngram-n, guess-g, max-new-tokens,
-step-slider, play, step-next, step-prev, speed, recorded-run, run-status, and the views in `replay.VIEW_IDS`.
+step-slider, play, step-next, step-prev, speed, recorded-run, run-status, and the views in `replay.VIEW_IDS`; intro,
+controls and outputs-row (hidden or pictured by `share`), whose panel has its own ids (see share.py).
 """
 
 from __future__ import annotations
@@ -11,13 +12,14 @@ from pathlib import Path
 
 import gradio as gr
 
-from . import api, events, limits, replay
+from . import api, events, limits, replay, share
 from .examples import example_prompts, load_recorded, recorded_files
 from .model import MODEL
 from .views import NOTES, honest_note_md, tokens_per_forward_md
 
 STYLE = Path(__file__).with_name("style.css")
-LAUNCH_OPTIONS = {"css_paths": [STYLE], "theme": gr.themes.Soft(), "state_session_capacity": limits.STATE_SESSIONS}
+LAUNCH_OPTIONS = {"css_paths": [STYLE], "theme": gr.themes.Soft(), "state_session_capacity": limits.STATE_SESSIONS,
+                  "head": share.HEAD}
 DEFAULT_RUN = "code-fib-W7N4G7"
 # Moves the step line (shapes[0]) of the small charts in the browser, so playback need not re-send them.
 MOVE_STEP_LINES = """(k) => {
@@ -43,7 +45,7 @@ def _explain(key: str) -> None:
 def _controls(run) -> dict:
     cfg = run.config
     c = {}
-    with gr.Row():
+    with gr.Row(elem_id="controls") as c["row"]:
         with gr.Column(scale=3):
             c["prompt"] = gr.Textbox(value=run.prompt, label=f"Prompt (at most {limits.MAX_PROMPT_CHARS:,} characters)",
                                      lines=3, elem_id="prompt")
@@ -53,6 +55,7 @@ def _controls(run) -> dict:
             names = list(recorded_files())
             c["recorded"] = gr.Dropdown(names, value=DEFAULT_RUN, label="Recorded runs (open instantly, no model needed)",
                                         elem_id="recorded-run")
+            c["share"] = share.panel(run)
         with gr.Column(scale=2):
             c["W"] = gr.Slider(*limits.WINDOW, value=cfg.window, step=1, label="W: window width (how far ahead to guess)",
                                elem_id="window-w")
@@ -92,7 +95,7 @@ def _views(run, k: int) -> list:
     gr.Markdown("## 1. Side by side: same text, fewer steps")
     with gr.Row():
         with gr.Column(scale=3):
-            with gr.Row():
+            with gr.Row(elem_id="outputs-row"):
                 v["ar-output"] = gr.HTML(values["ar-output"], elem_id="ar-output")
                 v["la-output"] = gr.HTML(values["la-output"], elem_id="la-output")
             v["counter"] = gr.HTML(values["counter"], elem_id="counter")
@@ -133,18 +136,23 @@ def build_demo(model: str | None = None, preload: bool = True) -> gr.Blocks:
     with gr.Blocks(title="Lookahead Decoding Explorer") as demo:
         state = gr.State(run)
         playing = gr.State(False)
-        gr.Markdown(INTRO)
+        intro = gr.Markdown(INTRO, elem_id="intro")
         c = _controls(run)
         status = gr.Markdown(events.describe(run), elem_id="run-status")
         p = _playback(run, k)
         timer = gr.Timer(replay.tick_seconds(replay.DEFAULT_SPEED), active=False)
         views = _views(run, k)
         note = gr.Markdown(honest_note_md(run), elem_id="honest-note")
-        _wire(c, p, views, state, playing, timer, status, note)
+        run_event = _wire(c, p, views, state, playing, timer, status, note)
+        opened = [state, p["slider"], c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["seed"], note, status,
+                  playing, timer, p["play"], *views]
+        share.wire(demo, c["share"], opened, p["slider"], state, c["recorded"], [intro, c["row"]], run_event, c["stop"],
+                   DEFAULT_RUN)
     return demo
 
 
-def _wire(c, p, views, state, playing, timer, status, note) -> None:
+def _wire(c, p, views, state, playing, timer, status, note):
+    """Connect controls, playback and views to `events`; returns the live run's event."""
     quiet = dict(show_progress="hidden")
     engine = dict(concurrency_id=limits.ENGINE_GROUP, concurrency_limit=limits.ENGINE_SLOTS)
     stop_play = [playing, timer, p["play"]]
@@ -166,3 +174,4 @@ def _wire(c, p, views, state, playing, timer, status, note) -> None:
         [state, p["slider"], status, note, *stop_play, *views], show_progress="minimal", **engine)
     c["stop"].click(events.stop_live, state, status, cancels=[run_event])
     gr.api(api.generate, api_name="generate", **engine)
+    return run_event

@@ -1,0 +1,123 @@
+// Pictures for slides, made in the browser with no network: window.ladeSlides.save(elemId) saves an HTML view as a
+// PNG (the element, its computed styles inlined, drawn into an SVG foreignObject, then onto a canvas; the SVG itself
+// if the browser refuses the canvas) and a Plotly chart as an SVG (Plotly.downloadImage). Files are named
+// <run>-step<k>-<view>. The charts' own camera button is switched to SVG with the same names.
+(() => {
+  const PROPS = ["display", "position", "top", "right", "bottom", "left", "box-sizing", "width", "height", "min-width",
+    "max-height", "overflow-x", "overflow-y", "margin-top", "margin-right", "margin-bottom", "margin-left",
+    "padding-top", "padding-right", "padding-bottom", "padding-left", "border-top", "border-right", "border-bottom",
+    "border-left", "border-radius", "border-collapse", "border-spacing", "background-color", "color", "font-family",
+    "font-size", "font-weight", "font-style", "line-height", "text-align", "vertical-align", "white-space",
+    "text-decoration-line", "text-decoration-color", "text-decoration-thickness", "box-shadow", "flex-direction",
+    "flex-wrap", "flex-grow", "gap", "justify-content", "align-items", "opacity"];
+
+  function runName() {
+    const marker = document.querySelector("#share-meta [data-run]");
+    return (marker && marker.dataset.run) || "lookahead-run";
+  }
+
+  function step() {
+    const box = document.querySelector("#step-slider input[type=number]");
+    return box ? Math.round(+box.value) : 0;
+  }
+
+  function fileName(view) {
+    return `${runName()}-step${step()}-${view}`.replace(/[^A-Za-z0-9._-]+/g, "-");
+  }
+
+  function styleOf(style) {
+    return PROPS.map((p) => `${p}:${style.getPropertyValue(p)}`).join(";");
+  }
+
+  // Copies the computed look of `src` onto its clone `dst`, with ::before/::after as real spans.
+  function inline(src, dst) {
+    dst.setAttribute("style", styleOf(getComputedStyle(src)));
+    for (const pseudo of ["::before", "::after"]) {
+      const ps = getComputedStyle(src, pseudo);
+      const content = ps.getPropertyValue("content");
+      if (!content || content === "none" || content === "normal") continue;
+      const span = document.createElement("span");
+      span.setAttribute("style", styleOf(ps));
+      span.textContent = content.replace(/^["']|["']$/g, "");
+      pseudo === "::before" ? dst.prepend(span) : dst.append(span);
+    }
+    const from = src.children, to = dst.children;
+    for (let i = 0, j = 0; i < from.length; i++, j++) {
+      while (to[j] && to[j].tagName !== from[i].tagName) j++;
+      if (to[j]) inline(from[i], to[j]);
+    }
+  }
+
+  function download(url, name) {
+    const a = document.createElement("a");
+    a.href = url;
+    a.download = name;
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+  }
+
+  function svgOf(el) {
+    const width = Math.ceil(el.scrollWidth), height = Math.ceil(el.scrollHeight);
+    const clone = el.cloneNode(true);
+    inline(el, clone);
+    clone.style.margin = "0";
+    clone.setAttribute("xmlns", "http://www.w3.org/1999/xhtml");
+    const body = new XMLSerializer().serializeToString(clone);
+    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">` +
+      `<rect width="100%" height="100%" fill="white"/>` +
+      `<foreignObject x="0" y="0" width="100%" height="100%">${body}</foreignObject></svg>`;
+    return { svg, width, height };
+  }
+
+  async function savePng(el, name) {
+    const { svg, width, height } = svgOf(el);
+    const url = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(svg);
+    try {
+      const img = new Image();
+      await new Promise((ok, fail) => { img.onload = ok; img.onerror = fail; img.src = url; });
+      const scale = 2, canvas = document.createElement("canvas");
+      canvas.width = width * scale;
+      canvas.height = height * scale;
+      const ctx = canvas.getContext("2d");
+      ctx.scale(scale, scale);
+      ctx.drawImage(img, 0, 0);
+      download(canvas.toDataURL("image/png"), name + ".png");
+    } catch (err) {  // a browser that will not draw foreignObject onto a canvas: the SVG is a picture too
+      download(url, name + ".svg");
+    }
+  }
+
+  function save(view) {
+    const el = document.getElementById(view);
+    if (!el) return;
+    const plot = el.querySelector(".js-plotly-plot");
+    if (plot && window.Plotly) {
+      window.Plotly.downloadImage(plot, { format: "svg", filename: fileName(view) });
+    } else {
+      savePng(el, fileName(view));
+    }
+  }
+
+  const CAMERA = '.modebar-btn[data-title^="Download plot"]';
+
+  function viewOf(plot) {  // the elem_id of the Gradio block around the chart
+    const block = plot.parentElement && plot.parentElement.closest("[id]");
+    return block ? block.id : "chart";
+  }
+
+  // The camera button reads toImageButtonOptions when clicked; set them just before (capture phase).
+  document.addEventListener("click", (ev) => {
+    const button = ev.target.closest && ev.target.closest(CAMERA);
+    const plot = button && button.closest(".js-plotly-plot");
+    if (plot && plot._context) {
+      plot._context.toImageButtonOptions = { format: "svg", filename: fileName(viewOf(plot)) };
+    }
+  }, true);
+  document.addEventListener("mouseover", (ev) => {
+    const button = ev.target.closest && ev.target.closest(CAMERA);
+    if (button) button.setAttribute("data-title", "Download plot as SVG (for slides)");
+  }, true);
+
+  window.ladeSlides = { save, fileName, svgOf };
+})();
