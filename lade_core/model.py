@@ -7,6 +7,7 @@ No monkeypatching, no forked model files. Loading a model lives in `loading.py`.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -14,6 +15,8 @@ import torch
 from transformers import DynamicCache
 
 from .layout import StepLayout
+
+BLOCK_CACHE = 256  # mask blocks kept per model: bounds memory on a server that sees many configurations
 
 
 @dataclass
@@ -27,7 +30,7 @@ class LM:
 
     def __post_init__(self):
         self._piece = lru_cache(maxsize=None)(self._decode_one)
-        self._blocks: dict[StepLayout, tuple[torch.Tensor, torch.Tensor]] = {}
+        self._blocks: OrderedDict[StepLayout, tuple[torch.Tensor, torch.Tensor]] = OrderedDict()
 
     # -- text --------------------------------------------------------------------------------------------------
     @property
@@ -78,14 +81,19 @@ class LM:
         return out.logits[0, -1].float()
 
     def _block(self, layout: StepLayout) -> tuple[torch.Tensor, torch.Tensor]:
-        """(q, q) additive mask block and (q,) position offsets for a layout, built once per layout."""
-        if layout not in self._blocks:
-            visible = torch.from_numpy(layout.mask()).to(self.device)
-            block = torch.zeros(visible.shape, dtype=self.dtype, device=self.device)
-            block.masked_fill_(~visible, torch.finfo(self.dtype).min)
-            offsets = torch.from_numpy(layout.positions()).to(self.device)
-            self._blocks[layout] = (block, offsets)
-        return self._blocks[layout]
+        """(q, q) additive mask block and (q,) position offsets for a layout, built once per layout and kept for
+        the most recent `BLOCK_CACHE` layouts (a run uses at most (N-1)(G+1) of them; a server sees many runs)."""
+        if layout in self._blocks:
+            self._blocks.move_to_end(layout)
+            return self._blocks[layout]
+        visible = torch.from_numpy(layout.mask()).to(self.device)
+        block = torch.zeros(visible.shape, dtype=self.dtype, device=self.device)
+        block.masked_fill_(~visible, torch.finfo(self.dtype).min)
+        offsets = torch.from_numpy(layout.positions()).to(self.device)
+        self._blocks[layout] = (block, offsets)
+        if len(self._blocks) > BLOCK_CACHE:
+            self._blocks.popitem(last=False)
+        return block, offsets
 
     @torch.inference_mode()
     def step_forward(self, cache: DynamicCache, tokens: list[int], layout: StepLayout, keep: torch.Tensor) -> torch.Tensor:
