@@ -1,0 +1,266 @@
+"""Robustness of the running app (issue 7): many sessions at once, bad input, cancelled runs, a flood, memory.
+
+The app runs as a subprocess (`python app.py --queue-size 10` on a free port) and is driven through gradio_client
+(`/generate`, the programmatic endpoint), raw HTTP where gradio_client cannot send the value (a lone surrogate,
+NaN), and a real browser for what a visitor sees (the limits, a refused prompt, the queue position, Stop). Outputs
+are compared with the engines run in this process: greedy decoding is deterministic, so token ids and step counts
+agree exactly. Bounds stated here: a run after a cancel finishes within FREED_S seconds; 50 runs grow the server's
+resident memory by less than RSS_GROWTH_MB.
+"""
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+import torch
+
+import conftest_app  # noqa: F401  (offline hub, no analytics)
+
+from app.examples import example_prompts
+from gradio_client import Client
+from gradio_client.exceptions import AppError
+from gradio_client.utils import QueueError, Status
+from lade_core import LookaheadConfig, greedy_generate, load_model, lookahead_generate
+
+ROOT = Path(__file__).resolve().parent.parent
+QUEUE_SIZE = 10
+FREED_S = 30.0
+RSS_GROWTH_MB = 150
+# One intra-op thread, here and in the server: on a shared 2-core machine two torch threads per process are ten times
+# slower than one (they spin while other processes hold the cores).
+THREADS = "1"
+LONG = ("Write a long story about a lighthouse keeper who counts ships.", 12, 5, 12, 512, False)
+# Eight sessions: a prompt and (W, N, G, max new tokens, seed the pool) each.
+CONFIGS = [(5, 3, 4, 8, False), (7, 4, 7, 10, True), (3, 2, 2, 12, False), (10, 5, 10, 8, False),
+           (4, 3, 0, 10, False), (6, 4, 3, 12, True), (8, 3, 8, 9, False), (2, 5, 5, 11, False)]
+MEASURED: dict = {}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+@pytest.fixture(scope="module")
+def server():
+    """(url, process) of the app with a small queue, after one run (so the model is loaded)."""
+    port = _free_port()
+    env = dict(os.environ, GRADIO_SERVER_PORT=str(port), GRADIO_SERVER_NAME="127.0.0.1", OMP_NUM_THREADS=THREADS)
+    (ROOT / "out").mkdir(exist_ok=True)
+    log = open(ROOT / "out" / "robustness-server.log", "w")
+    proc = subprocess.Popen([sys.executable, "app.py", "--queue-size", str(QUEUE_SIZE)], cwd=ROOT, env=env,
+                            stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail(f"the app did not start (see {log.name})")
+            time.sleep(0.5)
+    assert generate(Client(url, verbose=False), "Hi", 3, 2, 2, 2)["done"]
+    yield url, proc
+    proc.terminate()
+    proc.wait(timeout=20)
+    log.close()
+    (ROOT / "out" / "robustness.json").write_text(json.dumps(MEASURED, indent=2))
+
+
+@pytest.fixture(scope="module")
+def lm():
+    torch.set_num_threads(int(THREADS))  # as the server: same kernels, same sums, same argmax
+    return load_model()
+
+
+def generate(client, prompt, W, N, G, max_new, seed=False) -> dict:
+    return client.predict(prompt, W, N, G, max_new, seed, api_name="/generate")
+
+
+def solo(lm, prompt, W, N, G, max_new, seed=False) -> dict:
+    """What one run alone gives: the engines in this process."""
+    ids = lm.encode_prompt(prompt)
+    la = lookahead_generate(lm, ids, LookaheadConfig(window=W, ngram=N, guess=G, pool_from_prompt=seed), max_new)
+    ar = greedy_generate(lm, ids, max_new)
+    return {"la": list(la.tokens), "la_steps": len(la.steps), "ar": list(ar.tokens), "ar_steps": len(ar.steps)}
+
+
+def wait_for_output(job, timeout=90.0) -> None:
+    """Until the job has streamed a summary, i.e. its run holds the engine."""
+    deadline = time.monotonic() + timeout
+    while not job.outputs():
+        assert not job.done(), job.exception()
+        assert time.monotonic() < deadline, "the run streamed nothing"
+        time.sleep(0.1)
+
+
+def test_engine_events_share_one_slot():
+    """Run and /generate are in one concurrency group of one, so model calls never overlap; Run shows progress
+    (and with it the queue position); Stop is outside the group, so it never waits behind a run."""
+    from app.ui import build_demo
+
+    fns = {f.api_name: f for f in build_demo(preload=False).fns.values()}
+    run, api, stop = fns["run_live"], fns["generate"], fns["stop_live"]
+    assert run.concurrency_id == api.concurrency_id != stop.concurrency_id
+    assert run.concurrency_limit == api.concurrency_limit == 1
+    assert run.show_progress != "hidden" and run.queue and api.queue
+
+
+def test_eight_sessions_at_once_each_get_their_solo_output(server, lm):
+    url, _ = server
+    prompts = [p["prompt"] for p in example_prompts()][:8]
+
+    def one(i):
+        client = Client(url, verbose=False)
+        job = client.submit(prompts[i], *CONFIGS[i], api_name="/generate")
+        ranks = []
+        while not job.done():
+            status = job.status()
+            if status.code == Status.IN_QUEUE and status.rank is not None:
+                ranks.append(status.rank)
+            time.sleep(0.2)
+        return job.result(), ranks
+
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(one, range(8)))
+    MEASURED["eight_sessions_s"] = round(time.perf_counter() - t0, 1)
+    print(f"\n8 concurrent sessions: {MEASURED['eight_sessions_s']} s; queue positions seen: "
+          f"{sorted({r for _, ranks in answers for r in ranks})}")
+    assert any(ranks for _, ranks in answers), "no session ever saw its queue position"
+    for i, (got, _) in enumerate(answers):
+        want = solo(lm, prompts[i], *CONFIGS[i])
+        assert got["done"] and got["exact"], got
+        assert got["lookahead"]["tokens"] == want["la"] and got["lookahead"]["steps"] == want["la_steps"], i
+        assert got["greedy"]["tokens"] == want["ar"] and got["greedy"]["steps"] == want["ar_steps"], i
+        assert got["lookahead"]["text"] == lm.decode(want["la"])
+
+
+BAD = [
+    (("", 5, 3, 4, 4, False), "The prompt is empty"),
+    ((" \n\t ", 5, 3, 4, 4, False), "The prompt is empty"),
+    (("x" * 8001, 5, 3, 4, 4, False), "The prompt is 8,001 characters; this demo takes at most 8,000."),
+    (("a\x00b", 5, 3, 4, 4, False), "control character (U+0000 at character 2)"),
+    (("ring\x07", 5, 3, 4, 4, False), "control character (U+0007 at character 5)"),
+    (("hi", 3.5, 3, 4, 4, False), "window (W) must be a whole number from 1 to 32, got 3.5"),
+    (("hi", -1, 3, 4, 4, False), "window (W) must be a whole number from 1 to 32, got -1"),
+    (("hi", "abc", 3, 4, 4, False), "window (W) must be a whole number from 1 to 32, got 'abc'"),
+    (("hi", None, 3, 4, 4, False), "window (W) must be a whole number from 1 to 32, got None"),
+    (("hi", 33, 3, 4, 4, False), "window (W) must be a whole number from 1 to 32, got 33"),
+    (("hi", 5, 9, 4, 4, False), "ngram (N) must be a whole number from 2 to 8, got 9"),
+    (("hi", 5, 1, 4, 4, False), "ngram (N) must be a whole number from 2 to 8, got 1"),
+    (("hi", 5, 3, 33, 4, False), "guess (G) must be a whole number from 0 to 32, got 33"),
+    (("hi", 5, 3, -2, 4, False), "guess (G) must be a whole number from 0 to 32, got -2"),
+    (("hi", 5, 3, 4, 513, False), "max new tokens must be a whole number from 1 to 512, got 513"),
+    (("hi", 5, 3, 4, 0, False), "max new tokens must be a whole number from 1 to 512, got 0"),
+    (("hi", 5, 3, 4, 2.5, False), "max new tokens must be a whole number from 1 to 512, got 2.5"),
+    (("hi", 10**30, 3, 4, 4, False), "got a 100-bit number"),
+    (("hi", 5, 3, 4, 4, "yes"), "pool_from_prompt must be true or false, got 'yes'"),
+]
+
+
+@pytest.mark.parametrize("args, message", BAD, ids=[str(i) for i in range(len(BAD))])
+def test_bad_input_gets_its_message(server, args, message):
+    url, _ = server
+    with pytest.raises(AppError) as err:
+        generate(Client(url, verbose=False), *args)
+    assert message in str(err.value)
+
+
+def test_prompt_beyond_the_context_is_refused_with_the_numbers(server):
+    url, _ = server
+    with pytest.raises(AppError) as err:
+        generate(Client(url, verbose=False), "😀" * 7000, 5, 3, 4, 16)
+    found = re.search(r"The prompt is ([\d,]+) tokens \(with the chat template\), but with 16 new tokens and 8 "
+                      r"positions of lookahead only ([\d,]+) fit in the model's context of ([\d,]+) tokens", str(err.value))
+    assert found, str(err.value)
+    tokens, room, context = (int(g.replace(",", "")) for g in found.groups())
+    assert room == context - 16 - 8 and tokens > room
+
+
+def test_values_gradio_client_cannot_send_are_refused_over_http(server):
+    """A lone surrogate and NaN are not valid for a JSON encoder, but a raw request can carry them."""
+    url, _ = server
+    base = url + "gradio_api/call/generate"
+    for body, message in ((b'{"data": ["a\\ud800b", 5, 3, 4, 2, false]}', "not valid Unicode text"),
+                          (b'{"data": ["hi", NaN, 3, 4, 2, false]}', "got nan"),
+                          (b'{"data": ["hi", [1], 3, 4, 2, false]}', "got [1]")):
+        event = httpx.post(base, content=body, headers={"content-type": "application/json"}).json()["event_id"]
+        answer = httpx.get(f"{base}/{event}", timeout=60).text
+        assert "event: error" in answer and message in answer, answer
+
+
+def test_unicode_that_is_hard_to_tokenize_runs_and_the_app_keeps_serving(server, lm):
+    url, _ = server
+    client = Client(url, verbose=False)
+    odd = "e\u0301\u0301\u0301 مرحبا بالعالم שלום 👩‍👩‍👧‍👦 \u202eabc\u202c 🇫🇷 ﷽ Z̤͔ͧ̑̓ä͖̭̈̇lͮ̒ͫǧ̗͚̚o̙̔ͮ̇͐̇\tend\n"
+    long_odd = (odd * 20)[:600]
+    for prompt in (odd, long_odd):
+        got = generate(client, prompt, 4, 3, 3, 3)
+        want = solo(lm, prompt, 4, 3, 3, 3)
+        assert got["done"] and got["lookahead"]["tokens"] == want["la"] and got["greedy"]["tokens"] == want["ar"]
+    assert generate(client, "Name a color.", 3, 2, 2, 2)["done"]
+
+
+def test_cancel_frees_the_slot_and_a_flood_is_told_the_queue_is_full(server, lm):
+    url, _ = server
+    long = Client(url, verbose=False).submit(*LONG, api_name="/generate")
+    wait_for_output(long)
+
+    # A flood while the engine is busy: QUEUE_SIZE wait, the rest are told the queue is full.
+    clients = [Client(url, verbose=False) for _ in range(QUEUE_SIZE + 3)]
+    flood = [c.submit("Hi", 2, 2, 0, 1, False, api_name="/generate") for c in clients]
+    time.sleep(3)
+    full = [j for j in flood if j.done() and isinstance(j.exception(), QueueError)]
+    print(f"\nflood of {len(flood)} with the engine busy: {len(full)} told 'Queue is full'")
+    assert len(full) >= 3 and "Queue is full" in str(full[0].exception())
+    for job in flood:
+        job.cancel()
+
+    # Cancelling the long run ends its engine work at the next step: the next run gets the slot at once.
+    t0 = time.perf_counter()
+    long.cancel()
+    prompt = "What is the capital of France?"
+    got = generate(Client(url, verbose=False), prompt, 5, 3, 4, 6)
+    MEASURED["run_after_cancel_s"] = round(time.perf_counter() - t0, 1)
+    print(f"run after cancelling a {LONG[4]}-token run: {MEASURED['run_after_cancel_s']} s")
+    assert MEASURED["run_after_cancel_s"] < FREED_S
+    want = solo(lm, prompt, 5, 3, 4, 6)
+    assert got["lookahead"]["tokens"] == want["la"] and got["greedy"]["tokens"] == want["ar"]
+
+
+def test_fifty_runs_keep_memory_bounded(server):
+    url, proc = server
+    client = Client(url, verbose=False)
+    prompts = [p["prompt"] for p in example_prompts()]
+    generate(client, prompts[0], 5, 3, 4, 6)
+    before = _rss_mb(proc.pid)
+    t0 = time.perf_counter()
+    for i in range(50):
+        W, N, G, _, seed = CONFIGS[i % len(CONFIGS)]
+        assert generate(client, prompts[i % len(prompts)], W, N, G, 6, seed)["exact"]
+    after = _rss_mb(proc.pid)
+    MEASURED.update(rss_before_mb=round(before, 1), rss_after_50_runs_mb=round(after, 1),
+                    fifty_runs_s=round(time.perf_counter() - t0, 1))
+    print(f"\nRSS of the server: {before:.1f} MB after a warm-up run, {after:.1f} MB after 50 runs "
+          f"(+{after - before:.1f} MB, bound {RSS_GROWTH_MB} MB); 50 runs took {MEASURED['fifty_runs_s']} s")
+    assert after - before < RSS_GROWTH_MB
