@@ -56,7 +56,8 @@ def check_step(step: str | None, last: int, fallback: int) -> tuple[int, str]:
     text = str(step).strip()
     if _STEP.fullmatch(text) and int(text) <= last:
         return int(text), ""
-    return fallback, f"Step “{html.escape(text[:20])}” is not a step of this run (0 to {last}); showing step {fallback}."
+    shown = html.escape(text[:20])
+    return fallback, f"Step “{shown}” is not a step of this run (0 to {last}); showing step {fallback}."
 
 
 def wants_embed(query: dict) -> bool:
@@ -89,7 +90,8 @@ def embed_html(origin: str, name: str | None, step: int) -> str:
     """The Embed panel for the shipped run `name` at `step`; a short explanation for runs that are not shipped."""
     if name is None:
         return ('<div class="embed-box"><p class="muted">Deep links open the shipped runs only. To share this run, '
-                'download its trace (others open it with “Open a saved run”) or export it as one HTML file.</p></div>')
+                'download its trace (others open it with “Open a saved run”) or export it as one HTML file.'
+                '</p></div>')
     page, compact = link(origin, name, step), link(origin, name, step, embed=True)
     iframe = f'<iframe src="{compact}" width="100%" height="900" style="border:0" loading="lazy"></iframe>'
     web = (f'<script type="module" src="https://gradio.s3-us-west-2.amazonaws.com/{GRADIO_VERSION}/gradio.js">'

@@ -29,8 +29,9 @@ from .model import MODEL
 
 SLIDES_JS = Path(__file__).with_name("slides.js")
 HEAD = (f"<script>{SLIDES_JS.read_text(encoding='utf-8')}</script>"
-        "<style>#embed-html pre.snippet { white-space: pre-wrap; word-break: break-all; font-size: 12px; margin: 2px 0 8px;"
-        " padding: 6px 8px; background: #f8fafc; border: 1px solid #e2e8f0; border-radius: 6px; user-select: all; }"
+        "<style>#embed-html pre.snippet { white-space: pre-wrap; word-break: break-all; font-size: 12px;"
+        " margin: 2px 0 8px; padding: 6px 8px; background: #f8fafc; border: 1px solid #e2e8f0; border-radius: 6px;"
+        " user-select: all; }"
         " #share-notice { color: #b45309; }</style>")
 # Views a picture can be saved of: (label, elem_id); the charts come out as SVG, the rest as PNG.
 PICTURES = [("Outputs side by side (PNG)", "outputs-row"), ("Counter (PNG)", "counter"),

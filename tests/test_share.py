@@ -254,9 +254,8 @@ def test_pictures_of_the_views(page):
     k = slider_value(page)
     page.click("#pictures-panel button")
     for view, kind in (("window-view", "png"), ("verify-view", "png"), ("mask-view", "svg")):
-        page.evaluate("v => window.ladeSlides.save(v)", view)  # what the Save button runs for the chosen view
         with page.expect_download() as info:
-            page.evaluate("v => window.ladeSlides.save(v)", view)
+            page.evaluate("v => window.ladeSlides.save(v)", view)  # what Save runs for the chosen view
         data = Path(info.value.path()).read_bytes()
         assert info.value.suggested_filename == f"{DEFAULT_RUN}-step{k}-{view}.{kind}"
         assert data.startswith(b"\x89PNG") if kind == "png" else b"<svg" in data[:200]
@@ -324,3 +323,22 @@ def test_zerogpu_run_is_computed_in_one_call_then_played(monkeypatch):
     shown, slider, status, _, playing = outputs[0][:5]
     assert shown is run and slider.value == 0 and playing is True and "ZeroGPU" in status
     assert calls[0][0] == "Write fib" and calls[0][2] == 24
+
+
+# Deep links, pure functions
+
+
+def test_deep_link_parsing_and_origin():
+    names = list(recorded_files())
+    assert deeplink.resolve({}, names, DEFAULT_RUN) == (None, None, "")
+    assert deeplink.resolve({"run": "CODE-FIB", "step": "3"}, names, DEFAULT_RUN) == ("code-fib-W7N4G7", "3", "")
+    name, step, notice = deeplink.resolve({"run": "<script>", "step": "3"}, names, DEFAULT_RUN)
+    assert (name, step) == (DEFAULT_RUN, None) and "&lt;script&gt;" in notice
+    assert deeplink.check_step("12", 40, 5) == (12, "")
+    for bad in ("41", "-1", "1e3", " ", "12.5"):
+        assert deeplink.check_step(bad, 40, 5)[0] == 5
+    space = {"host": "10.0.0.1:7860", "x-forwarded-host": "me-lade.hf.space", "x-forwarded-proto": "https"}
+    assert deeplink.page_origin(space, "http://10.0.0.1:7860/gradio_api/queue/join") == "https://me-lade.hf.space"
+    assert deeplink.page_origin({"host": "127.0.0.1:7860"}, "") == "http://127.0.0.1:7860"
+    assert deeplink.page_origin({"host": "evil\"><script>"}, "") == "http://localhost"
+    assert deeplink.link("https://x", "code-fib-W7N4G7", 7, embed=True) == "https://x/?run=code-fib&step=7&embed=1"
