@@ -1,7 +1,7 @@
 """The programmatic endpoint `/generate` for gradio_client: one live run, answered as a small JSON summary.
 
 It takes the path of the Run button (`events.start_run`: the same checks, the same `LiveRun`, the same engine slot
-and lock) and streams a summary after each batch of steps, so that a cancelled job is noticed at the next step; the
+and lock; on ZeroGPU the same one-call run) and streams a summary after each batch of steps, so that a cancelled job is noticed at the next step; the
 last summary (`done: true`) is what `Client.predict` returns. It leaves out the per-step traces: download a trace
 from the page for those.
 
@@ -15,7 +15,7 @@ import gradio as gr
 
 from lade_core import MethodRun, RunTrace
 
-from . import events
+from . import events, zerogpu
 from .live import forget
 
 
@@ -42,6 +42,9 @@ def generate(prompt: str, window: int = 7, ngram: int = 4, guess: int = 7, max_n
     """
     live = events.start_run(prompt, window, ngram, guess, max_new_tokens, pool_from_prompt, events.session_of(request))
     try:
+        if zerogpu.available():  # as the Run button: one GPU call computes the whole run
+            yield summary(zerogpu.record_on_gpu(live.prompt, live.config, live.max_new_tokens), True, live.lm.decode)
+            return
         for run, _, done in live.snapshots():
             yield summary(run, done, live.lm.decode)
     except (ValueError, RuntimeError) as exc:
