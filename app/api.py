@@ -1,9 +1,9 @@
 """The programmatic endpoint `/generate` for gradio_client: one live run, answered as a small JSON summary.
 
 It takes the path of the Run button (`events.start_run`: the same checks, the same `LiveRun`, the same engine slot
-and lock; on ZeroGPU the same one-call run) and streams a summary after each batch of steps, so that a cancelled job is noticed at the next step; the
-last summary (`done: true`) is what `Client.predict` returns. It leaves out the per-step traces: download a trace
-from the page for those.
+and lock; on ZeroGPU the same one-call run) and streams a summary after each batch of steps, so that a cancelled job
+is noticed at the next step; the last summary (`done: true`) is what `Client.predict` returns. It leaves out the
+per-step traces: download a trace from the page for those.
 
     from gradio_client import Client
     Client("http://127.0.0.1:7860/").predict("Write a haiku about caches", 7, 4, 7, 32, False, api_name="/generate")

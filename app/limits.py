@@ -25,8 +25,9 @@ ENGINE_GROUP = "engine"
 ENGINE_SLOTS = 1
 # Events waiting in the queue, all kinds together; one more is answered "Queue is full".
 QUEUE_SIZE = 24
-# Sessions whose gr.State (one RunTrace each) the server keeps; the least recently used go first.
-STATE_SESSIONS = 1000
+# Open sessions whose gr.State (one RunTrace each, up to ~4 MB at the limits) the server keeps; the least recently used
+# go first (Gradio also drops a session's state when its tab closes).
+STATE_SESSIONS = 300
 
 _NAMES = {"window (W)": WINDOW, "ngram (N)": NGRAM, "guess (G)": GUESS, "max new tokens": MAX_NEW_TOKENS}
 # C0 controls and DEL, except tab, newline and carriage return.
@@ -56,7 +57,9 @@ def whole(name: str, value) -> int:
 
 
 def _shown(value) -> str:
-    text = repr(value) if not isinstance(value, int) or value.bit_length() <= 64 else f"a {value.bit_length()}-bit number"
+    if isinstance(value, int) and value.bit_length() > 64:  # repr refuses ints over 4300 digits
+        return f"a {value.bit_length()}-bit number"
+    text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
@@ -71,7 +74,8 @@ def clean_prompt(prompt) -> str:
     try:
         prompt.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise gr.Error(f"The prompt is not valid Unicode text (a lone surrogate at character {exc.start + 1}).") from None
+        where = exc.start + 1
+        raise gr.Error(f"The prompt is not valid Unicode text (a lone surrogate at character {where}).") from None
     bad = _CONTROL.search(prompt)
     if bad:
         raise gr.Error(f"The prompt contains a control character (U+{ord(bad.group()):04X} at character "
@@ -99,6 +103,6 @@ def check_context(prompt_tokens: int, context: int, config: LookaheadConfig, max
     reach = config.window + config.ngram  # how far past the output the lookahead window guesses
     room = context - max_new_tokens - reach
     if prompt_tokens > room:
-        raise gr.Error(f"The prompt is {prompt_tokens:,} tokens (with the chat template), but with {max_new_tokens} new "
-                       f"tokens and {reach} positions of lookahead only {max(room, 0):,} fit in the model's context of "
-                       f"{context:,} tokens. Shorten the prompt or ask for fewer new tokens.")
+        raise gr.Error(f"The prompt is {prompt_tokens:,} tokens (with the chat template), but with {max_new_tokens} "
+                       f"new tokens and {reach} positions of lookahead only {max(room, 0):,} fit in the model's "
+                       f"context of {context:,} tokens. Shorten the prompt or ask for fewer new tokens.")

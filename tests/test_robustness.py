@@ -194,7 +194,8 @@ def test_prompt_beyond_the_context_is_refused_with_the_numbers(server):
     with pytest.raises(AppError) as err:
         generate(Client(url, verbose=False), "😀" * 7000, 5, 3, 4, 16)
     found = re.search(r"The prompt is ([\d,]+) tokens \(with the chat template\), but with 16 new tokens and 8 "
-                      r"positions of lookahead only ([\d,]+) fit in the model's context of ([\d,]+) tokens", str(err.value))
+                      r"positions of lookahead only ([\d,]+) fit in the model's context of ([\d,]+) tokens",
+                      str(err.value))
     assert found, str(err.value)
     tokens, room, context = (int(g.replace(",", "")) for g in found.groups())
     assert room == context - 16 - 8 and tokens > room
@@ -266,7 +267,8 @@ def test_fifty_runs_keep_memory_bounded(server):
     after = _rss_mb(proc.pid)
     MEASURED.update(rss_before_mb=round(before, 1), rss_after_25_runs_mb=round(middle, 1),
                     rss_after_50_runs_mb=round(after, 1), fifty_runs_s=round(time.perf_counter() - t0, 1))
-    print(f"\nRSS of the server: {before:.1f} MB after a warm-up run, {middle:.1f} MB after 25 runs, {after:.1f} MB after 50 runs "
+    print(f"\nRSS of the server: {before:.1f} MB after a warm-up run, {middle:.1f} MB after 25 runs, "
+          f"{after:.1f} MB after 50 runs "
           f"(+{after - before:.1f} MB, bound {RSS_GROWTH_MB} MB); 50 runs took {MEASURED['fifty_runs_s']} s")
     assert after - before < RSS_GROWTH_MB
 
@@ -314,7 +316,8 @@ def test_browser_shows_limits_refusals_queue_position_and_stop_frees_the_slot(se
         page.wait_for_function("() => document.querySelector('#run-status').innerText.includes('Live run, lookahead')")
         page.close()
         t0 = time.perf_counter()
-        assert generate(Client(url, verbose=False), "Name three fruits.", 4, 3, 3, 5)["lookahead"]["tokens"] == want["la"]
+        again = generate(Client(url, verbose=False), "Name three fruits.", 4, 3, 3, 5)
+        assert again["lookahead"]["tokens"] == want["la"]
         MEASURED["run_after_tab_closed_s"] = round(time.perf_counter() - t0, 1)
         print(f"run after closing the tab mid-run: {MEASURED['run_after_tab_closed_s']} s")
         assert MEASURED["run_after_tab_closed_s"] < FREED_S
