@@ -7,7 +7,6 @@ one readable line on stderr and exit status 2, never a stack trace.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 

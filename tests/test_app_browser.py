@@ -9,16 +9,13 @@ measured first-view time and replay speed to out/measurements.json.
 import json
 import os
 import re
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-import conftest_app  # noqa: F401  (offline hub, no analytics)
+from conftest_app import CHROMIUM, serve_app
+from conftest_app import CHROMIUM_ARGS as ARGS
 
 from app import replay
 from app.examples import load_recorded
@@ -28,9 +25,6 @@ playwright = pytest.importorskip("playwright.sync_api")
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "out" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 LIVE_PROMPT = ("Implement binary search in Python: a function that takes a sorted list and a target and returns the "
                "index of the target or -1.")
 LIVE = dict(window=5, ngram=3, guess=4, max_new_tokens=24)
@@ -39,34 +33,10 @@ MEASURED: dict = {}
 pytestmark = pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian Chromium at /usr/bin/chromium")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server():
-    port = _free_port()
-    env = dict(os.environ, GRADIO_SERVER_PORT=str(port), GRADIO_SERVER_NAME="127.0.0.1")
-    (ROOT / "out").mkdir(exist_ok=True)
-    log = open(ROOT / "out" / "app-test.log", "w")
-    proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                pytest.fail(f"the app did not start (see {log.name})")
-            time.sleep(0.5)
-    yield url
-    proc.terminate()
-    proc.wait(timeout=20)
-    log.close()
+    with serve_app(["app.py"], "app-test.log") as (url, _):
+        yield url
     (ROOT / "out" / "measurements.json").write_text(json.dumps(MEASURED, indent=2))
 
 

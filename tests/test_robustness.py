@@ -11,11 +11,7 @@ resident memory by less than RSS_GROWTH_MB.
 import json
 import os
 import re
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -23,7 +19,8 @@ import httpx
 import pytest
 import torch
 
-import conftest_app  # noqa: F401  (offline hub, no analytics)
+from conftest_app import CHROMIUM, serve_app
+from conftest_app import CHROMIUM_ARGS as BROWSER_ARGS
 
 from app.examples import example_prompts
 from gradio_client import Client
@@ -43,16 +40,6 @@ LONG = ("Write a long story about a lighthouse keeper who counts ships.", 12, 5,
 CONFIGS = [(5, 3, 4, 8, False), (7, 4, 7, 10, True), (3, 2, 2, 12, False), (10, 5, 10, 8, False),
            (4, 3, 0, 10, False), (6, 4, 3, 12, True), (8, 3, 8, 9, False), (2, 5, 5, 11, False)]
 MEASURED: dict = {}
-CHROMIUM = "/usr/bin/chromium"
-BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 def _rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -64,35 +51,19 @@ def _rss_mb(pid: int) -> float:
 @pytest.fixture(scope="module")
 def server():
     """(url, process) of the app with a small queue, after one run (so the model is loaded)."""
-    port = _free_port()
-    env = dict(os.environ, GRADIO_SERVER_PORT=str(port), GRADIO_SERVER_NAME="127.0.0.1", OMP_NUM_THREADS=THREADS)
-    (ROOT / "out").mkdir(exist_ok=True)
-    log = open(ROOT / "out" / "robustness-server.log", "w")
-    proc = subprocess.Popen([sys.executable, "app.py", "--queue-size", str(QUEUE_SIZE)], cwd=ROOT, env=env,
-                            stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                pytest.fail(f"the app did not start (see {log.name})")
-            time.sleep(0.5)
-    assert generate(Client(url, verbose=False), "Hi", 3, 2, 2, 2)["done"]
-    yield url, proc
-    proc.terminate()
-    proc.wait(timeout=20)
-    log.close()
+    command = ["app.py", "--queue-size", str(QUEUE_SIZE)]
+    with serve_app(command, "robustness-server.log", OMP_NUM_THREADS=THREADS) as (url, proc):
+        assert generate(Client(url, verbose=False), "Hi", 3, 2, 2, 2)["done"]
+        yield url, proc
     (ROOT / "out" / "robustness.json").write_text(json.dumps(MEASURED, indent=2))
 
 
 @pytest.fixture(scope="module")
 def lm():
+    threads = torch.get_num_threads()
     torch.set_num_threads(int(THREADS))  # as the server: same kernels, same sums, same argmax
-    return load_model()
+    yield load_model()
+    torch.set_num_threads(threads)
 
 
 def generate(client, prompt, W, N, G, max_new, seed=False) -> dict:

@@ -8,23 +8,21 @@ from the recorded runs alone, and a live Run must say how to install the model. 
 
 import json
 import os
-import subprocess
 import sys
-import time
 import types
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-import conftest_app  # noqa: F401  (offline hub, no analytics)
+from conftest_app import CHROMIUM, serve_app
+from conftest_app import CHROMIUM_ARGS as ARGS
 
 from app import deeplink, events, replay, zerogpu
 from app.examples import load_recorded, recorded_files
 from app.ui import DEFAULT_RUN
 from lade_core import parse_run
 from lade_core.trace import MAX_TRACE_BYTES
-from test_app_browser import ARGS, CHROMIUM, _free_port, counter, expected_counter, slider_value, wait_counter
+from test_app_browser import counter, expected_counter, slider_value, wait_counter
 
 playwright = pytest.importorskip("playwright.sync_api")
 
@@ -37,28 +35,8 @@ browser_only = pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs De
 
 @pytest.fixture(scope="module")
 def server():
-    port = _free_port()
-    env = dict(os.environ, GRADIO_SERVER_PORT=str(port), GRADIO_SERVER_NAME="127.0.0.1", HF_HUB_OFFLINE="1",
-               GRADIO_ANALYTICS_ENABLED="False")
-    (ROOT / "out").mkdir(exist_ok=True)
-    log = open(ROOT / "out" / "app-share-test.log", "w")
-    proc = subprocess.Popen([sys.executable, "-c", NO_MODEL_LAUNCHER], cwd=ROOT, env=env, stdout=log,
-                            stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                pytest.fail(f"the app did not start (see {log.name})")
-            time.sleep(0.5)
-    yield url
-    proc.terminate()
-    proc.wait(timeout=20)
-    log.close()
+    with serve_app(["-c", NO_MODEL_LAUNCHER], "app-share-test.log", HF_HUB_OFFLINE="1") as (url, _):
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -234,7 +212,6 @@ def test_a_valid_upload_replays_like_a_recorded_run(browser, server, tmp_path):
 
 @browser_only
 def test_export_html_offers_one_self_contained_page(page):
-    run = load_recorded(DEFAULT_RUN)
     page.click("#export-html")
     link = page.locator("#export-file a[download]").first
     link.wait_for(timeout=60_000)

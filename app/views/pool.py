@@ -7,8 +7,6 @@ replay makes are the recorded `ngrams_evicted`, and its size is the recorded `po
 
 from __future__ import annotations
 
-import html
-
 import plotly.graph_objects as go
 
 from lade_core import RunTrace
