@@ -53,6 +53,21 @@ def _stopped():
     return False, gr.Timer(active=False), gr.Button(value="▶ Play")
 
 
+def auto_settings():
+    """W, N, G with the best predicted tokens per second on this device (cost curve x sweep), and the reason."""
+    from lade_core.autoconfig import predict
+
+    try:
+        best = predict(MODEL.get())
+    except Exception as exc:
+        raise gr.Error(f"Auto needs the cost curve and the sweep in assets/ and the model: {exc}") from None
+    W, N, G = best["window"], best["ngram"], best["guess"]
+    why = (f" Auto: on this device W={W}, N={N}, G={G} predicts {best['compression']:.2f} tokens per step at "
+           f"{best['step_cost']:.2f}x the cost of a greedy step, i.e. **{best['predicted_speedup']:.2f}x** greedy's "
+           f"speed{'' if best['predicted_speedup'] >= 1 else ' (no setting beats plain decoding on this device)'}.")
+    return W, N, G, tokens_per_forward_md(W, N, G) + why
+
+
 def tokens_per_forward(window, ngram, guess) -> str:
     return tokens_per_forward_md(int(window), int(ngram), int(guess))
 

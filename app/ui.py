@@ -14,8 +14,8 @@ import gradio as gr
 
 from . import api, events, limits, replay, share
 from .examples import example_prompts, load_recorded, recorded_files
-from .model import MODEL
-from .views import NOTES, honest_note_md, tokens_per_forward_md
+from .model import MODEL, device_kind
+from .views import NOTES, cost_curve_figure, honest_note_md, load_measurement, sweep_figure, tokens_per_forward_md
 
 STYLE = Path(__file__).with_name("style.css")
 LAUNCH_OPTIONS = {"css_paths": [STYLE], "theme": gr.themes.Soft(), "state_session_capacity": limits.STATE_SESSIONS,
@@ -69,6 +69,7 @@ def _controls(run) -> dict:
             c["seed"] = gr.Checkbox(value=cfg.pool_from_prompt, label="Seed the pool with the prompt's n-grams",
                                     elem_id="pool-from-prompt")
             with gr.Row():
+                c["auto"] = gr.Button("Auto W, N, G", elem_id="auto", scale=0, min_width=120)
                 c["run"] = gr.Button("Run", variant="primary", elem_id="run")
                 c["stop"] = gr.Button("Stop", elem_id="stop")
             gr.Markdown(limits.limits_md(), elem_id="limits", elem_classes=["explain"])
@@ -123,6 +124,13 @@ def _views(run, k: int) -> list:
         with gr.Column(scale=3):
             v["mask-view"] = gr.Plot(values["mask-view"], elem_id="mask-view", show_label=False)
         _explain("mask")
+    gr.Markdown("## 6. Where the speed comes from")
+    with gr.Row():
+        with gr.Column(scale=3), gr.Row():
+            gr.Plot(cost_curve_figure(load_measurement(f"costcurve-{device_kind()}")), elem_id="cost-curve",
+                    show_label=False)
+            gr.Plot(sweep_figure(load_measurement("sweep")), elem_id="sweep-plot", show_label=False)
+        _explain("scaling")
     return [v[i] for i in replay.VIEW_IDS]
 
 
@@ -173,5 +181,6 @@ def _wire(c, p, views, state, playing, timer, status, note):
         events.run_live, [c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["seed"]],
         [state, p["slider"], status, note, *stop_play, *views], show_progress="minimal", **engine)
     c["stop"].click(events.stop_live, state, status, cancels=[run_event])
+    c["auto"].click(events.auto_settings, None, [c["W"], c["N"], c["G"], c["tpf"]], **quiet)
     gr.api(api.generate, api_name="generate", **engine)
     return run_event

@@ -36,8 +36,13 @@ def load_curve(lm) -> dict:
     return measure_cost_curve(lm, sizes=(1, 4, 8, 16, 32, 64, 128, 256), repeats=3)
 
 
+def predict(lm, sweep_path: Path = SWEEP_PATH) -> dict:
+    """The best swept configuration on `lm`'s device, with its compression, step cost and predicted speed-up."""
+    sweep = json.loads(Path(sweep_path).read_text())
+    return rank_configs(sweep, load_curve(lm))[0]
+
+
 def auto_config(lm, pool_from_prompt: bool = False, seed: int = 0, sweep_path: Path = SWEEP_PATH) -> LookaheadConfig:
     """The configuration with the best predicted tokens per second on `lm`'s device."""
-    sweep = json.loads(Path(sweep_path).read_text())
-    best = rank_configs(sweep, load_curve(lm))[0]
+    best = predict(lm, sweep_path)
     return LookaheadConfig(best["window"], best["ngram"], best["guess"], pool_from_prompt, seed)

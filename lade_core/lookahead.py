@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from .config import LookaheadConfig, Sampling
-from .greedy import StepCallback, StopCheck, check_request, clip, prefill_step
+from .decoding import StepCallback, StopCheck, check_request, prefill_step, run_steps
 from .layout import StepLayout
 from .model import LM
 from .pool import NGramPool, sequence_ngrams
@@ -161,20 +161,9 @@ def lookahead_generate(
     check_request(lm, prompt_ids, max_new_tokens, extra_positions=config.window + config.ngram)
     start = time.perf_counter()
     decoder = LookaheadDecoder(lm, list(prompt_ids), config, sampling or Sampling())
-    tokens: list[int] = []
-    steps: list[StepTrace] = []
-    step = decoder.prefill()
-    while True:
-        emitted, reason = clip(list(step.accepted), lm.eos_ids, max_new_tokens - len(tokens))
-        if len(emitted) != len(step.accepted):
-            step = replace(step, accepted=tuple(emitted))
-        tokens += emitted
-        steps.append(step)
-        if on_step:
-            on_step(step)
-        if reason is None and should_stop and should_stop():
-            reason = "cancelled"
-        if reason:
-            return MethodRun(tuple(tokens), tuple(steps), time.perf_counter() - start, reason)
+
+    def advance(emitted: list[int], index: int) -> StepTrace:
         decoder.committed += emitted
-        step = decoder.step(len(steps))
+        return decoder.step(index)
+
+    return run_steps(decoder.prefill(), advance, lm.eos_ids, max_new_tokens, on_step, should_stop, start)

@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Callable
 
 from .config import LookaheadConfig, Sampling
-from .greedy import StopCheck, greedy_generate
+from .decoding import StopCheck
+from .greedy import greedy_generate
 from .lookahead import lookahead_generate
 from .model import LM
 from .trace import MethodRun, RunTrace, StepTrace

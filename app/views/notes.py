@@ -28,6 +28,12 @@ NOTES = {
     "mask": "One forward pass carries x, the window and the candidates, so a special **attention mask** keeps them "
             "apart: each token sees only a well-formed sequence (its own prefix). This is the exact boolean matrix "
             "the model used in this step. Hover a cell to see why it is visible or not.",
+    "scaling": "**Left:** what one forward pass costs on this device as it carries more tokens, as a multiple of a "
+               "greedy step. Where the line is flat (a GPU with a large model), lookahead's extra tokens are free and "
+               "tokens per step become speed-up; where it climbs (this CPU), each step costs several greedy steps. "
+               "**Right:** tokens per step over W and N with G = W on the benchmark prompts: compression grows with "
+               "log(tokens per step), and a larger N pays off only with a wide window, as in the paper's Figure 5. "
+               "**Auto** picks the W, N, G with the best predicted tokens per second from these two measurements.",
 }
 
 
