@@ -7,6 +7,8 @@ per-step traces: download a trace from the page for those.
 
     from gradio_client import Client
     Client("http://127.0.0.1:7860/").predict("Write a haiku about caches", 7, 4, 7, 32, False, api_name="/generate")
+    # sampling: temperature, top-p, seed last (temperature 0, the default, is greedy)
+    Client("http://127.0.0.1:7860/").predict("Write a haiku", 7, 4, 7, 32, True, 0.7, 0.9, 1, api_name="/generate")
 """
 
 from collections.abc import Iterator
@@ -20,30 +22,38 @@ from .live import forget
 
 
 def summary(run: RunTrace, done: bool, decode) -> dict:
-    """Texts, token ids, steps and compression of both methods; `exact` once done (lookahead == greedy)."""
+    """Texts, token ids, steps and compression of both methods, and the sampling settings. `exact` (lookahead ==
+    greedy, token for token) is reported once a greedy run is done; a sampled run has None there, since lookahead
+    and plain sampling draw from the same distribution but not the same tokens."""
     def method(m: MethodRun) -> dict:
         return {"text": decode(list(m.tokens)), "tokens": list(m.tokens), "steps": len(m.steps),
                 "compression": round(m.compression, 4), "stop_reason": m.stop_reason}
 
-    cfg = run.config
+    cfg, s = run.config, run.sampling
     return {"done": done, "model": run.model, "prompt_tokens": len(run.prompt_ids),
             "config": {"window": cfg.window, "ngram": cfg.ngram, "guess": cfg.guess,
                        "pool_from_prompt": cfg.pool_from_prompt}, "max_new_tokens": run.max_new_tokens,
+            "sampling": {"greedy": s.greedy, "temperature": s.temperature, "top_p": s.top_p, "seed": s.seed},
             "lookahead": method(run.lookahead), "greedy": method(run.greedy),
-            "exact": run.lookahead.tokens == run.greedy.tokens if done else None}
+            "exact": run.lookahead.tokens == run.greedy.tokens if done and s.greedy else None}
 
 
 def generate(prompt: str, window: int = 7, ngram: int = 4, guess: int = 7, max_new_tokens: int = 64,
-             pool_from_prompt: bool = False, request: gr.Request = None) -> Iterator[dict]:
+             pool_from_prompt: bool = False, temperature: float = 0.0, top_p: float = 1.0, seed: int = 0,
+             request: gr.Request = None) -> Iterator[dict]:
     """Run lookahead and greedy decoding on `prompt` with W, N, G; yields JSON summaries, the last one with done=true.
 
     The lookahead text and token ids, the greedy token ids, the steps of each, the compression (tokens per step) and
-    whether the two outputs are identical (they are, in fp32).
+    whether the two outputs are identical (they are, in fp32). With a temperature above 0 both methods sample
+    (top-p, seed) instead: lookahead then keeps the model's distribution, not the plain run's tokens, and `exact`
+    is None. The "greedy" entry is always the plain one-token-per-step run.
     """
-    live = events.start_run(prompt, window, ngram, guess, max_new_tokens, pool_from_prompt, events.session_of(request))
+    live = events.start_run(prompt, window, ngram, guess, max_new_tokens, pool_from_prompt, events.session_of(request),
+                            temperature, top_p, seed)
     try:
         if zerogpu.available():  # as the Run button: one GPU call computes the whole run
-            yield summary(zerogpu.record_on_gpu(live.prompt, live.config, live.max_new_tokens), True, live.lm.decode)
+            run = zerogpu.record_on_gpu(live.prompt, live.config, live.max_new_tokens, live.sampling)
+            yield summary(run, True, live.lm.decode)
             return
         for run, _, done in live.snapshots():
             yield summary(run, done, live.lm.decode)

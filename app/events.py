@@ -18,13 +18,15 @@ from .views import honest_note_md, tokens_per_forward_md
 from .views.common import last_step
 
 
-def start_run(prompt, window, ngram, guess, max_new_tokens, seed_pool, session: str) -> LiveRun:
+def start_run(prompt, window, ngram, guess, max_new_tokens, seed_pool, session: str,
+              temperature=0.0, top_p=1.0, sample_seed=0) -> LiveRun:
     """The session's live run, checked against the public limits (gr.Error otherwise) and registered, which stops
-    the session's previous one. Shared by the Run button and the `generate` API endpoint."""
+    the session's previous one. Shared by the Run button and the `generate` API endpoint. Temperature 0 is greedy."""
     prompt, config, max_new = limits.check_request(prompt, window, ngram, guess, max_new_tokens, seed_pool)
+    sampling = limits.check_sampling(temperature, top_p, sample_seed)
     try:
         lm = MODEL.get()
-        live = LiveRun(lm, prompt, config, max_new, lock=MODEL.engine_lock)
+        live = LiveRun(lm, prompt, config, max_new, lock=MODEL.engine_lock, sampling=sampling)
     except Exception as exc:
         raise gr.Error(f"Could not start the run: {exc}") from None
     limits.check_context(len(live.prompt_ids), lm.max_positions, config, max_new)
@@ -39,9 +41,13 @@ def session_of(request: gr.Request | None) -> str:
 def describe(run: RunTrace, live: str = "") -> str:
     cfg = run.config
     what = live or f"Recorded run **{run.title or 'untitled'}**"
-    return (f"{what}: W={cfg.window}, N={cfg.ngram}, G={cfg.guess}, {run.max_new_tokens} new tokens max, "
+    s = run.sampling
+    mode = "greedy" if s.greedy else f"sampling at temperature {s.temperature:g}, top-p {s.top_p:g}, seed {s.seed}"
+    plain = "greedy" if s.greedy else "autoregressive sampling"
+    return (f"{what}: W={cfg.window}, N={cfg.ngram}, G={cfg.guess}, {mode}, {run.max_new_tokens} new tokens max, "
             f"{run.model} on {run.device}. Lookahead: {len(run.lookahead.tokens)} tokens in "
-            f"{len(run.lookahead.steps)} steps; greedy: {len(run.greedy.tokens)} tokens in {len(run.greedy.steps)} steps.")
+            f"{len(run.lookahead.steps)} steps; {plain}: {len(run.greedy.tokens)} tokens in {len(run.greedy.steps)} "
+            f"steps.")
 
 
 def _slider(run: RunTrace, k: int):
@@ -72,14 +78,16 @@ def tokens_per_forward(window, ngram, guess) -> str:
     return tokens_per_forward_md(int(window), int(ngram), int(guess))
 
 
-OPEN_RUN_OUTPUTS = 13 + len(replay.VIEW_IDS)
+OPEN_RUN_OUTPUTS = 16 + len(replay.VIEW_IDS)
 
 
 def open_run(run: RunTrace, k: int, what: str = "") -> tuple:
-    """(run, slider, prompt, W, N, G, max new, seed, note, status, playing, timer, play, *views) at step k."""
-    cfg = run.config
+    """(run, slider, prompt, W, N, G, max new, seed, temperature, top-p, sampling seed, note, status, playing, timer,
+    play, *views) at step k: the controls take the run's settings, so Run repeats it."""
+    cfg, s = run.config, run.sampling
     return (run, _slider(run, k), run.prompt, cfg.window, cfg.ngram, cfg.guess, run.max_new_tokens,
-            cfg.pool_from_prompt, honest_note_md(run), describe(run, what), *_stopped(), *replay.render_step(run, k))
+            cfg.pool_from_prompt, s.temperature, s.top_p, min(s.seed, limits.SAMPLE_SEED[1]), honest_note_md(run),
+            describe(run, what), *_stopped(), *replay.render_step(run, k))
 
 
 def open_recorded(name: str) -> tuple:
@@ -136,13 +144,15 @@ def _played_back(run: RunTrace) -> tuple:
             timer, gr.Button(value="⏸ Pause"), *replay.render_step(run, 0))
 
 
-def run_live(prompt, window, ngram, guess, max_new_tokens, seed_pool, request: gr.Request):
-    """Generator: (run, slider, status, note, playing, timer, play, *views) for each streamed snapshot."""
+def run_live(prompt, window, ngram, guess, max_new_tokens, seed_pool, request: gr.Request,
+             temperature=0.0, top_p=1.0, sample_seed=0):
+    """Generator: (run, slider, status, note, playing, timer, play, *views) for each streamed snapshot. Gradio puts
+    the request where its annotation is, so the sampling inputs (after it, with greedy defaults) come last."""
     session = session_of(request)
-    live = start_run(prompt, window, ngram, guess, max_new_tokens, seed_pool, session)
+    live = start_run(prompt, window, ngram, guess, max_new_tokens, seed_pool, session, temperature, top_p, sample_seed)
     try:
         if zerogpu.available():  # one GPU call computes the whole run, then the page plays it back
-            yield _played_back(zerogpu.record_on_gpu(live.prompt, live.config, live.max_new_tokens))
+            yield _played_back(zerogpu.record_on_gpu(live.prompt, live.config, live.max_new_tokens, live.sampling))
             return
         for run, k, done in live.snapshots():
             phase = "greedy" if run.greedy.steps else "lookahead"

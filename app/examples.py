@@ -28,10 +28,14 @@ FALLBACK_PROMPTS = [
      "with one fact about each."},
 ]
 
-# The runs shipped with the app: id of the prompt, and the settings they were recorded with.
+# The runs shipped with the app: id of the prompt, and the settings they were recorded with. A run with a temperature
+# samples (seeded, so re-recording it draws the same tokens); the pool is seeded from the prompt so that sampled
+# drafts still get accepted several at a time.
 RECORDED = [
     {"id": "code-fib", "window": 7, "ngram": 4, "guess": 7, "max_new_tokens": 96},
     {"id": "chat-sleep", "window": 7, "ngram": 4, "guess": 7, "max_new_tokens": 96},
+    {"id": "code-fib", "window": 7, "ngram": 4, "guess": 7, "max_new_tokens": 64, "temperature": 0.7, "top_p": 1.0,
+     "seed": 0, "pool_from_prompt": True},
 ]
 
 

@@ -13,13 +13,17 @@ import re
 
 import gradio as gr
 
-from lade_core import ConfigError, LookaheadConfig
+from lade_core import ConfigError, LookaheadConfig, Sampling
 
 WINDOW = (1, 32)
 NGRAM = (2, 8)
 GUESS = (0, 32)
 MAX_NEW_TOKENS = (1, 512)
 MAX_PROMPT_CHARS = 8000
+# Sampling: temperature 0 is greedy decoding (the exact path); top-p 1 keeps the whole distribution.
+TEMPERATURE = (0.0, 2.0)
+TOP_P = (0.05, 1.0)
+SAMPLE_SEED = (0, 2**31 - 1)
 # Engine runs (Run button and API) share one concurrency group with one slot: model calls never overlap on the CPU.
 ENGINE_GROUP = "engine"
 ENGINE_SLOTS = 1
@@ -29,7 +33,8 @@ QUEUE_SIZE = 24
 # go first (Gradio also drops a session's state when its tab closes).
 STATE_SESSIONS = 300
 
-_NAMES = {"window (W)": WINDOW, "ngram (N)": NGRAM, "guess (G)": GUESS, "max new tokens": MAX_NEW_TOKENS}
+_NAMES = {"window (W)": WINDOW, "ngram (N)": NGRAM, "guess (G)": GUESS, "max new tokens": MAX_NEW_TOKENS,
+          "sampling seed": SAMPLE_SEED}
 # C0 controls and DEL, except tab, newline and carriage return.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
@@ -38,7 +43,8 @@ def limits_md() -> str:
     """The limits as shown next to the controls."""
     return (f"Limits of this public demo: W ≤ {WINDOW[1]}, N from {NGRAM[0]} to {NGRAM[1]}, G ≤ {GUESS[1]}, "
             f"at most {MAX_NEW_TOKENS[1]} new tokens, a prompt of at most {MAX_PROMPT_CHARS:,} characters that fits "
-            f"the model's context together with the new tokens. One run at a time: others wait in a queue "
+            f"the model's context together with the new tokens; temperature from 0 (greedy) to {TEMPERATURE[1]:g}, "
+            f"top-p from {TOP_P[0]:g} to {TOP_P[1]:g}, a sampling seed from 0 to {SAMPLE_SEED[1]:,}. One run at a time: others wait in a queue "
             f"(their position is shown), and Stop frees the slot.")
 
 
@@ -94,6 +100,36 @@ def check_request(prompt, window, ngram, guess, max_new_tokens, pool_from_prompt
         raise gr.Error(f"pool_from_prompt must be true or false, got {_shown(pool_from_prompt)}")
     try:
         return prompt, LookaheadConfig(window=W, ngram=N, guess=G, pool_from_prompt=seed), max_new
+    except ConfigError as exc:
+        raise gr.Error(str(exc)) from None
+
+
+def _number(name: str, value, low: float, high: float, default: float) -> float:
+    """`value` as a float in [low, high]; None (a JSON client leaving it out) is `default`; gr.Error otherwise."""
+    if value is None:
+        return default
+    message = f"{name} must be a number from {low:g} to {high:g}, got {_shown(value)}"
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise gr.Error(message)
+    try:
+        number = float(value)
+    except (ValueError, OverflowError):
+        raise gr.Error(message) from None
+    if not math.isfinite(number) or not low <= number <= high:
+        raise gr.Error(message)
+    return number
+
+
+def check_sampling(temperature, top_p, seed) -> Sampling:
+    """The sampling settings of a run request within the public limits (None = greedy's default); gr.Error otherwise.
+
+    top_k is left at 0 (no limit): the page offers temperature and top-p only.
+    """
+    t = _number("temperature", temperature, *TEMPERATURE, default=0.0)
+    p = _number("top-p", top_p, *TOP_P, default=1.0)
+    s = 0 if seed is None else whole("sampling seed", seed)
+    try:
+        return Sampling(temperature=t, top_k=0, top_p=p, seed=s)
     except ConfigError as exc:
         raise gr.Error(str(exc)) from None
 

@@ -22,8 +22,10 @@ _sessions_lock = threading.Lock()
 
 class LiveRun:
     def __init__(self, lm, prompt: str, config: LookaheadConfig, max_new_tokens: int,
-                 min_interval: float = 0.35, abandon_after: float = 60.0, lock: threading.Lock | None = None):
+                 min_interval: float = 0.35, abandon_after: float = 60.0, lock: threading.Lock | None = None,
+                 sampling: Sampling | None = None):
         self.lm, self.prompt, self.config, self.max_new_tokens = lm, prompt, config, max_new_tokens
+        self.sampling = sampling or Sampling()  # temperature 0: greedy
         self.min_interval, self.abandon_after = min_interval, abandon_after
         self._lock = lock or threading.Lock()  # held while the engine runs; pass the process's to serialise runs
         self.prompt_ids = tuple(lm.encode_prompt(prompt))
@@ -45,7 +47,7 @@ class LiveRun:
                 self._queue.put((_DONE, RuntimeError("stopped before it started")))
                 return
         try:
-            run = record_run(self.lm, self.prompt, self.config, self.max_new_tokens,
+            run = record_run(self.lm, self.prompt, self.config, self.max_new_tokens, sampling=self.sampling,
                              on_step=lambda method, step: self._queue.put((method, step)), should_stop=self._should_stop)
             self._queue.put((_DONE, run))
         except Exception as exc:  # handed to the consumer, which reports it
@@ -61,7 +63,7 @@ class LiveRun:
             methods[name] = MethodRun(tokens, tuple(steps), sum(s.forward_s + s.overhead_s for s in steps), "running")
         ids = set(self.prompt_ids).union(*(run_ids(m) for m in methods.values()))
         run = RunTrace(self.prompt, self.prompt_ids, self.lm.name, str(self.lm.device),
-                       str(self.lm.dtype).removeprefix("torch."), self.config, Sampling(), self.max_new_tokens,
+                       str(self.lm.dtype).removeprefix("torch."), self.config, self.sampling, self.max_new_tokens,
                        methods["lookahead"], methods["greedy"], self.lm.token_texts(sorted(ids)), "live")
         phase = "greedy" if self._steps["greedy"] else "lookahead"
         return run, max(len(self._steps[phase]) - 1, 0)

@@ -2,7 +2,7 @@
 
 The page opens on a recorded run (assets/runs/), rendered when the page is built, so the first view needs no model
 and no event. Stable elem_ids (tests rely on them): prompt, run, stop, window-w, ngram-n, guess-g, max-new-tokens,
-step-slider, play, step-next, step-prev, speed, recorded-run, run-status, and the views in `replay.VIEW_IDS`; intro,
+temperature, top-p, sample-seed, step-slider, play, step-next, step-prev, speed, recorded-run, run-status, and the views in `replay.VIEW_IDS`; intro,
 controls and outputs-row (hidden or pictured by `share`), whose panel has its own ids (see share.py).
 """
 
@@ -64,6 +64,7 @@ def _controls(run) -> dict:
             c["G"] = gr.Slider(*limits.GUESS, value=cfg.guess, step=1, label="G: candidates verified per step",
                                elem_id="guess-g")
             c["tpf"] = gr.Markdown(tokens_per_forward_md(cfg.window, cfg.ngram, cfg.guess), elem_id="tokens-per-forward")
+            c.update(_sampling_controls(run))
             c["max_new"] = gr.Slider(*limits.MAX_NEW_TOKENS, value=64, step=1, label="Max new tokens",
                                      elem_id="max-new-tokens")
             c["seed"] = gr.Checkbox(value=cfg.pool_from_prompt, label="Seed the pool with the prompt's n-grams",
@@ -74,6 +75,18 @@ def _controls(run) -> dict:
                 c["stop"] = gr.Button("Stop", elem_id="stop")
             gr.Markdown(limits.limits_md(), elem_id="limits", elem_classes=["explain"])
     return c
+
+
+def _sampling_controls(run) -> dict:
+    """Temperature, top-p and seed: temperature 0 is greedy decoding, anything above samples (both methods)."""
+    s = run.sampling
+    with gr.Row():
+        t = gr.Slider(*limits.TEMPERATURE, value=s.temperature, step=0.05, elem_id="temperature",
+                      label="Temperature (0 = greedy; above 0 both methods sample)")
+        p = gr.Slider(*limits.TOP_P, value=s.top_p, step=0.05, label="Top-p (1 = whole distribution)", elem_id="top-p")
+        seed = gr.Number(value=min(s.seed, limits.SAMPLE_SEED[1]), precision=0, minimum=limits.SAMPLE_SEED[0],
+                         maximum=limits.SAMPLE_SEED[1], label="Sampling seed", elem_id="sample-seed", min_width=110)
+    return {"temperature": t, "top_p": p, "sample_seed": seed}
 
 
 def _playback(run, k: int) -> dict:
@@ -152,11 +165,15 @@ def build_demo(model: str | None = None, preload: bool = True) -> gr.Blocks:
         views = _views(run, k)
         note = gr.Markdown(honest_note_md(run), elem_id="honest-note")
         run_event = _wire(c, p, views, state, playing, timer, status, note)
-        opened = [state, p["slider"], c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["seed"], note, status,
-                  playing, timer, p["play"], *views]
+        opened = [state, p["slider"], c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["seed"], *_sampling(c),
+                  note, status, playing, timer, p["play"], *views]
         share.wire(demo, c["share"], opened, p["slider"], state, c["recorded"], [intro, c["row"]], run_event, c["stop"],
                    DEFAULT_RUN)
     return demo
+
+
+def _sampling(c) -> list:
+    return [c["temperature"], c["top_p"], c["sample_seed"]]
 
 
 def _wire(c, p, views, state, playing, timer, status, note):
@@ -167,8 +184,8 @@ def _wire(c, p, views, state, playing, timer, status, note):
     gr.on([c["W"].change, c["N"].change, c["G"].change], events.tokens_per_forward, [c["W"], c["N"], c["G"]],
           c["tpf"], **quiet)
     c["recorded"].input(events.open_recorded, c["recorded"],
-                        [state, p["slider"], c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["seed"], note, status,
-                         *stop_play, *views], **quiet)
+                        [state, p["slider"], c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["seed"], *_sampling(c),
+                         note, status, *stop_play, *views], **quiet)
     p["slider"].change(None, p["slider"], None, js=MOVE_STEP_LINES)
     p["slider"].input(events.show_step, [state, p["slider"]], views, trigger_mode="always_last", **quiet)
     p["next"].click(events.step_by(1), [state, p["slider"]], [p["slider"], *views], **quiet)
@@ -178,7 +195,7 @@ def _wire(c, p, views, state, playing, timer, status, note):
     timer.tick(events.tick, [state, p["slider"], playing], [p["slider"], *stop_play, *views], **quiet)
     p["speed"].change(events.set_speed, [p["speed"], playing], timer, **quiet)
     run_event = c["run"].click(
-        events.run_live, [c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["seed"]],
+        events.run_live, [c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["seed"], *_sampling(c)],
         [state, p["slider"], status, note, *stop_play, *views], show_progress="minimal", **engine)
     c["stop"].click(events.stop_live, state, status, cancels=[run_event])
     c["auto"].click(events.auto_settings, None, [c["W"], c["N"], c["G"], c["tpf"]], **quiet)

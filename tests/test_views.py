@@ -16,8 +16,10 @@ IDS = [name for name, _ in RUNS]
 
 
 def test_runs_are_shipped():
-    assert {"code-fib-W7N4G7", "chat-sleep-W7N4G7"} <= set(IDS)
+    assert {"code-fib-W7N4G7", "chat-sleep-W7N4G7", "code-fib-t0.7-W7N4G7"} <= set(IDS)
     for _, run in RUNS:
+        if not run.sampling.greedy:  # a sampled run (tests/test_views_sampling.py)
+            continue
         assert run.lookahead.tokens == run.greedy.tokens  # greedy lookahead is exact
         assert (run.config.window, run.config.ngram, run.config.guess, run.max_new_tokens) == (7, 4, 7, 96)
 
@@ -27,7 +29,7 @@ def test_counter_numbers_match_the_trace(name, run):
     for k in range(0, last_step(run) + 1, 5):
         text = views.counter_text(run, k)
         la = re.search(r"Lookahead: steps=(\d+) tokens=(\d+)", text).groups()
-        ar = re.search(r"Greedy: steps=(\d+) tokens=(\d+)", text).groups()
+        ar = re.search(r"(?:Greedy|Sampling): steps=(\d+) tokens=(\d+)", text).groups()
         la_steps = run.lookahead.steps[: min(k, len(run.lookahead.steps) - 1) + 1]
         assert (int(la[0]), int(la[1])) == (len(la_steps), sum(len(s.accepted) for s in la_steps))
         assert (int(ar[0]), int(ar[1])) == (min(k, len(run.greedy.steps) - 1) + 1,) * 2

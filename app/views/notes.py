@@ -14,7 +14,8 @@ NOTES = {
     "outputs": "Both methods decode the same prompt greedily, so they write the **same text**. The clock counts "
                "forward passes (steps; step 0 reads the prompt). Greedy emits one token per step; lookahead "
                "emits 1 to N tokens per step. Colours alternate with the step that accepted a token; bold "
-               "underlined tokens arrived several in one step.",
+               "underlined tokens arrived several in one step. With a temperature above 0 both methods *sample* from "
+               "the same distribution instead, so their texts differ in general.",
     "window": "The **lookahead branch**: N-1 levels of W guessed tokens. Each step the model reads the whole window "
               "in one forward pass and its output at the newest level is a new level (a Jacobi iteration). The "
               "oldest level drops, and each column, read top to bottom plus the new token, is an N-gram for the "
@@ -24,7 +25,9 @@ NOTES = {
             "used one is evicted. This view is rebuilt from the trace by replaying each step's added n-grams.",
     "verify": "The **verification branch**: each candidate is checked in the same forward pass. A guessed token is "
               "accepted while it equals what the model itself predicts there, so the output is exactly greedy "
-              "decoding. The winner's matched prefix plus the model's next token (the bonus) are emitted.",
+              "decoding. The winner's matched prefix plus the model's next token (the bonus) are emitted. When "
+              "sampling, a draft token is instead accepted with its probability under the model (u < p), which keeps "
+              "the model's distribution exactly; the table lists every draw.",
     "mask": "One forward pass carries x, the window and the candidates, so a special **attention mask** keeps them "
             "apart: each token sees only a well-formed sequence (its own prefix). This is the exact boolean matrix "
             "the model used in this step. Hover a cell to see why it is visible or not.",
@@ -54,6 +57,21 @@ def step_time_ratio(run: RunTrace) -> float:
     return _mean_step_s(run.lookahead.steps) / ar if ar > 0 else 0.0
 
 
+def _plain(run: RunTrace) -> str:
+    """The name of the one-token-per-step method of a run."""
+    return "greedy" if run.sampling.greedy else "plain sampling"
+
+
+def _sampling_note(run: RunTrace) -> str:
+    """For a sampled run: why the two texts differ (empty for greedy runs, whose texts are identical)."""
+    s = run.sampling
+    if s.greedy:
+        return ""
+    return (f"**This run samples** (temperature {s.temperature:g}, top-p {s.top_p:g}, seed {s.seed}). Lookahead "
+            f"and plain sampling draw from the same distribution, the model's, but not with the same random numbers, "
+            f"so their texts differ in general; neither is more exact than the other. ")
+
+
 def honest_note_md(run: RunTrace) -> str:
     """What the run's numbers do and do not say about speed."""
     cfg = run.config
@@ -61,13 +79,13 @@ def honest_note_md(run: RunTrace) -> str:
     la_s = la.forward_s + la.overhead_s
     ar_s = ar.forward_s + ar.overhead_s
     speedup = ar_s / la_s if la_s > 0 else 0.0
-    return (
+    return _sampling_note(run) + (
         f"**An honest note on speed.** This run ({run.model}, {run.device}, {run.dtype}; W={cfg.window}, "
         f"N={cfg.ngram}, G={cfg.guess}) has a compression of **{la.compression:.2f} tokens per step** against 1 for "
-        f"greedy ({len(la.tokens)} tokens in {len(la.steps)} vs {len(ar.steps)} steps). Compression is an *upper "
+        f"{_plain(run)} ({len(la.tokens)} tokens in {len(la.steps)} vs {len(ar.steps)} steps). Compression is an *upper "
         f"bound* on the speed-up: every lookahead step also feeds (W+G)(N-1) = {cfg.tokens_per_forward - 1} extra "
         f"tokens through the model. Here a lookahead step took on average **{step_time_ratio(run):.2f}x** as long as a "
-        f"greedy step, so the measured wall-clock ratio is {speedup:.2f}x (greedy time / lookahead time). Extra tokens "
+        f"{_plain(run)} step, so the measured wall-clock ratio is {speedup:.2f}x ({_plain(run)} time / lookahead time). Extra tokens "
         f"are nearly free only where decoding is memory-bound, e.g. a GPU with a much larger model. The paper reports "
         f"up to 1.8x on MT-bench on **one** GPU; its 4x on code completion needs strong scaling over several GPUs "
         f"(Lookahead Parallelism) and is not a single-device figure."

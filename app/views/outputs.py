@@ -47,9 +47,14 @@ def _status(method: MethodRun, k: int) -> str:
     return f"at step {k}"
 
 
+def _ar_title(run: RunTrace) -> str:
+    s = run.sampling
+    return "Autoregressive (greedy)" if s.greedy else f"Autoregressive (sampling, T={s.temperature:g})"
+
+
 def ar_output_html(run: RunTrace, k: int) -> str:
-    """The greedy (autoregressive) output after clock step k: one token per step."""
-    return _panel("Autoregressive (greedy)", _status(run.greedy, k), _spans(run, run.greedy, k, by_step=False))
+    """The autoregressive output after clock step k (greedy, or plain sampling for a sampled run): one token per step."""
+    return _panel(_ar_title(run), _status(run.greedy, k), _spans(run, run.greedy, k, by_step=False))
 
 
 def la_output_html(run: RunTrace, k: int) -> str:
@@ -71,9 +76,10 @@ def method_numbers(method: MethodRun, k: int) -> dict:
 
 
 def counter_text(run: RunTrace, k: int) -> str:
-    """'Lookahead: steps=.. tokens=.. ... | Greedy: steps=.. tokens=.. ...' at clock step k."""
+    """'Lookahead: steps=.. tokens=.. ... | Greedy: steps=.. tokens=.. ...' at clock step k ('Sampling' instead of
+    'Greedy' for a sampled run: the plain method samples too)."""
     parts = []
-    for name, method in (("Lookahead", run.lookahead), ("Greedy", run.greedy)):
+    for name, method in (("Lookahead", run.lookahead), ("Greedy" if run.sampling.greedy else "Sampling", run.greedy)):
         n = method_numbers(method, k)
         parts.append(f"{name}: steps={n['steps']} tokens={n['tokens']} tokens/step={n['per_step']:.2f} "
                      f"time={n['seconds']:.2f}s ({n['per_second']:.1f} tok/s)")
@@ -97,7 +103,8 @@ def progress_figure(run: RunTrace, k: int) -> go.Figure:
     """Tokens emitted vs step for both methods; the current step is the vertical line `shapes[0]` (playback moves
     it in the browser instead of re-sending the figure)."""
     fig = go.Figure()
-    for name, method, color in (("lookahead", run.lookahead, LA_COLOR), ("greedy", run.greedy, AR_COLOR)):
+    plain = "greedy" if run.sampling.greedy else "sampling"
+    for name, method, color in (("lookahead", run.lookahead, LA_COLOR), (plain, run.greedy, AR_COLOR)):
         ys = _cumulative(method)
         fig.add_trace(go.Scatter(x=list(range(len(ys))), y=ys, name=name, mode="lines+markers", marker=dict(size=3),
                                  line=dict(color=color, width=2), hovertemplate=f"{name}: %{{y}} tokens at step %{{x}}<extra></extra>"))
