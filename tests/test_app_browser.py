@@ -190,3 +190,37 @@ def test_live_run_streams_and_agrees_with_the_engine(page):
     assert f"candidate {step.winner + 1}" in winner
     shoot_views(page, "live")
     page.screenshot(path=str(SHOTS / "full-live.png"), full_page=True)
+
+
+SAMPLED_RUN = "code-fib-t0.7-W7N4G7"
+
+
+def test_sampled_run_opens_with_its_draws_and_a_live_sampled_run_agrees(page):
+    """Issue 5: the shipped sampled run sets the sampling controls and its verification view lists the draws; Run
+    then samples with them, and the page shows what `record_run` with the same settings draws."""
+    from lade_core import LookaheadConfig, Sampling, load_model, record_run
+
+    run = load_recorded(SAMPLED_RUN)
+    page.click("#recorded-run input")
+    page.click(f"[role=option][aria-label='{SAMPLED_RUN}']")
+    step = run.lookahead.steps[replay.interesting_step(run)]
+    page.wait_for_function("n => document.querySelectorAll('#verify-view tr.draw').length === n", arg=len(step.draws))
+    assert float(page.locator("#temperature input[type=number]").input_value()) == 0.7
+    assert float(page.locator("#top-p input[type=number]").input_value()) == 1.0
+    assert page.locator("#sample-seed input").input_value() == "0"
+    assert "Autoregressive (sampling, T=0.7)" in page.inner_text("#ar-output")
+    page.locator("#verify-view").screenshot(path=str(SHOTS / "sampled-verify-view.png"))
+
+    page.fill("#prompt textarea", LIVE_PROMPT)
+    for elem, value in (("window-w", 5), ("ngram-n", 3), ("guess-g", 4), ("max-new-tokens", 12)):
+        set_number(page, elem, value)
+    page.wait_for_function("() => document.querySelector('#tokens-per-forward').innerText.includes('= 19')")
+    page.click("#run")
+    page.wait_for_function("() => document.querySelector('#run-status').innerText.includes('Live run finished')",
+                           timeout=150_000)
+    assert "sampling at temperature 0.7, top-p 1, seed 0" in page.inner_text("#run-status")
+    lm = load_model()
+    want = record_run(lm, LIVE_PROMPT, LookaheadConfig(window=5, ngram=3, guess=4, pool_from_prompt=True), 12,
+                      sampling=Sampling(temperature=0.7, seed=0))
+    assert page.inner_text("#ar-output .tok-text") == lm.decode(want.greedy.tokens)
+    assert page.inner_text("#la-output .tok-text") == lm.decode(want.lookahead.tokens)
