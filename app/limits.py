@@ -44,7 +44,8 @@ def limits_md() -> str:
     return (f"Limits of this public demo: W ≤ {WINDOW[1]}, N from {NGRAM[0]} to {NGRAM[1]}, G ≤ {GUESS[1]}, "
             f"at most {MAX_NEW_TOKENS[1]} new tokens, a prompt of at most {MAX_PROMPT_CHARS:,} characters that fits "
             f"the model's context together with the new tokens; temperature from 0 (greedy) to {TEMPERATURE[1]:g}, "
-            f"top-p from {TOP_P[0]:g} to {TOP_P[1]:g}, a sampling seed from 0 to {SAMPLE_SEED[1]:,}. One run at a time: others wait in a queue "
+            f"top-p from {TOP_P[0]:g} to {TOP_P[1]:g}, a sampling seed from 0 to {SAMPLE_SEED[1]:,}. One run at a "
+            f"time: others wait in a queue "
             f"(their position is shown), and Stop frees the slot.")
 
 

@@ -19,7 +19,8 @@ def settings(spec: dict) -> tuple[str, LookaheadConfig, Sampling]:
     """(file stem, config, sampling) of one entry of `examples.RECORDED`."""
     config = LookaheadConfig(window=spec["window"], ngram=spec["ngram"], guess=spec["guess"],
                              pool_from_prompt=spec.get("pool_from_prompt", False))
-    sampling = Sampling(temperature=spec.get("temperature", 0.0), top_p=spec.get("top_p", 1.0), seed=spec.get("seed", 0))
+    sampling = Sampling(temperature=spec.get("temperature", 0.0), top_p=spec.get("top_p", 1.0),
+                        seed=spec.get("seed", 0))
     mode = "" if sampling.greedy else f"-t{sampling.temperature:g}"
     return f"{spec['id']}{mode}-W{config.window}N{config.ngram}G{config.guess}", config, sampling
 

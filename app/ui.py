@@ -2,8 +2,9 @@
 
 The page opens on a recorded run (assets/runs/), rendered when the page is built, so the first view needs no model
 and no event. Stable elem_ids (tests rely on them): prompt, run, stop, window-w, ngram-n, guess-g, max-new-tokens,
-temperature, top-p, sample-seed, step-slider, play, step-next, step-prev, speed, recorded-run, run-status, and the views in `replay.VIEW_IDS`; intro,
-controls and outputs-row (hidden or pictured by `share`), whose panel has its own ids (see share.py).
+temperature, top-p, sample-seed, step-slider, play, step-next, step-prev, speed, recorded-run, run-status, and the
+views in `replay.VIEW_IDS`; intro, controls and outputs-row (hidden or pictured by `share`), whose panel has its own
+ids (see share.py).
 """
 
 from __future__ import annotations
@@ -184,8 +185,8 @@ def _wire(c, p, views, state, playing, timer, status, note):
     gr.on([c["W"].change, c["N"].change, c["G"].change], events.tokens_per_forward, [c["W"], c["N"], c["G"]],
           c["tpf"], **quiet)
     c["recorded"].input(events.open_recorded, c["recorded"],
-                        [state, p["slider"], c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["seed"], *_sampling(c),
-                         note, status, *stop_play, *views], **quiet)
+                        [state, p["slider"], c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["seed"],
+                         *_sampling(c), note, status, *stop_play, *views], **quiet)
     p["slider"].change(None, p["slider"], None, js=MOVE_STEP_LINES)
     p["slider"].input(events.show_step, [state, p["slider"]], views, trigger_mode="always_last", **quiet)
     p["next"].click(events.step_by(1), [state, p["slider"]], [p["slider"], *views], **quiet)

@@ -86,7 +86,8 @@ def test_notes_and_panels_say_a_sampled_run_differs_from_plain_sampling():
     note = views.honest_note_md(SAMPLED)
     assert "This run samples" in note and "differ in general" in note and "plain sampling" in note
     assert "identical" not in note and "same text" not in note
-    assert "This run samples" not in views.honest_note_md(GREEDY) and "plain sampling" not in views.honest_note_md(GREEDY)
+    greedy_note = views.honest_note_md(GREEDY)
+    assert "This run samples" not in greedy_note and "plain sampling" not in greedy_note
     assert "Autoregressive (sampling, T=0.7)" in views.ar_output_html(SAMPLED, 3)
     assert "Autoregressive (greedy)" in views.ar_output_html(GREEDY, 3)
     assert "Sampling: steps=" in views.counter_text(SAMPLED, 3) and "Greedy: steps=" in views.counter_text(GREEDY, 3)

@@ -53,7 +53,7 @@ def _ar_title(run: RunTrace) -> str:
 
 
 def ar_output_html(run: RunTrace, k: int) -> str:
-    """The autoregressive output after clock step k (greedy, or plain sampling for a sampled run): one token per step."""
+    """The autoregressive output after clock step k (greedy, or plain sampling in a sampled run): a token a step."""
     return _panel(_ar_title(run), _status(run.greedy, k), _spans(run, run.greedy, k, by_step=False))
 
 

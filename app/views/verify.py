@@ -78,7 +78,8 @@ def _draws_table(run: RunTrace, step: StepTrace) -> str:
     for n, d in enumerate(step.draws, 1):
         verdict = "accepted" if d.accepted else "rejected"
         rows.append(f'<tr class="draw {verdict}"><td>{n}</td><td>c{d.candidate + 1}</td><td>{d.position}</td>'
-                    f'<td class="token">{cell_text(run, d.token, 14)}</td><td class="p">{html.escape(percent(d.prob))}</td>'
+                    f'<td class="token">{cell_text(run, d.token, 14)}</td>'
+                    f'<td class="p">{html.escape(percent(d.prob))}</td>'
                     f'<td class="u">{d.uniform:.3f}</td><td style="background:{MATCH if d.accepted else MISS}">'
                     f'{"u &lt; p: accepted" if d.accepted else "u ≥ p: rejected"}</td>'
                     f'<td>{html.escape(percent(d.residual_mass))}</td></tr>')
