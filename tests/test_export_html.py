@@ -143,7 +143,7 @@ def test_next_and_play_advance(page, run):
     pg, _, _ = page
     goto_step(pg, 0)
     pg.click("#next")
-    assert counts(pg)["greedy"] == (1, 2)
+    assert counts(pg)["greedy"] == (2, 2)  # step 1: two forward passes (prefill + one step), two tokens
     pg.click("#play")
     wait_until(lambda: int(pg.input_value("#slider")) >= 3)
     pg.click("#play")
