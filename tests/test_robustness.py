@@ -176,9 +176,10 @@ def test_values_gradio_client_cannot_send_are_refused_over_http(server):
     """A lone surrogate and NaN are not valid for a JSON encoder, but a raw request can carry them."""
     url, _ = server
     base = url + "gradio_api/call/generate"
-    for body, message in ((b'{"data": ["a\\ud800b", 5, 3, 4, 2, false]}', "not valid Unicode text"),
-                          (b'{"data": ["hi", NaN, 3, 4, 2, false]}', "got nan"),
-                          (b'{"data": ["hi", [1], 3, 4, 2, false]}', "got [1]")):
+    tail = b", 0, 1, 0]}"  # temperature, top_p, seed: a raw request must send every input, as gradio_client does
+    for body, message in ((b'{"data": ["a\\ud800b", 5, 3, 4, 2, false' + tail, "not valid Unicode text"),
+                          (b'{"data": ["hi", NaN, 3, 4, 2, false' + tail, "got nan"),
+                          (b'{"data": ["hi", [1], 3, 4, 2, false' + tail, "got [1]")):
         event = httpx.post(base, content=body, headers={"content-type": "application/json"}).json()["event_id"]
         answer = httpx.get(f"{base}/{event}", timeout=60).text
         assert "event: error" in answer and message in answer, answer
