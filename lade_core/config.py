@@ -42,6 +42,16 @@ def _check_float(name: str, value, low: float, high: float) -> None:
         raise ConfigError(f"{name} must be between {low} and {high}, got {_shown(value)}")
 
 
+def _from_mapping(cls, data, what: str):
+    """Build `cls` from a JSON mapping, refusing anything but a mapping of its own field names."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{what} settings must be a mapping, got {type(data).__name__}")
+    unknown = set(data) - set(cls.__dataclass_fields__)
+    if unknown:
+        raise ConfigError(f"unknown {what} fields: {sorted(map(str, unknown))}")
+    return cls(**data)
+
+
 @dataclass(frozen=True)
 class LookaheadConfig:
     """W, N, G of the paper plus the pool options.
@@ -85,12 +95,7 @@ class LookaheadConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> "LookaheadConfig":
-        if not isinstance(data, dict):
-            raise ConfigError(f"a config must be a mapping, got {type(data).__name__}")
-        unknown = set(data) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise ConfigError(f"unknown config fields: {sorted(map(str, unknown))}")
-        return cls(**data)
+        return _from_mapping(cls, data, "config")
 
 
 @dataclass(frozen=True)
@@ -124,9 +129,4 @@ class Sampling:
 
     @classmethod
     def from_dict(cls, data: dict) -> "Sampling":
-        if not isinstance(data, dict):
-            raise ConfigError(f"sampling settings must be a mapping, got {type(data).__name__}")
-        unknown = set(data) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise ConfigError(f"unknown sampling fields: {sorted(map(str, unknown))}")
-        return cls(**data)
+        return _from_mapping(cls, data, "sampling")
