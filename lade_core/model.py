@@ -27,6 +27,7 @@ class LM:
     device: torch.device
     dtype: torch.dtype
     eos_ids: frozenset[int] = field(default_factory=frozenset)
+    kernels: str = "stock"  # "onednn-prepacked" when loading.prepack swapped the linear layers (CPU fp32)
 
     def __post_init__(self):
         self._piece = lru_cache(maxsize=None)(self._decode_one)

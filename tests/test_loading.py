@@ -64,3 +64,24 @@ def test_eos_ids_and_chat_template(lm):
     assert lm.eos_ids and lm.is_chat
     text = lm.decode(lm.encode_prompt("Hi there"))
     assert "Hi there" in text and text.rstrip().endswith("assistant")
+
+
+def test_cpu_fp32_linears_are_prepacked_and_change_no_token(lm, bench_prompts, monkeypatch):
+    """oneDNN-prepacked linear layers are a kernel choice, not a different model: greedy output is the same."""
+    from torch.utils.mkldnn import MkldnnLinear
+
+    from lade_core import greedy_generate
+
+    assert lm.kernels == "onednn-prepacked"
+    assert isinstance(lm.model.get_output_embeddings(), MkldnnLinear)
+    assert not any(type(m) is torch.nn.Linear for m in lm.model.modules())
+    monkeypatch.setenv("LADE_PREPACK", "0")
+    stock = load_model(None, "cpu")
+    assert stock.kernels == "stock" and isinstance(stock.model.get_output_embeddings(), torch.nn.Linear)
+    for p in bench_prompts[:2]:
+        ids = lm.encode_prompt(p["prompt"])
+        assert greedy_generate(lm, ids, 32).tokens == greedy_generate(stock, ids, 32).tokens
+    assert not loading.prepack_enabled(torch.device("cpu"), torch.float32)  # LADE_PREPACK=0
+    monkeypatch.delenv("LADE_PREPACK")
+    assert loading.prepack_enabled(torch.device("cpu"), torch.float32)
+    assert not loading.prepack_enabled(torch.device("cuda"), torch.float32)

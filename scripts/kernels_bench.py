@@ -1,0 +1,67 @@
+"""Stock MKL linear layers against oneDNN-prepacked ones (what `load_model` uses on a CPU in fp32), side by side.
+
+Both copies of the model are loaded into one process; for every benchmark prompt greedy decoding runs on each in
+turn, so the ratio is measured under the same machine load. Also checks that both produce the same tokens, and
+times one forward at a few sizes on each (the cost curve's shape is what lookahead lives on). Writes one JSON file.
+
+    python scripts/kernels_bench.py --max-new-tokens 64 --out assets/bench/kernels.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from lade_core import greedy_generate, load_model  # noqa: E402
+from lade_core.bench import load_prompts  # noqa: E402
+from lade_core.costcurve import measure_cost_curve  # noqa: E402
+
+
+def load(prepacked: bool):
+    os.environ["LADE_PREPACK"] = "1" if prepacked else "0"
+    return load_model(None, "cpu")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--prompts", default=None)
+    ap.add_argument("--max-new-tokens", type=int, default=64)
+    ap.add_argument("--out", default="assets/bench/kernels.json")
+    args = ap.parse_args()
+    models = {"stock": load(False), "onednn-prepacked": load(True)}
+    assert [lm.kernels for lm in models.values()] == list(models)
+    rows = []
+    for p in load_prompts(args.prompts):
+        ids = models["stock"].encode_prompt(p["prompt"])
+        runs = {}
+        for name, lm in models.items():
+            greedy_generate(lm, ids, 4)  # warm-up
+            runs[name] = greedy_generate(lm, ids, args.max_new_tokens)
+        step_s = {k: statistics.fmean(s.forward_s + s.overhead_s for s in r.steps[1:]) for k, r in runs.items()}
+        rows.append({"id": p["id"], "step_s": step_s, "same_tokens": runs["stock"].tokens == runs["onednn-prepacked"].tokens,
+                     "speedup": step_s["stock"] / step_s["onednn-prepacked"]})
+        print(f"{p['id']:22s} stock {1000 * step_s['stock']:6.1f} ms  prepacked {1000 * step_s['onednn-prepacked']:6.1f} ms"
+              f"  {rows[-1]['speedup']:.2f}x  same tokens: {rows[-1]['same_tokens']}", flush=True)
+    sizes = (1, 2, 4, 8, 16, 32, 64, 128)
+    curves = {name: measure_cost_curve(lm, sizes, repeats=5) for name, lm in models.items()}
+    for name, c in curves.items():
+        print(f"{name:17s} " + "  ".join(f"{p['tokens']}:{1000 * p['seconds']:.1f}ms" for p in c["points"]))
+    result = {
+        "command": "python scripts/kernels_bench.py " + " ".join(sys.argv[1:]),
+        "max_new_tokens": args.max_new_tokens, "prompts": rows,
+        "greedy_speedup_median": statistics.median(r["speedup"] for r in rows),
+        "same_tokens": sum(r["same_tokens"] for r in rows), "cost_curves": curves,
+    }
+    print(f"prepacked greedy step: median {result['greedy_speedup_median']:.2f}x faster than stock; "
+          f"same tokens on {result['same_tokens']}/{len(rows)} prompts")
+    Path(args.out).write_text(json.dumps(result, indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
