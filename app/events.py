@@ -44,7 +44,8 @@ def describe(run: RunTrace, live: str = "") -> str:
     s = run.sampling
     mode = "greedy" if s.greedy else f"sampling at temperature {s.temperature:g}, top-p {s.top_p:g}, seed {s.seed}"
     plain = "greedy" if s.greedy else "autoregressive sampling"
-    return (f"{what}: W={cfg.window}, N={cfg.ngram}, G={cfg.guess}, {mode}, {run.max_new_tokens} new tokens max, "
+    seeded = ", prompt-seeded pool" if cfg.pool_from_prompt else ""
+    return (f"{what}: W={cfg.window}, N={cfg.ngram}, G={cfg.guess}{seeded}, {mode}, {run.max_new_tokens} new tokens max, "
             f"{run.model} on {run.device}. Lookahead: {len(run.lookahead.tokens)} tokens in "
             f"{len(run.lookahead.steps)} steps; {plain}: {len(run.greedy.tokens)} tokens in {len(run.greedy.steps)} "
             f"steps.")
@@ -60,7 +61,8 @@ def _stopped():
 
 
 def auto_settings():
-    """W, N, G with the best predicted tokens per second on this device (cost curve x sweep), and the reason."""
+    """W, N, G and pool seeding with the best predicted tokens per second on this device (cost curve x sweeps),
+    and the reason."""
     from lade_core.autoconfig import predict
 
     try:
@@ -68,10 +70,16 @@ def auto_settings():
     except Exception as exc:
         raise gr.Error(f"Auto needs the cost curve and the sweep in assets/ and the model: {exc}") from None
     W, N, G = best["window"], best["ngram"], best["guess"]
-    why = (f" Auto: on this device W={W}, N={N}, G={G} predicts {best['compression']:.2f} tokens per step at "
-           f"{best['step_cost']:.2f}x the cost of a greedy step, i.e. **{best['predicted_speedup']:.2f}x** greedy's "
-           f"speed{'' if best['predicted_speedup'] >= 1 else ' (no setting beats plain decoding on this device)'}.")
-    return W, N, G, tokens_per_forward_md(W, N, G) + why
+    return W, N, G, best["pool_from_prompt"], tokens_per_forward_md(W, N, G) + auto_reason(best)
+
+
+def auto_reason(best: dict) -> str:
+    """Why Auto chose `best` (a ranked sweep point), in one sentence for the settings panel."""
+    seeded = " with a prompt-seeded pool" if best["pool_from_prompt"] else ""
+    return (f" Auto: on this device W={best['window']}, N={best['ngram']}, G={best['guess']}{seeded} predicts "
+            f"{best['compression']:.2f} tokens per step at {best['step_cost']:.2f}x the cost of a greedy step, i.e. "
+            f"**{best['predicted_speedup']:.2f}x** greedy's speed"
+            f"{'' if best['predicted_speedup'] >= 1 else ' (no setting beats plain decoding on this device)'}.")
 
 
 def tokens_per_forward(window, ngram, guess) -> str:
@@ -156,7 +164,9 @@ def run_live(prompt, window, ngram, guess, max_new_tokens, seed_pool, request: g
             return
         for run, k, done in live.snapshots():
             phase = "greedy" if run.greedy.steps else "lookahead"
-            status = describe(run, "Live run finished" if done else f"Live run, {phase} step {k}")
+            stopped = "cancelled" in (run.lookahead.stop_reason, run.greedy.stop_reason)
+            status = describe(run, f"Live run, {phase} step {k}" if not done else
+                              "Live run stopped" if stopped else "Live run finished")
             note = honest_note_md(run) if done else gr.skip()
             yield (run, _slider(run, k), status, note, *_stopped(), *replay.render_step(run, k))
     except (ValueError, RuntimeError) as exc:
@@ -169,4 +179,8 @@ def run_live(prompt, window, ngram, guess, max_new_tokens, seed_pool, request: g
 def stop_live(run: RunTrace, request: gr.Request) -> str:
     """Stop the session's live run; what it recorded so far stays on the page and can be scrubbed."""
     stopped = stop_session(session_of(request))
-    return describe(run, "Live run stopped" if stopped else "Nothing was running")
+    # Gradio may cancel the run's generator (whose cleanup forgets the session) before this handler runs: a live
+    # run still marked "running" on the page was stopped all the same.
+    cut_short = run is not None and run.title == "live" and "running" in (run.lookahead.stop_reason,
+                                                                          run.greedy.stop_reason)
+    return describe(run, "Live run stopped" if stopped or cut_short else "Nothing was running")

@@ -1,7 +1,7 @@
 """The page: controls, playback bar and the five synchronised views, wired to `events`. `build_demo()` returns it.
 
 The page opens on a recorded run (assets/runs/), rendered when the page is built, so the first view needs no model
-and no event. Stable elem_ids (tests rely on them): prompt, run, stop, window-w, ngram-n, guess-g, max-new-tokens,
+and no event. The live-run settings start at Auto's choice for this device (from the shipped cost curve and sweeps). Stable elem_ids (tests rely on them): prompt, run, stop, window-w, ngram-n, guess-g, max-new-tokens,
 temperature, top-p, sample-seed, step-slider, play, step-next, step-prev, speed, recorded-run, run-status, and the
 views in `replay.VIEW_IDS`; intro, controls and outputs-row (hidden or pictured by `share`), whose panel has its own
 ids (see share.py).
@@ -43,8 +43,24 @@ def _explain(key: str) -> None:
         gr.Markdown(f"**What am I looking at?** {NOTES[key]}", elem_classes=["explain"])
 
 
+def _live_defaults(run) -> tuple[int, int, int, bool, str]:
+    """W, N, G, pool seeding and the note beside them for the next live run: Auto's choice for this device from the
+    shipped measurements, or the opening run's settings where this device has no saved cost curve."""
+    from lade_core.autoconfig import predict_shipped
+    from lade_core.loading import DEFAULT_MODEL
+
+    best = predict_shipped(device_kind(), MODEL.name or DEFAULT_MODEL)
+    if best is None:
+        cfg = run.config
+        return cfg.window, cfg.ngram, cfg.guess, cfg.pool_from_prompt, tokens_per_forward_md(cfg.window, cfg.ngram,
+                                                                                            cfg.guess)
+    W, N, G = best["window"], best["ngram"], best["guess"]
+    return W, N, G, best["pool_from_prompt"], (tokens_per_forward_md(W, N, G) + events.auto_reason(best) +
+                                               " Opening a recorded run sets its own settings.")
+
+
 def _controls(run) -> dict:
-    cfg = run.config
+    W, N, G, seeded, tpf = _live_defaults(run)
     c = {}
     with gr.Row(elem_id="controls") as c["row"]:
         with gr.Column(scale=3):
@@ -58,17 +74,17 @@ def _controls(run) -> dict:
                                         elem_id="recorded-run")
             c["share"] = share.panel(run)
         with gr.Column(scale=2):
-            c["W"] = gr.Slider(*limits.WINDOW, value=cfg.window, step=1, label="W: window width (how far ahead to guess)",
+            c["W"] = gr.Slider(*limits.WINDOW, value=W, step=1, label="W: window width (how far ahead to guess)",
                                elem_id="window-w")
-            c["N"] = gr.Slider(*limits.NGRAM, value=cfg.ngram, step=1, label="N: n-gram size (window has N-1 levels)",
+            c["N"] = gr.Slider(*limits.NGRAM, value=N, step=1, label="N: n-gram size (window has N-1 levels)",
                                elem_id="ngram-n")
-            c["G"] = gr.Slider(*limits.GUESS, value=cfg.guess, step=1, label="G: candidates verified per step",
+            c["G"] = gr.Slider(*limits.GUESS, value=G, step=1, label="G: candidates verified per step",
                                elem_id="guess-g")
-            c["tpf"] = gr.Markdown(tokens_per_forward_md(cfg.window, cfg.ngram, cfg.guess), elem_id="tokens-per-forward")
+            c["tpf"] = gr.Markdown(tpf, elem_id="tokens-per-forward")
             c.update(_sampling_controls(run))
             c["max_new"] = gr.Slider(*limits.MAX_NEW_TOKENS, value=64, step=1, label="Max new tokens",
                                      elem_id="max-new-tokens")
-            c["seed"] = gr.Checkbox(value=cfg.pool_from_prompt, label="Seed the pool with the prompt's n-grams",
+            c["seed"] = gr.Checkbox(value=seeded, label="Seed the pool with the prompt's n-grams",
                                     elem_id="pool-from-prompt")
             with gr.Row():
                 c["auto"] = gr.Button("Auto W, N, G", elem_id="auto", scale=0, min_width=120)
@@ -143,7 +159,8 @@ def _views(run, k: int) -> list:
         with gr.Column(scale=3), gr.Row():
             gr.Plot(cost_curve_figure(load_measurement(f"costcurve-{device_kind()}")), elem_id="cost-curve",
                     show_label=False)
-            gr.Plot(sweep_figure(load_measurement("sweep")), elem_id="sweep-plot", show_label=False)
+            gr.Plot(sweep_figure(load_measurement("sweep"), load_measurement("sweep-seeded")), elem_id="sweep-plot",
+                    show_label=False)
         _explain("scaling")
     return [v[i] for i in replay.VIEW_IDS]
 
@@ -198,7 +215,11 @@ def _wire(c, p, views, state, playing, timer, status, note):
     run_event = c["run"].click(
         events.run_live, [c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["seed"], *_sampling(c)],
         [state, p["slider"], status, note, *stop_play, *views], show_progress="minimal", **engine)
-    c["stop"].click(events.stop_live, state, status, cancels=[run_event])
-    c["auto"].click(events.auto_settings, None, [c["W"], c["N"], c["G"], c["tpf"]], **quiet)
+    # Two listeners: one that stops the session's running run (its generator then ends with a "stopped" update),
+    # and one that only cancels a run still waiting in the queue. Gradio may skip the fn of a listener that also
+    # cancels, so the two are kept apart.
+    c["stop"].click(events.stop_live, state, status, **quiet)
+    c["stop"].click(None, None, None, cancels=[run_event])
+    c["auto"].click(events.auto_settings, None, [c["W"], c["N"], c["G"], c["seed"], c["tpf"]], **quiet)
     gr.api(api.generate, api_name="generate", **engine)
     return run_event

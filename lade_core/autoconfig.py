@@ -1,7 +1,8 @@
 """`--auto`: pick W, N, G for this device, to maximise tokens per second.
 
 Expected speed-up of a configuration = compression / (step cost / greedy step cost). Compression comes from the
-recorded sweep (`assets/sweep.json`, measured on the shared prompts); step cost from the device's cost curve
+recorded sweeps (`assets/sweep.json` and, with prompt-seeded pools, `assets/sweep-seeded.json`, measured on the
+shared prompts); step cost from the device's cost curve
 (`assets/costcurve-<device>.json`, measured with `python -m lade_core costcurve`, or measured now if missing),
 read at the number of tokens such a step really feeds on average. A GPU, where extra tokens are nearly free, gets a
 wide window; a CPU gets a narrow one.
@@ -16,33 +17,63 @@ from .config import LookaheadConfig
 from .costcurve import ASSETS, cost_at, default_curve_path, measure_cost_curve
 
 SWEEP_PATH = ASSETS / "sweep.json"
+SEEDED_SWEEP_PATH = ASSETS / "sweep-seeded.json"
 
 
-def rank_configs(sweep: dict, curve: dict) -> list[dict]:
-    """Every swept configuration with its predicted speed-up, best first."""
+def rank_configs(sweep: dict, curve: dict, pool_from_prompt: bool | None = None) -> list[dict]:
+    """Every swept configuration with its predicted speed-up, best first; `pool_from_prompt` True or False keeps
+    only the seeded or the unseeded ones (None: both)."""
     ranked = []
     for point in sweep["points"]:
+        point = {"pool_from_prompt": False, **point}
+        if pool_from_prompt is not None and point["pool_from_prompt"] != pool_from_prompt:
+            continue
         cost = cost_at(curve, point["mean_tokens_fed"]) / curve["greedy_s"]
         ranked.append({**point, "step_cost": cost, "predicted_speedup": point["compression"] / cost})
     return sorted(ranked, key=lambda p: -p["predicted_speedup"])
 
 
-def load_curve(lm) -> dict:
-    path = default_curve_path(str(lm.device))
+def load_sweeps(paths=(SWEEP_PATH, SEEDED_SWEEP_PATH)) -> dict:
+    """The points of every sweep file that exists, as one sweep (the first one must exist)."""
+    points = []
+    for i, path in enumerate(map(Path, paths)):
+        if i == 0 or path.exists():
+            sweep = json.loads(path.read_text())
+            flag = bool(sweep.get("pool_from_prompt", False))
+            points += [{"pool_from_prompt": flag, **p} for p in sweep["points"]]
+    return {"points": points}
+
+
+def shipped_curve(device: str, model_name: str) -> dict | None:
+    """The saved cost curve of this kind of device, if it was measured with this model; else None."""
+    path = default_curve_path(device)
     if path.exists():
         curve = json.loads(path.read_text())
-        if curve.get("model") == lm.name:
+        if curve.get("model") == model_name:
             return curve
-    return measure_cost_curve(lm, sizes=(1, 4, 8, 16, 32, 64, 128, 256), repeats=3)
+    return None
 
 
-def predict(lm, sweep_path: Path = SWEEP_PATH) -> dict:
+def load_curve(lm) -> dict:
+    """The saved cost curve for `lm`'s device and model, or one measured now (about a minute on a CPU)."""
+    return shipped_curve(str(lm.device), lm.name) or measure_cost_curve(lm, sizes=(1, 4, 8, 16, 32, 64, 128, 256),
+                                                                        repeats=3)
+
+
+def predict(lm, pool_from_prompt: bool | None = None, sweep_paths=(SWEEP_PATH, SEEDED_SWEEP_PATH)) -> dict:
     """The best swept configuration on `lm`'s device, with its compression, step cost and predicted speed-up."""
-    sweep = json.loads(Path(sweep_path).read_text())
-    return rank_configs(sweep, load_curve(lm))[0]
+    return rank_configs(load_sweeps(sweep_paths), load_curve(lm), pool_from_prompt)[0]
 
 
-def auto_config(lm, pool_from_prompt: bool = False, seed: int = 0, sweep_path: Path = SWEEP_PATH) -> LookaheadConfig:
-    """The configuration with the best predicted tokens per second on `lm`'s device."""
-    best = predict(lm, sweep_path)
-    return LookaheadConfig(best["window"], best["ngram"], best["guess"], pool_from_prompt, seed)
+def predict_shipped(device: str, model_name: str, sweep_paths=(SWEEP_PATH, SEEDED_SWEEP_PATH)) -> dict | None:
+    """`predict` from saved measurements only (no model needed); None where this device has no saved curve."""
+    curve = shipped_curve(device, model_name)
+    return rank_configs(load_sweeps(sweep_paths), curve)[0] if curve else None
+
+
+def auto_config(lm, pool_from_prompt: bool | None = None, seed: int = 0,
+                sweep_paths=(SWEEP_PATH, SEEDED_SWEEP_PATH)) -> LookaheadConfig:
+    """The configuration with the best predicted tokens per second on `lm`'s device; whether to seed the pool is
+    part of the choice unless `pool_from_prompt` fixes it."""
+    best = predict(lm, pool_from_prompt, sweep_paths)
+    return LookaheadConfig(best["window"], best["ngram"], best["guess"], best["pool_from_prompt"], seed)

@@ -44,7 +44,8 @@ def _settings(args, lm=None) -> tuple[LookaheadConfig, Sampling]:
     if args.auto:
         from .autoconfig import auto_config
 
-        return auto_config(lm, pool_from_prompt=args.pool_from_prompt, seed=args.seed), sampling
+        # --auto chooses whether to seed the pool too, unless --pool-from-prompt asks for it
+        return auto_config(lm, pool_from_prompt=True if args.pool_from_prompt else None, seed=args.seed), sampling
     return LookaheadConfig(args.window, args.ngram, args.guess, args.pool_from_prompt, args.seed), sampling
 
 
@@ -177,7 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("sweep", help="compression over W and N (G = W): the paper's scaling figure")
     p.add_argument("--prompts", default=None)
-    p.add_argument("--out", default="assets/sweep.json")
+    p.add_argument("--out", default=None, help="JSON file (default: assets/sweep.json, or sweep-seeded.json)")
+    p.add_argument("--pool-from-prompt", action="store_true", help="seed every run's pool with the prompt's n-grams")
     p.add_argument("--max-new-tokens", type=int, default=128)
     p.add_argument("--windows", default="1,2,4,8,16,32")
     p.add_argument("--ngrams", default="2,3,4,5,6")

@@ -149,9 +149,24 @@ def test_empty_prompt_is_refused(page):
     page.wait_for_selector("text=The prompt is empty")
 
 
+def test_live_settings_start_at_autos_choice_for_this_device(page):
+    """Issue 8: the app's default for a live run is what `--auto` picks here, and the panel says why."""
+    from lade_core.autoconfig import predict_shipped
+    from lade_core.loading import DEFAULT_MODEL
+
+    best = predict_shipped("cpu", DEFAULT_MODEL)
+    assert [slider_value(page, e) for e in ("window-w", "ngram-n", "guess-g")] == [
+        best["window"], best["ngram"], best["guess"]]
+    assert page.locator("#pool-from-prompt input").is_checked() == best["pool_from_prompt"]
+    note = page.inner_text("#tokens-per-forward")
+    assert f"Auto: on this device W={best['window']}, N={best['ngram']}, G={best['guess']}" in note
+    assert f"{best['predicted_speedup']:.2f}x" in note
+
+
 def test_live_run_streams_and_agrees_with_the_engine(page):
     from lade_core import LookaheadConfig, greedy_generate, load_model, record_run
 
+    page.locator("#pool-from-prompt input").set_checked(False)
     page.fill("#prompt textarea", LIVE_PROMPT)
     for elem, key in (("window-w", "window"), ("ngram-n", "ngram"), ("guess-g", "guess"),
                       ("max-new-tokens", "max_new_tokens")):

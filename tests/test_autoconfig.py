@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from lade_core import LookaheadConfig, greedy_generate, lookahead_generate
-from lade_core.autoconfig import SWEEP_PATH, auto_config, rank_configs
+from lade_core.autoconfig import SEEDED_SWEEP_PATH, SWEEP_PATH, auto_config, load_sweeps, rank_configs
 from lade_core.costcurve import cost_at
 
 CURVE = {"greedy_s": 1.0, "points": [{"tokens": 1, "seconds": 1.0}, {"tokens": 10, "seconds": 2.0},
@@ -33,10 +33,21 @@ def test_ranking_is_by_compression_over_step_cost():
     assert rank_configs(sweep, flat)[0]["window"] == 32  # where extra tokens are free, the widest window wins
 
 
-def test_every_choosable_configuration_was_exact():
-    sweep = json.loads(Path(SWEEP_PATH).read_text())
+def test_seeding_is_part_of_the_choice_unless_fixed():
+    plain, seeded = _point(2, 3, 1.3, 5), {**_point(2, 3, 1.5, 5), "pool_from_prompt": True}
+    sweep = {"points": [plain, seeded]}
+    assert rank_configs(sweep, CURVE)[0]["pool_from_prompt"] is True
+    assert [p["pool_from_prompt"] for p in rank_configs(sweep, CURVE, pool_from_prompt=False)] == [False]
+    assert [p["compression"] for p in rank_configs(sweep, CURVE, pool_from_prompt=True)] == [1.5]
+
+
+@pytest.mark.parametrize("path", [SWEEP_PATH, SEEDED_SWEEP_PATH], ids=["plain", "seeded"])
+def test_every_choosable_configuration_was_exact(path):
+    sweep = json.loads(Path(path).read_text())
     assert len(sweep["points"]) >= 20 and len(sweep["prompts"]) == 8
+    assert sweep.get("pool_from_prompt", False) == (path == SEEDED_SWEEP_PATH)
     assert all(p["exact"] for p in sweep["points"]), [p for p in sweep["points"] if not p["exact"]]
+    assert all(p in load_sweeps()["points"] for p in ({"pool_from_prompt": False, **q} for q in sweep["points"]))
 
 
 def test_the_configuration_auto_picks_here_is_exact(lm, bench_prompts):

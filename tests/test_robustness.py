@@ -245,6 +245,14 @@ def test_fifty_runs_keep_memory_bounded(server):
     assert after - before < RSS_GROWTH_MB
 
 
+def wait_status(page, text: str) -> None:
+    """Wait until the run status line contains `text`; on a timeout, say what it shows instead."""
+    try:
+        page.wait_for_function("t => document.querySelector('#run-status').innerText.includes(t)", arg=text)
+    except Exception:
+        raise AssertionError(f"the status never said {text!r}; it says {page.inner_text('#run-status')!r}") from None
+
+
 @pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian Chromium at /usr/bin/chromium")
 def test_browser_shows_limits_refusals_queue_position_and_stop_frees_the_slot(server, lm):
     playwright = pytest.importorskip("playwright.sync_api")
@@ -274,7 +282,7 @@ def test_browser_shows_limits_refusals_queue_position_and_stop_frees_the_slot(se
 
         # Stop ends the page's run at its next step; the slot is free for the next one at once.
         page.click("#stop")
-        page.wait_for_function("() => document.querySelector('#run-status').innerText.includes('Live run stopped')")
+        wait_status(page, "Live run stopped")
         t0 = time.perf_counter()
         got = generate(Client(url, verbose=False), "Name three fruits.", 4, 3, 3, 5)
         MEASURED["run_after_browser_stop_s"] = round(time.perf_counter() - t0, 1)

@@ -116,3 +116,20 @@ def test_playback_resends_the_mask_only_when_the_layout_changes():
 def test_tokens_per_forward():
     assert "**43**" in views.tokens_per_forward_md(7, 4, 7)
     assert "**28**" in views.tokens_per_forward_md(5, 4, 4)
+
+
+def test_scaling_figures_draw_the_shipped_measurements():
+    """Section 6 draws the cost curve and both sweeps exactly as measured (no point invented or dropped)."""
+    curve = views.load_measurement("costcurve-cpu")
+    line = views.cost_curve_figure(curve).data[0]
+    assert list(line.x) == [p["tokens"] for p in curve["points"]]
+    assert list(line.y) == pytest.approx([p["seconds"] / curve["greedy_s"] for p in curve["points"]])
+    sweep, seeded = views.load_measurement("sweep"), views.load_measurement("sweep-seeded")
+    lines = {t.name: t for t in views.sweep_figure(sweep, seeded).data}
+    for data, suffix in ((sweep, ""), (seeded, ", seeded pool")):
+        drawn = {(name, x, y) for name, t in lines.items() for x, y in zip(t.x, t.y)}
+        assert {(f"N={p['ngram']}{suffix}", p["log2_tokens_per_step"], p["compression"]) for p in data["points"]} <= drawn
+    assert sum(len(t.x) for t in lines.values()) == len(sweep["points"]) + len(seeded["points"])
+    assert {t.line.dash for name, t in lines.items() if "seeded" in name} == {"dash"}
+    assert len(views.sweep_figure(sweep).data) == len({p["ngram"] for p in sweep["points"]})
+    assert views.sweep_figure(None).data == () and views.cost_curve_figure(None).data == ()

@@ -33,10 +33,13 @@ NOTES = {
             "the model used in this step. Hover a cell to see why it is visible or not.",
     "scaling": "**Left:** what one forward pass costs on this device as it carries more tokens, as a multiple of a "
                "greedy step. Where the line is flat (a GPU with a large model), lookahead's extra tokens are free and "
-               "tokens per step become speed-up; where it climbs (this CPU), each step costs several greedy steps. "
+               "tokens per step become speed-up; where it climbs (a CPU), a wide window costs several greedy steps "
+               "and only a small one, which costs little more than a greedy step, can come out ahead. "
                "**Right:** tokens per step over W and N with G = W on the benchmark prompts: compression grows with "
-               "log(tokens per step), and a larger N pays off only with a wide window, as in the paper's Figure 5. "
-               "**Auto** picks the W, N, G with the best predicted tokens per second from these two measurements.",
+               "log(tokens per step), and a larger N pays off only with a wide window, as in the paper's Figure 5; "
+               "dashed, the same with the pool seeded from the prompt's n-grams. "
+               "**Auto** picks the W, N, G (and the seeding) with the best predicted tokens per second from these "
+               "measurements.",
 }
 
 
