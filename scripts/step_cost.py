@@ -1,0 +1,93 @@
+"""What one lookahead step costs at W, N as its verification branch fills: 0, 1, 2, ... G candidates.
+
+Each point is one real `LM.step_forward` with that step's layout, mask, positions and logits rows, on top of a cached
+prefix, timed as the median of several runs interleaved with greedy steps on the same cache (one of each in turn,
+so the ratio is measured under the same machine load). The g = 0 point is the floor a step at this W, N cannot go under on this device: the
+lookahead branch alone. Writes one JSON file.
+
+    python scripts/step_cost.py -W 15 -N 5 --guesses 0,2,4,8,15 --out assets/bench/step-cost-15-5.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch  # noqa: E402
+
+from lade_core import load_model  # noqa: E402
+from lade_core.layout import StepLayout  # noqa: E402
+
+
+def interleaved_medians(fns: dict, repeats: int) -> dict:
+    """Median seconds of each function, timed in turn (one run of each per round), so that the machine's load,
+    which drifts over seconds on a shared host, weighs on all of them alike."""
+    for fn in fns.values():  # warm-up
+        fn()
+    times = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--window", "-W", type=int, default=15)
+    ap.add_argument("--ngram", "-N", type=int, default=5)
+    ap.add_argument("--guesses", default="0,2,4,8,15", help="numbers of candidates to time")
+    ap.add_argument("--prefix", type=int, default=150, help="tokens already in the KV cache")
+    ap.add_argument("--repeats", type=int, default=25)
+    ap.add_argument("--rounds", type=int, default=2, help="measure everything this many times")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    lm = load_model()
+    cache = lm.new_cache()
+    lm.prefill(cache, [(7 * i) % 1000 + 10 for i in range(args.prefix)])
+
+    def greedy():
+        lm.decode_one(cache, 42, args.prefix)
+        lm.sync()
+        cache.crop(-1)
+
+    def step(g: int):
+        layout = StepLayout(args.ngram - 1, args.window, g, args.ngram - 1)
+        newest = layout.newest_level_start
+        keep = torch.tensor([0, *range(newest, newest + args.window), *range(layout.cand_start, layout.size)])
+        tokens = [(13 * i) % 1000 + 10 for i in range(layout.size)]
+
+        def run():
+            lm.step_forward(cache, tokens, layout, keep)
+            lm.sync()
+            cache.crop(-layout.size)
+
+        return layout.size, run
+
+    guesses = [int(x) for x in args.guesses.split(",")]
+    steps = {g: step(g) for g in guesses}
+    rounds = []
+    for _ in range(args.rounds):
+        fns = {"greedy": greedy, **{g: run for g, (_, run) in steps.items()}}
+        medians = interleaved_medians(fns, args.repeats)
+        greedy_s = medians["greedy"]
+        points = [{"candidates": g, "tokens": steps[g][0], "seconds": medians[g]} for g in guesses]
+        rounds.append({"greedy_s": greedy_s, "points": points})
+        print(f"greedy step {1000 * greedy_s:.1f} ms; W={args.window} N={args.ngram}: " + ", ".join(
+            f"g={p['candidates']} ({p['tokens']} tokens) {p['seconds'] / greedy_s:.2f}x" for p in points), flush=True)
+    result = {"command": "python scripts/step_cost.py " + " ".join(sys.argv[1:]), "model": lm.name,
+              "device": str(lm.device), "kernels": lm.kernels, "window": args.window, "ngram": args.ngram,
+              "prefix": args.prefix, "rounds": rounds}
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
