@@ -6,6 +6,8 @@ gr.State bool driving a gr.Timer). Each handler returns the views of the step it
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import gradio as gr
 
 from lade_core import RunTrace
@@ -45,7 +47,8 @@ def describe(run: RunTrace, live: str = "") -> str:
     mode = "greedy" if s.greedy else f"sampling at temperature {s.temperature:g}, top-p {s.top_p:g}, seed {s.seed}"
     plain = "greedy" if s.greedy else "autoregressive sampling"
     seeded = ", prompt-seeded pool" if cfg.pool_from_prompt else ""
-    return (f"{what}: W={cfg.window}, N={cfg.ngram}, G={cfg.guess}{seeded}, {mode}, {run.max_new_tokens} new tokens max, "
+    return (f"{what}: W={cfg.window}, N={cfg.ngram}, G={cfg.guess}{seeded}, {mode}, "
+            f"{run.max_new_tokens} new tokens max, "
             f"{run.model} on {run.device}. Lookahead: {len(run.lookahead.tokens)} tokens in "
             f"{len(run.lookahead.steps)} steps; {plain}: {len(run.greedy.tokens)} tokens in {len(run.greedy.steps)} "
             f"steps.")
@@ -176,11 +179,14 @@ def run_live(prompt, window, ngram, guess, max_new_tokens, seed_pool, request: g
         forget(session, live)
 
 
-def stop_live(run: RunTrace, request: gr.Request) -> str:
-    """Stop the session's live run; what it recorded so far stays on the page and can be scrubbed."""
+def stop_live(run: RunTrace, request: gr.Request) -> tuple[RunTrace, str]:
+    """Stop the session's live run; what it recorded so far stays on the page and can be scrubbed. Returns the page's
+    run, marked stopped if it was still running, and the status line."""
     stopped = stop_session(session_of(request))
-    # Gradio may cancel the run's generator (whose cleanup forgets the session) before this handler runs: a live
-    # run still marked "running" on the page was stopped all the same.
-    cut_short = run is not None and run.title == "live" and "running" in (run.lookahead.stop_reason,
-                                                                          run.greedy.stop_reason)
-    return describe(run, "Live run stopped" if stopped or cut_short else "Nothing was running")
+    # The Stop button's other listener cancels the run's generator, whose cleanup forgets the session, so it may
+    # have done so before this handler runs: a live run still marked "running" on the page was stopped all the same.
+    running = [m for m in (run.lookahead, run.greedy) if m.stop_reason == "running"] if run is not None else []
+    if running:
+        run = replace(run, **{name: replace(m, stop_reason="cancelled") for name, m in
+                              (("lookahead", run.lookahead), ("greedy", run.greedy)) if m.stop_reason == "running"})
+    return run, describe(run, "Live run stopped" if stopped or running else "Nothing was running")

@@ -1,7 +1,8 @@
 """The page: controls, playback bar and the five synchronised views, wired to `events`. `build_demo()` returns it.
 
 The page opens on a recorded run (assets/runs/), rendered when the page is built, so the first view needs no model
-and no event. The live-run settings start at Auto's choice for this device (from the shipped cost curve and sweeps). Stable elem_ids (tests rely on them): prompt, run, stop, window-w, ngram-n, guess-g, max-new-tokens,
+and no event. The live-run settings start at Auto's choice for this device (from the shipped cost curve and
+sweeps). Stable elem_ids (tests rely on them): prompt, run, stop, window-w, ngram-n, guess-g, max-new-tokens,
 temperature, top-p, sample-seed, step-slider, play, step-next, step-prev, speed, recorded-run, run-status, and the
 views in `replay.VIEW_IDS`; intro, controls and outputs-row (hidden or pictured by `share`), whose panel has its own
 ids (see share.py).
@@ -215,10 +216,10 @@ def _wire(c, p, views, state, playing, timer, status, note):
     run_event = c["run"].click(
         events.run_live, [c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["seed"], *_sampling(c)],
         [state, p["slider"], status, note, *stop_play, *views], show_progress="minimal", **engine)
-    # Two listeners: one that stops the session's running run (its generator then ends with a "stopped" update),
-    # and one that only cancels a run still waiting in the queue. Gradio may skip the fn of a listener that also
-    # cancels, so the two are kept apart.
-    c["stop"].click(events.stop_live, state, status, **quiet)
+    # Two listeners, because Gradio may skip the fn of a listener that also cancels: one stops the session's run
+    # (the engine ends at its next step) and sets the status; the other cancels the Run event, whether it is still
+    # waiting in the queue or already streaming.
+    c["stop"].click(events.stop_live, state, [state, status], **quiet)
     c["stop"].click(None, None, None, cancels=[run_event])
     c["auto"].click(events.auto_settings, None, [c["W"], c["N"], c["G"], c["seed"], c["tpf"]], **quiet)
     gr.api(api.generate, api_name="generate", **engine)

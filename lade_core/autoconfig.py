@@ -5,7 +5,8 @@ recorded sweeps (`assets/sweep.json` and, with prompt-seeded pools, `assets/swee
 shared prompts); step cost from the device's cost curve
 (`assets/costcurve-<device>.json`, measured with `python -m lade_core costcurve`, or measured now if missing),
 read at the number of tokens such a step really feeds on average. A GPU, where extra tokens are nearly free, gets a
-wide window; a CPU gets a narrow one.
+wide window; a CPU gets a narrow one. A saved curve is used only for the model, dtype and kernels it was measured
+with. The sweeps were measured with the default model; for another model they stand in as an estimate.
 """
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import torch
+
 from .config import LookaheadConfig
 from .costcurve import ASSETS, cost_at, default_curve_path, measure_cost_curve
+from .loading import prepack_enabled
 
 SWEEP_PATH = ASSETS / "sweep.json"
 SEEDED_SWEEP_PATH = ASSETS / "sweep-seeded.json"
@@ -44,31 +48,48 @@ def load_sweeps(paths=(SWEEP_PATH, SEEDED_SWEEP_PATH)) -> dict:
     return {"points": points}
 
 
-def shipped_curve(device: str, model_name: str) -> dict | None:
-    """The saved cost curve of this kind of device, if it was measured with this model; else None."""
+def shipped_curve(device: str, model_name: str, dtype: str = "float32", kernels: str | None = None) -> dict | None:
+    """The saved cost curve of this kind of device, if it was measured with this model, dtype and kernels (the
+    kernels `load_model` would pick when None); else None."""
     path = default_curve_path(device)
-    if path.exists():
-        curve = json.loads(path.read_text())
-        if curve.get("model") == model_name:
-            return curve
-    return None
+    if not path.exists():
+        return None
+    if kernels is None:
+        kind = torch.device(device)
+        kernels = "onednn-prepacked" if prepack_enabled(kind, getattr(torch, dtype)) else "stock"
+    curve = json.loads(path.read_text())
+    same = (curve.get("model"), curve.get("dtype"), curve.get("kernels", "stock")) == (model_name, dtype, kernels)
+    return curve if same else None
 
 
 def load_curve(lm) -> dict:
-    """The saved cost curve for `lm`'s device and model, or one measured now (about a minute on a CPU)."""
-    return shipped_curve(str(lm.device), lm.name) or measure_cost_curve(lm, sizes=(1, 4, 8, 16, 32, 64, 128, 256),
-                                                                        repeats=3)
+    """The saved cost curve for `lm`'s device, model and kernels, or one measured now (about a minute on a CPU)."""
+    dtype = str(lm.dtype).removeprefix("torch.")
+    return (shipped_curve(str(lm.device), lm.name, dtype, lm.kernels)
+            or measure_cost_curve(lm, sizes=(1, 4, 8, 16, 32, 64, 128, 256), repeats=3))
+
+
+def _best(ranked: list[dict], pool_from_prompt: bool | None) -> dict:
+    if not ranked:
+        which = {True: "prompt-seeded ", False: "plain "}.get(pool_from_prompt, "")
+        raise ValueError(f"no {which}sweep to choose from: run `python -m lade_core sweep"
+                         f"{' --pool-from-prompt' if pool_from_prompt else ''}` first")
+    return ranked[0]
 
 
 def predict(lm, pool_from_prompt: bool | None = None, sweep_paths=(SWEEP_PATH, SEEDED_SWEEP_PATH)) -> dict:
     """The best swept configuration on `lm`'s device, with its compression, step cost and predicted speed-up."""
-    return rank_configs(load_sweeps(sweep_paths), load_curve(lm), pool_from_prompt)[0]
+    return _best(rank_configs(load_sweeps(sweep_paths), load_curve(lm), pool_from_prompt), pool_from_prompt)
 
 
 def predict_shipped(device: str, model_name: str, sweep_paths=(SWEEP_PATH, SEEDED_SWEEP_PATH)) -> dict | None:
-    """`predict` from saved measurements only (no model needed); None where this device has no saved curve."""
+    """`predict` from saved measurements only (no model needed); None where this device, model and kernels have no
+    saved cost curve, or there is no sweep."""
     curve = shipped_curve(device, model_name)
-    return rank_configs(load_sweeps(sweep_paths), curve)[0] if curve else None
+    if curve is None or not Path(sweep_paths[0]).exists():
+        return None
+    ranked = rank_configs(load_sweeps(sweep_paths), curve)
+    return ranked[0] if ranked else None
 
 
 def auto_config(lm, pool_from_prompt: bool | None = None, seed: int = 0,

@@ -121,7 +121,8 @@ def run_bench(args) -> dict:
           f"(min {summary['speedup_min']:.2f}x); step cost {summary['step_cost_ratio_mean']:.2f}x greedy; "
           f"overhead at most {100 * summary['overhead_share_max']:.1f}%; exact on {summary['exact_count']}/{len(rows)}")
     result = {
-        "model": lm.name, "device": str(lm.device), "dtype": str(lm.dtype).removeprefix("torch."), "kernels": lm.kernels,
+        "model": lm.name, "device": str(lm.device), "dtype": str(lm.dtype).removeprefix("torch."),
+        "kernels": lm.kernels,
         "config": config.to_dict(), "sampling": sampling.to_dict(), "max_new_tokens": args.max_new_tokens,
         "command": "python -m lade_core " + " ".join(sys.argv[1:]), "prompts": rows, "summary": summary,
     }

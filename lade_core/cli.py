@@ -30,8 +30,11 @@ def _config_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--window", "-W", type=int, default=d.window, help=f"window W (default {d.window})")
     p.add_argument("--ngram", "-N", type=int, default=d.ngram, help=f"n-gram size N (default {d.ngram})")
     p.add_argument("--guess", "-G", type=int, default=d.guess, help=f"candidates G (default {d.guess})")
-    p.add_argument("--pool-from-prompt", action="store_true", help="seed the n-gram pool with the prompt's n-grams")
-    p.add_argument("--auto", action="store_true", help="pick W, N, G for this device from the cost curve")
+    p.add_argument("--pool-from-prompt", action=argparse.BooleanOptionalAction, default=None,
+                   help="seed the n-gram pool with the prompt's n-grams (default: no; with --auto, Auto decides)")
+    p.add_argument("--auto", action="store_true",
+                   help="pick W, N, G (and, unless given, the pool seeding) for this device from the cost curve and "
+                        "the sweeps")
     p.add_argument("--max-new-tokens", type=int, default=128)
     p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (exact); > 0 samples")
     p.add_argument("--top-k", type=int, default=0)
@@ -44,9 +47,9 @@ def _settings(args, lm=None) -> tuple[LookaheadConfig, Sampling]:
     if args.auto:
         from .autoconfig import auto_config
 
-        # --auto chooses whether to seed the pool too, unless --pool-from-prompt asks for it
-        return auto_config(lm, pool_from_prompt=True if args.pool_from_prompt else None, seed=args.seed), sampling
-    return LookaheadConfig(args.window, args.ngram, args.guess, args.pool_from_prompt, args.seed), sampling
+        # --auto chooses whether to seed the pool too, unless --pool-from-prompt / --no-pool-from-prompt says
+        return auto_config(lm, pool_from_prompt=args.pool_from_prompt, seed=args.seed), sampling
+    return LookaheadConfig(args.window, args.ngram, args.guess, bool(args.pool_from_prompt), args.seed), sampling
 
 
 def _prompt(args) -> str:
@@ -78,7 +81,8 @@ def cmd_generate(args) -> int:
     tty = sys.stdout.isatty()
     paint = _highlighter(tty)
     out = sys.stdout
-    out.write(f"[lookahead W={config.window} N={config.ngram} G={config.guess} on {lm.name}, {lm.device}]\n")
+    seeded = ", prompt-seeded pool" if config.pool_from_prompt else ""
+    out.write(f"[lookahead W={config.window} N={config.ngram} G={config.guess}{seeded} on {lm.name}, {lm.device}]\n")
     state = {"ids": [], "text": ""}
 
     def on_step(step):  # stream: print the new text of each step, coloured when the step emitted several tokens

@@ -60,7 +60,8 @@ def measure_cost_curve(lm: LM, sizes=DEFAULT_SIZES, prefix: int = 100, repeats: 
     points = [{"tokens": n, "seconds": _median_time(step_of(n), repeats)} for n in sizes if n >= 2]
     points.insert(0, {"tokens": 1, "seconds": greedy_s})
     return {
-        "model": lm.name, "device": str(lm.device), "dtype": str(lm.dtype).removeprefix("torch."), "kernels": lm.kernels,
+        "model": lm.name, "device": str(lm.device), "dtype": str(lm.dtype).removeprefix("torch."),
+        "kernels": lm.kernels,
         "threads": torch.get_num_threads(), "prefix": prefix, "greedy_s": greedy_s, "points": points,
     }
 

@@ -63,6 +63,12 @@ class StepLayout:
     def newest_level_start(self) -> int:
         return 1 + (self.levels - 1) * self.window
 
+    def logit_rows(self) -> list[int]:
+        """Rows whose logits a step reads: x, the newest window level, every candidate token (the others only feed
+        attention, so the lm head skips them)."""
+        start = self.newest_level_start
+        return [0, *range(start, start + self.window), *range(self.cand_start, self.size)]
+
     @cached_property
     def _parts(self) -> tuple[np.ndarray, ...]:
         """Per token: branch, level, column, candidate index, index within candidate."""

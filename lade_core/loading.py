@@ -7,9 +7,8 @@ Where the package is absent (a Hugging Face Space, say) the same model is taken 
 off (`HF_HUB_OFFLINE=1`), in which case the error says what to install. `trust_remote_code` is never enabled.
 
 On a CPU in fp32 the model's `nn.Linear` layers are prepacked for oneDNN with torch's public
-`torch.utils.mkldnn.to_mkldnn` (the model code itself is untouched). Measured on the 2-core CI CPU, this makes a
-greedy step about 1.27x faster and a 128-token forward about 1.4x faster than the stock MKL path, with the
-greedy tokens unchanged (`scripts/kernels_bench.py`, BENCHMARKS.md).
+`torch.utils.mkldnn.to_mkldnn` (the model code itself is untouched): faster than the stock MKL path for one token
+and more so for many, with the same greedy tokens (measured side by side in BENCHMARKS.md, "CPU kernels").
 `LADE_PREPACK=0` turns it off.
 """
 
@@ -78,7 +77,7 @@ def pick_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.d
 
 def prepack_enabled(device: torch.device, dtype: torch.dtype) -> bool:
     """Whether `load_model` prepacks the linear layers: CPU, fp32, oneDNN present, and not `LADE_PREPACK=0`."""
-    wanted = os.environ.get("LADE_PREPACK", "1") not in ("0", "false", "False", "no")
+    wanted = os.environ.get("LADE_PREPACK", "1").strip().lower() not in ("0", "false", "no", "off")
     return wanted and device.type == "cpu" and dtype == torch.float32 and torch.backends.mkldnn.is_available()
 
 

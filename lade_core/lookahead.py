@@ -58,9 +58,7 @@ class LookaheadDecoder:
     def _keep_rows(self, layout: StepLayout) -> torch.Tensor:
         """Rows whose logits a step needs: x, the newest window level, every candidate token."""
         if layout not in self._keep:
-            W, start = layout.window, layout.newest_level_start
-            rows = [0, *range(start, start + W), *range(layout.cand_start, layout.size)]
-            self._keep[layout] = torch.tensor(rows, device=self.lm.device)
+            self._keep[layout] = torch.tensor(layout.logit_rows(), device=self.lm.device)
         return self._keep[layout]
 
     def step(self, index: int) -> StepTrace:

@@ -3,7 +3,8 @@
 The paper plots compression against log2 of the tokens a step feeds: for a given N, compression grows roughly
 linearly in log2(W), and a larger N pays off once W is large. Compression depends only on the tokens produced, not
 on timing, so the sweep is reproducible on a busy machine. The app draws the saved file (`assets/sweep.json`).
-`--pool-from-prompt` sweeps with prompt-seeded pools instead (`assets/sweep-seeded.json`); `--auto` ranks both.
+`--pool-from-prompt` sweeps with prompt-seeded pools instead (`assets/sweep-seeded.json`); `--auto` ranks
+both.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from .greedy import greedy_generate
 from .lookahead import lookahead_generate
 
 
-def sweep(lm, prompts: list[dict], windows, ngrams, max_new_tokens: int, log=print, pool_from_prompt: bool = False) -> dict:
+def sweep(lm, prompts: list[dict], windows, ngrams, max_new_tokens: int, log=print,
+          pool_from_prompt: bool = False) -> dict:
     encoded = [lm.encode_prompt(p["prompt"]) for p in prompts]
     reference = [greedy_generate(lm, ids, max_new_tokens).tokens for ids in encoded]
     points = []

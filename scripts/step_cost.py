@@ -1,11 +1,12 @@
 """What one lookahead step costs at W, N as its verification branch fills: 0, 1, 2, ... G candidates.
 
 Each point is one real `LM.step_forward` with that step's layout, mask, positions and logits rows, on top of a cached
-prefix, timed as the median of several runs interleaved with greedy steps on the same cache (one of each in turn,
-so the ratio is measured under the same machine load). The g = 0 point is the floor a step at this W, N cannot go under on this device: the
+prefix, timed as the median of several runs interleaved with greedy steps on the same cache (one of each in
+turn, so the ratio is measured under the same machine load). The g = 0 point is the floor a step at this W, N cannot go under on this device: the
 lookahead branch alone. Writes one JSON file.
 
-    python scripts/step_cost.py -W 15 -N 5 --guesses 0,2,4,8,15 --out assets/bench/step-cost-15-5.json
+    python scripts/step_cost.py -W 15 -N 5 --guesses 0,2,4,8,15 --rounds 3 \
+        --out assets/bench/step-cost-15-5.json
 """
 
 from __future__ import annotations
@@ -60,8 +61,7 @@ def main() -> None:
 
     def step(g: int):
         layout = StepLayout(args.ngram - 1, args.window, g, args.ngram - 1)
-        newest = layout.newest_level_start
-        keep = torch.tensor([0, *range(newest, newest + args.window), *range(layout.cand_start, layout.size)])
+        keep = torch.tensor(layout.logit_rows(), device=lm.device)  # the rows the engine's step reads
         tokens = [(13 * i) % 1000 + 10 for i in range(layout.size)]
 
         def run():

@@ -64,3 +64,21 @@ def test_trace_command_writes_a_loadable_run(tmp_path):
     assert out.returncode == 0, out.stderr
     run = parse_run((tmp_path / "r.json").read_text())
     assert run.lookahead.tokens == run.greedy.tokens and len(run.lookahead.tokens) == 12
+
+
+def test_auto_and_pool_seeding_flags(lm):
+    """--pool-from-prompt / --no-pool-from-prompt set the seeding; with --auto, leaving both out lets Auto decide."""
+    from lade_core.autoconfig import predict
+    from lade_core.cli import _settings, build_parser
+
+    def config(*flags):
+        return _settings(build_parser().parse_args(["bench", *flags]), lm)[0]
+
+    assert not config().pool_from_prompt and not config("--no-pool-from-prompt").pool_from_prompt
+    assert config("--pool-from-prompt").pool_from_prompt
+    for flags, seeded in ((("--auto",), None), (("--auto", "--pool-from-prompt"), True),
+                          (("--auto", "--no-pool-from-prompt"), False)):
+        best, got = predict(lm, seeded), config(*flags)
+        assert (got.window, got.ngram, got.guess, got.pool_from_prompt) == (
+            best["window"], best["ngram"], best["guess"], best["pool_from_prompt"])
+        assert seeded is None or got.pool_from_prompt == seeded

@@ -128,7 +128,8 @@ def test_scaling_figures_draw_the_shipped_measurements():
     lines = {t.name: t for t in views.sweep_figure(sweep, seeded).data}
     for data, suffix in ((sweep, ""), (seeded, ", seeded pool")):
         drawn = {(name, x, y) for name, t in lines.items() for x, y in zip(t.x, t.y)}
-        assert {(f"N={p['ngram']}{suffix}", p["log2_tokens_per_step"], p["compression"]) for p in data["points"]} <= drawn
+        want = {(f"N={p['ngram']}{suffix}", p["log2_tokens_per_step"], p["compression"]) for p in data["points"]}
+        assert want <= drawn
     assert sum(len(t.x) for t in lines.values()) == len(sweep["points"]) + len(seeded["points"])
     assert {t.line.dash for name, t in lines.items() if "seeded" in name} == {"dash"}
     assert len(views.sweep_figure(sweep).data) == len({p["ngram"] for p in sweep["points"]})

@@ -70,8 +70,10 @@ def sweep_figure(sweep: dict | None, seeded: dict | None = None) -> go.Figure:
                             line=dict(color=N_COLORS.get(n, "#334155"), dash=dash),
                             text=[f"W=G={p['window']}" for p in pts],
                             hovertemplate=f"N={n}{suffix}, %{{text}}: compression %{{y:.2f}}<extra></extra>")
-    title = (f"Compression over W and N (G = W), {len(sweep['prompts'])} prompts, {sweep['max_new_tokens']} tokens"
-             + ("<br>solid: plain pool · dashed: prompt-seeded pool" if seeded else ""))
+    seeded_note = "; dashed: prompt-seeded pool" if seeded else ""
+    widest = f" (seeded: W ≤ {max(p['window'] for p in seeded['points'])})" if seeded else ""
+    title = (f"Compression over W and N (G = W){seeded_note}<br>{sweep['model']}, {len(sweep['prompts'])} prompts, "
+             f"{sweep['max_new_tokens']} tokens{widest}")
     return fig.update_layout(**small_layout(title, height=320, margin=TWO_LINE_TITLE,
                                             xaxis=dict(title="log2(tokens per step)"),
                                             yaxis=dict(title="tokens per step")))
