@@ -85,9 +85,8 @@ def prepack(hf_model: torch.nn.Module) -> torch.nn.Module:
     """Swap every `nn.Linear` for torch's oneDNN-prepacked `MkldnnLinear` (inference only, still fp32; greedy
     output on the benchmark prompts is token for token the same, see tests/test_loading.py).
 
-    The packed layers hold their own copy of the weights (the lm head's too, which is tied to the input embedding):
-    about 0.65 GB for the default, where the stock path reads the memory-mapped checkpoint in place. The
-    checkpoint's pages that packing read stay mapped as clean page cache, which the kernel reclaims under pressure.
+    The price is memory: the process holds oneDNN's buffers as well as the memory-mapped checkpoint, about 0.7 GB
+    more resident memory for the default model than the stock path (BENCHMARKS.md, "The app").
     """
     import warnings
 
