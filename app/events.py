@@ -185,8 +185,8 @@ def stop_live(run: RunTrace, request: gr.Request) -> tuple[RunTrace, str]:
     stopped = stop_session(session_of(request))
     # The Stop button's other listener cancels the run's generator, whose cleanup forgets the session, so it may
     # have done so before this handler runs: a live run still marked "running" on the page was stopped all the same.
-    running = [m for m in (run.lookahead, run.greedy) if m.stop_reason == "running"] if run is not None else []
-    if running:
-        run = replace(run, **{name: replace(m, stop_reason="cancelled") for name, m in
-                              (("lookahead", run.lookahead), ("greedy", run.greedy)) if m.stop_reason == "running"})
-    return run, describe(run, "Live run stopped" if stopped or running else "Nothing was running")
+    cut = {name: replace(method, stop_reason="cancelled") for name in ("lookahead", "greedy")
+           if (method := getattr(run, name)).stop_reason == "running"}
+    if cut:
+        run = replace(run, **cut)
+    return run, describe(run, "Live run stopped" if stopped or cut else "Nothing was running")

@@ -53,11 +53,11 @@ def _live_defaults(run) -> tuple[int, int, int, bool, str]:
     best = predict_shipped(device_kind(), MODEL.name or DEFAULT_MODEL)
     if best is None:
         cfg = run.config
-        return cfg.window, cfg.ngram, cfg.guess, cfg.pool_from_prompt, tokens_per_forward_md(cfg.window, cfg.ngram,
-                                                                                            cfg.guess)
+        W, N, G = cfg.window, cfg.ngram, cfg.guess
+        return W, N, G, cfg.pool_from_prompt, tokens_per_forward_md(W, N, G)
     W, N, G = best["window"], best["ngram"], best["guess"]
-    return W, N, G, best["pool_from_prompt"], (tokens_per_forward_md(W, N, G) + events.auto_reason(best) +
-                                               " Opening a recorded run sets its own settings.")
+    why = events.auto_reason(best) + " Opening a recorded run sets its own settings."
+    return W, N, G, best["pool_from_prompt"], tokens_per_forward_md(W, N, G) + why
 
 
 def _controls(run) -> dict:

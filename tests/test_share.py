@@ -48,11 +48,17 @@ def browser(server):
         chromium.close()
 
 
+def new_page(browser, width=1400, height=1000, **options):
+    """A fresh tab with the tests' 30 s default timeout."""
+    page = browser.new_page(viewport={"width": width, "height": height}, **options)
+    page.set_default_timeout(30_000)
+    return page
+
+
 @pytest.fixture(scope="module")
 def page(browser, server):
     """The app's main page, opened once for the tests that do not need a URL of their own."""
-    page = browser.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
-    page.set_default_timeout(30_000)
+    page = new_page(browser, accept_downloads=True)
     _open(page, server)
     yield page
     page.close()
@@ -82,8 +88,7 @@ def _upload(page, path: Path) -> None:
 
 @browser_only
 def test_deep_link_opens_the_run_at_the_step(browser, server):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.set_default_timeout(30_000)
+    page = new_page(browser)
     for query, name, k in (("?run=code-fib&step=12", "code-fib-W7N4G7", 12),
                            ("?run=chat-sleep-W7N4G7&step=5", "chat-sleep-W7N4G7", 5)):
         run = load_recorded(name)
@@ -107,8 +112,7 @@ def test_deep_link_opens_the_run_at_the_step(browser, server):
 
 @browser_only
 def test_bad_deep_links_fall_back_with_a_notice(browser, server):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.set_default_timeout(30_000)
+    page = new_page(browser)
     default = load_recorded(DEFAULT_RUN)
     _open(page, server + "?run=no-such-run&step=3")
     page.wait_for_selector("#share-notice:has-text('No shipped run')")
@@ -124,8 +128,7 @@ def test_bad_deep_links_fall_back_with_a_notice(browser, server):
 
 @browser_only
 def test_embed_mode_is_compact(browser, server):
-    page = browser.new_page(viewport={"width": 1200, "height": 900})
-    page.set_default_timeout(30_000)
+    page = new_page(browser, 1200, 900)
     run = load_recorded(DEFAULT_RUN)
     page.goto(server + "?run=code-fib&step=20&embed=1")
     page.wait_for_selector("#la-output .tok-text span")
@@ -181,8 +184,7 @@ def test_bad_uploads_are_refused_and_the_app_keeps_working(page, tmp_path):
 
 @browser_only
 def test_a_valid_upload_replays_like_a_recorded_run(browser, server, tmp_path):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
-    page.set_default_timeout(30_000)
+    page = new_page(browser, accept_downloads=True)
     _open(page, server)
     chat = load_recorded("chat-sleep-W7N4G7")
     doc = json.loads(chat.to_json())
