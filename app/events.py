@@ -179,14 +179,19 @@ def run_live(prompt, window, ngram, guess, max_new_tokens, seed_pool, request: g
         forget(session, live)
 
 
-def stop_live(run: RunTrace, request: gr.Request) -> tuple[RunTrace, str]:
-    """Stop the session's live run; what it recorded so far stays on the page and can be scrubbed. Returns the page's
-    run, marked stopped if it was still running, and the status line."""
-    stopped = stop_session(session_of(request))
-    # The Stop button's other listener cancels the run's generator, whose cleanup forgets the session, so it may
-    # have done so before this handler runs: a live run still marked "running" on the page was stopped all the same.
+def stop_live(request: gr.Request) -> None:
+    """Stop the session's live run at its next step. The engine runs in its own thread, which cancelling the page's
+    Run event does not reach; this does, whether or not the event is still streaming."""
+    stop_session(session_of(request))
+
+
+def settle_run(run: RunTrace) -> tuple:
+    """After the Run event ends, however it ended. If Stop cancelled it before its last update reached the page, the
+    page still shows a run marked "running": mark it stopped and say so (what it recorded stays and can be scrubbed).
+    A run that ended by itself already said how; then the page is left alone."""
     cut = {name: replace(method, stop_reason="cancelled") for name in ("lookahead", "greedy")
            if (method := getattr(run, name)).stop_reason == "running"}
-    if cut:
-        run = replace(run, **cut)
-    return run, describe(run, "Live run stopped" if stopped or cut else "Nothing was running")
+    if not cut:
+        return gr.skip(), gr.skip()
+    run = replace(run, **cut)
+    return run, describe(run, "Live run stopped")

@@ -137,10 +137,11 @@ def panel(run: RunTrace) -> dict:
     return s
 
 
-def wire(demo, s: dict, run_outputs: list, slider, state, recorded, page_parts: list, run_event, stop_button,
+def wire(demo, s: dict, run_outputs: list, slider, state, recorded, page_parts: list, run_event, settled,
          default: str) -> None:
     """Connect the panel. `run_outputs` are the outputs of `events.open_run`, in its order; `page_parts` the intro
-    and the controls (hidden in embed mode); `run_event` the live run; `default` the run a bad deep link opens."""
+    and the controls (hidden in embed mode); `run_event` the live run and `settled` the event after which the page
+    holds that run as it ended (finished, failed or stopped); `default` the run a bad deep link opens."""
     quiet = dict(show_progress="hidden")
     shared = [s["embed"], s["meta"], s["download"]]
     s["upload"].upload(open_upload, [s["upload"], s["origin"]], [*run_outputs, s["notice"], *shared], **quiet)
@@ -149,9 +150,8 @@ def wire(demo, s: dict, run_outputs: list, slider, state, recorded, page_parts: 
     slider.change(None, slider, None, js=EMBED_STEP)
     s["embed_panel"].expand(current, [state, slider, s["origin"]], shared, **quiet)
     recorded.input(opened_recorded, [recorded, s["origin"]], [s["notice"], *shared], **quiet)
-    stop_button.click(current, [state, slider, s["origin"]], shared, **quiet)
-    run_event.success(current, [state, slider, s["origin"]], shared, **quiet)
-    run_event.failure(after_failed_run, [state, slider, s["origin"]], [*shared, s["notice"]], **quiet)
+    settled.then(current, [state, slider, s["origin"]], shared, **quiet)
+    run_event.failure(failed_run_notice, None, s["notice"], **quiet)
     demo.load(link_opener(default), None, [s["origin"], *run_outputs, recorded, s["notice"], *shared, s["column"],
                                            *page_parts], **quiet)
 
@@ -160,15 +160,14 @@ def current(run: RunTrace, k, origin: str) -> tuple:
     return _shared(run, replay.clamp(run, k), origin)
 
 
-def after_failed_run(run: RunTrace, k, origin: str) -> tuple:
-    """After a failed or refused live run: the Share panel for what is on the page, and, if the model cannot be
-    loaded here, a notice that stays (the error says what to install)."""
+def failed_run_notice():
+    """After a live run failed, was refused or was stopped: if the model cannot be loaded here, a notice that stays
+    (the error says what to install)."""
     try:
         MODEL.get()
     except Exception as exc:
-        return (*current(run, k, origin), _notice(f"⚠️ No live runs here: {exc} The recorded runs and saved traces "
-                                                   "work without the model."))
-    return (*current(run, k, origin), gr.skip())
+        return _notice(f"⚠️ No live runs here: {exc} The recorded runs and saved traces work without the model.")
+    return gr.skip()
 
 
 def opened_recorded(name: str, origin: str) -> tuple:

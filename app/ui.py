@@ -183,10 +183,10 @@ def build_demo(model: str | None = None, preload: bool = True) -> gr.Blocks:
         timer = gr.Timer(replay.tick_seconds(replay.DEFAULT_SPEED), active=False)
         views = _views(run, k)
         note = gr.Markdown(honest_note_md(run), elem_id="honest-note")
-        run_event = _wire(c, p, views, state, playing, timer, status, note)
+        run_event, settled = _wire(c, p, views, state, playing, timer, status, note)
         opened = [state, p["slider"], c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["seed"], *_sampling(c),
                   note, status, playing, timer, p["play"], *views]
-        share.wire(demo, c["share"], opened, p["slider"], state, c["recorded"], [intro, c["row"]], run_event, c["stop"],
+        share.wire(demo, c["share"], opened, p["slider"], state, c["recorded"], [intro, c["row"]], run_event, settled,
                    DEFAULT_RUN)
     return demo
 
@@ -196,7 +196,8 @@ def _sampling(c) -> list:
 
 
 def _wire(c, p, views, state, playing, timer, status, note):
-    """Connect controls, playback and views to `events`; returns the live run's event."""
+    """Connect controls, playback and views to `events`; returns the live run's event and the one after which the
+    page holds that run as it ended."""
     quiet = dict(show_progress="hidden")
     engine = dict(concurrency_id=limits.ENGINE_GROUP, concurrency_limit=limits.ENGINE_SLOTS)
     stop_play = [playing, timer, p["play"]]
@@ -216,11 +217,13 @@ def _wire(c, p, views, state, playing, timer, status, note):
     run_event = c["run"].click(
         events.run_live, [c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["seed"], *_sampling(c)],
         [state, p["slider"], status, note, *stop_play, *views], show_progress="minimal", **engine)
-    # Two listeners, because Gradio may skip the fn of a listener that also cancels: one stops the session's run
-    # (the engine ends at its next step) and sets the status; the other cancels the Run event, whether it is still
-    # waiting in the queue or already streaming.
-    c["stop"].click(events.stop_live, state, [state, status], **quiet)
+    # Stop is two listeners, because Gradio may skip the fn of a listener that also cancels: one stops the session's
+    # engine at its next step, the other cancels the Run event, whether it is still waiting in the queue or already
+    # streaming. The page's status is written only by the Run event and, once it has ended however it ended, by
+    # `settle_run`: with one writer at a time, a step update still in flight cannot overwrite "stopped".
+    c["stop"].click(events.stop_live, None, None, **quiet)
     c["stop"].click(None, None, None, cancels=[run_event])
+    settled = run_event.then(events.settle_run, state, [state, status], **quiet)
     c["auto"].click(events.auto_settings, None, [c["W"], c["N"], c["G"], c["seed"], c["tpf"]], **quiet)
     gr.api(api.generate, api_name="generate", **engine)
-    return run_event
+    return run_event, settled

@@ -1,9 +1,12 @@
 """App event handlers as plain functions: the live-run defaults and Stop, without a browser or a server."""
 
+import threading
 from dataclasses import replace
 from types import SimpleNamespace
 
-from app import events, ui
+import gradio as gr
+
+from app import events, live, ui
 from app.examples import load_recorded
 from app.ui import DEFAULT_RUN
 from lade_core.autoconfig import predict_shipped
@@ -31,15 +34,23 @@ def test_a_saved_curve_is_only_used_with_its_own_kernels(monkeypatch):
     assert predict_shipped("cpu", DEFAULT_MODEL) is None
 
 
-def test_stop_marks_a_page_run_that_was_still_running():
+def test_a_stopped_run_is_settled_as_stopped_and_a_finished_one_left_alone():
     done = load_recorded(DEFAULT_RUN)
     running = replace(done, title="live", lookahead=replace(done.lookahead, stop_reason="running"),
                       greedy=replace(done.greedy, stop_reason="running"))
-    request = SimpleNamespace(session_hash="test-stop-session")  # no live run registered: its generator is gone
-    run, status = events.stop_live(running, request)
+    run, status = events.settle_run(running)  # Stop cancelled the Run event before its last update reached the page
     assert status.startswith("Live run stopped")
     assert (run.lookahead.stop_reason, run.greedy.stop_reason) == ("cancelled", "cancelled")
-    again, status = events.stop_live(run, request)  # a second Stop finds nothing running
-    assert status.startswith("Nothing was running") and again == run
-    _, status = events.stop_live(done, request)
-    assert status.startswith("Nothing was running")
+    assert run.lookahead.tokens == done.lookahead.tokens  # what it recorded stays on the page
+    for ended in (run, done):  # a run that ended by itself (or was settled already) keeps its own status
+        assert events.settle_run(ended) == (gr.skip(), gr.skip())
+
+
+def test_stop_stops_only_the_sessions_own_engine():
+    mine, theirs = threading.Event(), threading.Event()
+    live.register("test-stop-mine", SimpleNamespace(stop=mine.set))
+    live.register("test-stop-theirs", SimpleNamespace(stop=theirs.set))
+    events.stop_live(SimpleNamespace(session_hash="test-stop-mine"))
+    assert mine.is_set() and not theirs.is_set()
+    assert not live.stop_session("test-stop-mine")  # forgotten: a second Stop finds nothing
+    assert live.stop_session("test-stop-theirs") and theirs.is_set()
