@@ -85,16 +85,23 @@ def prepack(hf_model: torch.nn.Module) -> torch.nn.Module:
     """Swap every `nn.Linear` for torch's oneDNN-prepacked `MkldnnLinear` (inference only, still fp32; greedy
     output on the benchmark prompts is token for token the same, see tests/test_loading.py).
 
-    The price is memory: the process holds oneDNN's buffers as well as the memory-mapped checkpoint, about 0.7 GB
-    more resident memory for the default model than the stock path (BENCHMARKS.md, "The app").
+    Memory stays about what the stock path uses (BENCHMARKS.md, "The app"), given two things done here: gradients
+    are off first, else each prepacked copy's autograd node keeps its dense original alive; and what stays dense
+    (embeddings, norms) gets its own memory, else it pins the whole memory-mapped checkpoint.
     """
     import warnings
 
+    hf_model.requires_grad_(False)
     with warnings.catch_warnings():  # MkldnnLinear is a TorchScript module; torch 2.13 flags script_method as old
         warnings.filterwarnings("ignore", message=".*script_method.*", category=DeprecationWarning)
         from torch.utils.mkldnn import to_mkldnn
 
-        return to_mkldnn(hf_model)
+        packed = to_mkldnn(hf_model)
+    with torch.no_grad():
+        for tensor in (*packed.parameters(), *packed.buffers()):
+            if not tensor.is_mkldnn:
+                tensor.data = tensor.data.clone()
+    return packed
 
 
 def _convert_default(gguf: Path, target: Path) -> None:

@@ -1,6 +1,8 @@
 """Loading the embedded model: GGUF -> safetensors conversion once, fast reloads, a clear error without it."""
 
+import gc
 import time
+import weakref
 
 import pytest
 import torch
@@ -85,3 +87,19 @@ def test_cpu_fp32_linears_are_prepacked_and_change_no_token(lm, bench_prompts, m
     monkeypatch.delenv("LADE_PREPACK")
     assert loading.prepack_enabled(torch.device("cpu"), torch.float32)
     assert not loading.prepack_enabled(torch.device("cuda"), torch.float32)
+
+
+def test_prepacking_keeps_no_dense_copy_of_a_packed_weight():
+    """The packed copy replaces the dense weight: nothing (an autograd node, say) keeps the original alive, and the
+    layers left dense get their own memory instead of pointing into the checkpoint's (memory-mapped) tensors."""
+    dense = torch.nn.Sequential(torch.nn.Embedding(8, 4), torch.nn.Linear(4, 4), torch.nn.LayerNorm(4))
+    packed_weight = weakref.ref(dense[1].weight)
+    embedding = dense[0].weight.data_ptr()
+    packed = loading.prepack(dense)
+    del dense
+    gc.collect()
+    assert packed_weight() is None
+    assert packed[1].weight.is_mkldnn and packed[0].weight.data_ptr() != embedding
+    assert not any(p.requires_grad for p in packed.parameters())
+    x = torch.tensor([[1, 2, 3]])
+    assert packed(x).shape == (1, 3, 4)
