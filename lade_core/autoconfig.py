@@ -18,6 +18,7 @@ import torch
 
 from .config import LookaheadConfig
 from .costcurve import ASSETS, cost_at, default_curve_path, measure_cost_curve
+from .kernels import KERNELS
 from .loading import prepack_enabled
 
 SWEEP_PATH = ASSETS / "sweep.json"
@@ -56,7 +57,7 @@ def shipped_curve(device: str, model_name: str, dtype: str = "float32", kernels:
         return None
     if kernels is None:
         kind = torch.device(device)
-        kernels = "onednn-prepacked" if prepack_enabled(kind, getattr(torch, dtype)) else "stock"
+        kernels = KERNELS if prepack_enabled(kind, getattr(torch, dtype)) else "stock"
     curve = json.loads(path.read_text())
     same = (curve.get("model"), curve.get("dtype"), curve.get("kernels", "stock")) == (model_name, dtype, kernels)
     return curve if same else None

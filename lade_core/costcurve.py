@@ -5,7 +5,9 @@ This is the curve the whole method lives on. Where a forward of 100 tokens costs
 and compression turns into speed-up. Where the cost grows with the tokens (a CPU), each extra token is paid for.
 
 Each point is a real lookahead-shaped forward (one window level of n-1 tokens on top of a ~100-token cached
-prefix, the 4D mask and explicit positions), timed as the median of several runs after a warm-up.
+prefix, the 4D mask and explicit positions). After a warm-up, each round times the greedy step and every size once,
+in turn, and each point is the median over the rounds: on a shared machine, load that comes and goes over seconds
+then touches one sample of every point instead of bending a stretch of the curve.
 """
 
 from __future__ import annotations
@@ -24,17 +26,7 @@ DEFAULT_SIZES = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 160, 192, 256)
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
 
-def _median_time(fn, repeats: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
-def measure_cost_curve(lm: LM, sizes=DEFAULT_SIZES, prefix: int = 100, repeats: int = 5) -> dict:
+def measure_cost_curve(lm: LM, sizes=DEFAULT_SIZES, prefix: int = 100, repeats: int = 9) -> dict:
     """Forward latency (seconds) for each number of tokens in `sizes`, plus the greedy single-token step."""
     cache = lm.new_cache()
     lm.prefill(cache, [(7 * i) % 1000 + 10 for i in range(prefix)])
@@ -56,9 +48,17 @@ def measure_cost_curve(lm: LM, sizes=DEFAULT_SIZES, prefix: int = 100, repeats: 
 
         return run
 
-    greedy_s = _median_time(greedy_step, repeats * 2)
-    points = [{"tokens": n, "seconds": _median_time(step_of(n), repeats)} for n in sizes if n >= 2]
-    points.insert(0, {"tokens": 1, "seconds": greedy_s})
+    runs = {1: greedy_step, **{n: step_of(n) for n in sizes if n >= 2}}
+    for run in runs.values():  # warm-up
+        run()
+    times: dict[int, list[float]] = {n: [] for n in runs}
+    for _ in range(repeats):
+        for n, run in runs.items():
+            t0 = time.perf_counter()
+            run()
+            times[n].append(time.perf_counter() - t0)
+    points = [{"tokens": n, "seconds": statistics.median(ts)} for n, ts in times.items()]
+    greedy_s = points[0]["seconds"]
     return {
         "model": lm.name, "device": str(lm.device), "dtype": str(lm.dtype).removeprefix("torch."),
         "kernels": lm.kernels,

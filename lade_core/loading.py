@@ -6,14 +6,15 @@ load converts it once to safetensors under the cache folder, and later loads rea
 Where the package is absent (a Hugging Face Space, say) the same model is taken from the hub, unless the hub is
 off (`HF_HUB_OFFLINE=1`), in which case the error says what to install. `trust_remote_code` is never enabled.
 
-On a CPU in fp32 the model's `nn.Linear` layers are prepacked for oneDNN with torch's public
-`torch.utils.mkldnn.to_mkldnn` (the model code itself is untouched): faster than the stock MKL path for one token
-and more so for many, with the same greedy tokens (measured side by side in BENCHMARKS.md, "CPU kernels").
-`LADE_PREPACK=0` turns it off.
+On a CPU in fp32 the model's `nn.Linear` layers get their weights packed once for oneDNN, and grouped-query
+attention stops copying the KV cache under a mask (`kernels.py`; the model code itself is untouched): faster than
+the stock path for one token and more so for a few, with the same greedy tokens (measured side by side in
+BENCHMARKS.md, "CPU kernels"). `LADE_PREPACK=0` turns both off.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import shutil
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import torch
 
+from . import kernels
 from .model import LM
 
 DEFAULT_MODEL = "SmolLM2-135M-Instruct"
@@ -76,32 +78,15 @@ def pick_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.d
 
 
 def prepack_enabled(device: torch.device, dtype: torch.dtype) -> bool:
-    """Whether `load_model` prepacks the linear layers: CPU, fp32, oneDNN present, and not `LADE_PREPACK=0`."""
+    """Whether `load_model` packs the linear layers: CPU, fp32, the oneDNN operators work here, and not
+    `LADE_PREPACK=0`."""
     wanted = os.environ.get("LADE_PREPACK", "1").strip().lower() not in ("0", "false", "no", "off")
-    return wanted and device.type == "cpu" and dtype == torch.float32 and torch.backends.mkldnn.is_available()
+    return wanted and device.type == "cpu" and dtype == torch.float32 and _packing_available()
 
 
-def prepack(hf_model: torch.nn.Module) -> torch.nn.Module:
-    """Swap every `nn.Linear` for torch's oneDNN-prepacked `MkldnnLinear` (inference only, still fp32; greedy
-    output on the benchmark prompts is token for token the same, see tests/test_loading.py).
-
-    Memory stays about what the stock path uses (BENCHMARKS.md, "The app"), given two things done here: gradients
-    are off first, else each prepacked copy's autograd node keeps its dense original alive; and what stays dense
-    (embeddings, norms) gets its own memory, else it pins the whole memory-mapped checkpoint.
-    """
-    import warnings
-
-    hf_model.requires_grad_(False)
-    with warnings.catch_warnings():  # MkldnnLinear is a TorchScript module; torch 2.13 flags script_method as old
-        warnings.filterwarnings("ignore", message=".*script_method.*", category=DeprecationWarning)
-        from torch.utils.mkldnn import to_mkldnn
-
-        packed = to_mkldnn(hf_model)
-    with torch.no_grad():
-        for tensor in (*packed.parameters(), *packed.buffers()):
-            if not tensor.is_mkldnn:
-                tensor.data = tensor.data.clone()
-    return packed
+@functools.cache
+def _packing_available() -> bool:
+    return kernels.packing_available()
 
 
 def _convert_default(gguf: Path, target: Path) -> None:
@@ -162,11 +147,12 @@ def load_model(model: str | None = None, device: str = "auto", dtype: str | torc
     hf_model.to(dev).eval()
     packed = prepack_enabled(dev, torch_dtype)
     if packed:
-        hf_model = prepack(hf_model)
+        hf_model = kernels.pack_linears(hf_model)
+        kernels.use_grouped_query_sdpa(hf_model)
     eos = set()
     for source in (tokenizer.eos_token_id, hf_model.generation_config.eos_token_id):
         if source is not None:
             eos.update(source if isinstance(source, (list, tuple)) else [source])
     name = DEFAULT_MODEL if model is None else model
     return LM(hf_model, tokenizer, name, dev, torch_dtype, frozenset(int(t) for t in eos),
-              kernels="onednn-prepacked" if packed else "stock")
+              kernels=kernels.KERNELS if packed else "stock")

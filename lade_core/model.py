@@ -2,7 +2,8 @@
 
 Everything the engines need from transformers goes through here, and only through public APIs: the model's forward
 with explicit `position_ids`, a 4D additive attention mask and `logits_to_keep`; the `DynamicCache` and its `crop`.
-No monkeypatching, no forked model files. Loading a model lives in `loading.py`.
+No monkeypatching, no forked model files. Loading a model lives in `loading.py`, the CPU kernels it swaps in
+(through `nn.Module` and transformers' attention registry) in `kernels.py`.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ class LM:
     device: torch.device
     dtype: torch.dtype
     eos_ids: frozenset[int] = field(default_factory=frozenset)
-    kernels: str = "stock"  # "onednn-prepacked" when loading.prepack swapped the linear layers (CPU fp32)
+    kernels: str = "stock"  # "onednn-packed" when kernels.pack_linears swapped the linear layers (CPU fp32)
 
     def __post_init__(self):
         self._piece = lru_cache(maxsize=None)(self._decode_one)

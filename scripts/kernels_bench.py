@@ -1,8 +1,9 @@
-"""Stock MKL linear layers against oneDNN-prepacked ones (what `load_model` uses on a CPU in fp32), side by side.
+"""Stock linear layers against oneDNN-packed ones (what `load_model` uses on a CPU in fp32), side by side, with
+torch's `MkldnnLinear` (`torch.utils.mkldnn.to_mkldnn`, which converts every input and output) as a third path.
 
-Both copies of the model are loaded into one process; for every benchmark prompt greedy decoding runs on each in
-turn, so the ratio is measured under the same machine load. Also checks that both produce the same tokens, and
-times one forward at a few sizes on each (the cost curve's shape is what lookahead lives on; the two curves are
+All copies of the model are loaded into one process; for every benchmark prompt greedy decoding runs on each in
+turn, so the ratios are measured under the same machine load. Also checks that all produce the same tokens, and
+times one forward at a few sizes on each (the cost curve's shape is what lookahead lives on; the curves are
 measured one after the other, not interleaved, so read them as a shape more than a ratio). Writes one JSON file.
 
     python scripts/kernels_bench.py --max-new-tokens 64 --out assets/bench/kernels.json
@@ -15,6 +16,7 @@ import json
 import os
 import statistics
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -22,12 +24,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from lade_core import greedy_generate, load_model  # noqa: E402
 from lade_core.bench import load_prompts  # noqa: E402
 from lade_core.costcurve import measure_cost_curve  # noqa: E402
+from lade_core.kernels import KERNELS  # noqa: E402
 
 
-def load(prepacked: bool):
-    """The default model on the CPU with (or without) prepacked linear layers; LADE_PREPACK is restored after."""
+def load(packed: bool):
+    """The default model on the CPU with (or without) packed linear layers; LADE_PREPACK is restored after."""
     before = os.environ.get("LADE_PREPACK")
-    os.environ["LADE_PREPACK"] = "1" if prepacked else "0"
+    os.environ["LADE_PREPACK"] = "1" if packed else "0"
     try:
         return load_model(None, "cpu")
     finally:
@@ -37,13 +40,22 @@ def load(prepacked: bool):
             os.environ["LADE_PREPACK"] = before
 
 
+def load_mkldnn_linear():
+    """The stock model with its linear layers swapped by `torch.utils.mkldnn.to_mkldnn`."""
+    from torch.utils.mkldnn import to_mkldnn
+
+    lm = load(False)
+    lm.model.requires_grad_(False)
+    return replace(lm, model=to_mkldnn(lm.model), kernels="mkldnn-linear")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--prompts", default=None)
     ap.add_argument("--max-new-tokens", type=int, default=64)
     ap.add_argument("--out", default="assets/bench/kernels.json")
     args = ap.parse_args()
-    models = {"stock": load(False), "onednn-prepacked": load(True)}
+    models = {"stock": load(False), KERNELS: load(True), "mkldnn-linear": load_mkldnn_linear()}
     assert [lm.kernels for lm in models.values()] == list(models)
     rows = []
     for p in load_prompts(args.prompts):
@@ -53,12 +65,11 @@ def main() -> None:
             greedy_generate(lm, ids, 4)  # warm-up
             runs[name] = greedy_generate(lm, ids, args.max_new_tokens)
         step_s = {k: statistics.fmean(s.forward_s + s.overhead_s for s in r.steps[1:]) for k, r in runs.items()}
-        same = runs["stock"].tokens == runs["onednn-prepacked"].tokens
+        same = all(r.tokens == runs["stock"].tokens for r in runs.values())
         rows.append({"id": p["id"], "step_s": step_s, "same_tokens": same,
-                     "speedup": step_s["stock"] / step_s["onednn-prepacked"]})
-        print(f"{p['id']:22s} stock {1000 * step_s['stock']:6.1f} ms  "
-              f"prepacked {1000 * step_s['onednn-prepacked']:6.1f} ms  {rows[-1]['speedup']:.2f}x  same tokens: {same}",
-              flush=True)
+                     "speedup": {k: step_s["stock"] / s for k, s in step_s.items() if k != "stock"}})
+        print(f"{p['id']:22s} " + "  ".join(f"{k} {1000 * s:5.1f} ms" for k, s in step_s.items())
+              + f"  same tokens: {same}", flush=True)
     sizes = (1, 2, 4, 8, 16, 32, 64, 128)
     curves = {name: measure_cost_curve(lm, sizes, repeats=5) for name, lm in models.items()}
     for name, c in curves.items():
@@ -66,11 +77,12 @@ def main() -> None:
     result = {
         "command": "python scripts/kernels_bench.py " + " ".join(sys.argv[1:]),
         "max_new_tokens": args.max_new_tokens, "prompts": rows,
-        "greedy_speedup_median": statistics.median(r["speedup"] for r in rows),
+        "greedy_speedup_median": {k: statistics.median(r["speedup"][k] for r in rows) for k in rows[0]["speedup"]},
         "same_tokens": sum(r["same_tokens"] for r in rows), "cost_curves": curves,
     }
-    print(f"prepacked greedy step: median {result['greedy_speedup_median']:.2f}x faster than stock; "
-          f"same tokens on {result['same_tokens']}/{len(rows)} prompts")
+    print("greedy step, median speed-up over stock: "
+          + ", ".join(f"{k} {v:.2f}x" for k, v in result["greedy_speedup_median"].items())
+          + f"; same tokens on {result['same_tokens']}/{len(rows)} prompts")
     Path(args.out).write_text(json.dumps(result, indent=1), encoding="utf-8")
 
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from lade_core import ModelLoadError, load_model
-from lade_core import loading
+from lade_core import kernels, loading
 
 
 def test_bundled_gguf_is_found_without_importing_the_package():
@@ -68,14 +68,12 @@ def test_eos_ids_and_chat_template(lm):
     assert "Hi there" in text and text.rstrip().endswith("assistant")
 
 
-def test_cpu_fp32_linears_are_prepacked_and_change_no_token(lm, bench_prompts, monkeypatch):
-    """oneDNN-prepacked linear layers are a kernel choice, not a different model: greedy output is the same."""
-    from torch.utils.mkldnn import MkldnnLinear
-
+def test_cpu_fp32_linears_are_packed_and_change_no_token(lm, bench_prompts, monkeypatch):
+    """Linear layers packed for oneDNN are a kernel choice, not a different model: greedy output is the same."""
     from lade_core import greedy_generate
 
-    assert lm.kernels == "onednn-prepacked"
-    assert isinstance(lm.model.get_output_embeddings(), MkldnnLinear)
+    assert lm.kernels == kernels.KERNELS
+    assert isinstance(lm.model.get_output_embeddings(), kernels.PackedLinear)
     assert not any(type(m) is torch.nn.Linear for m in lm.model.modules())
     monkeypatch.setenv("LADE_PREPACK", "0")
     stock = load_model(None, "cpu")
@@ -89,17 +87,50 @@ def test_cpu_fp32_linears_are_prepacked_and_change_no_token(lm, bench_prompts, m
     assert not loading.prepack_enabled(torch.device("cuda"), torch.float32)
 
 
-def test_prepacking_keeps_no_dense_copy_of_a_packed_weight():
+def test_a_packed_layer_computes_what_the_linear_layer_does():
+    assert kernels.packing_available()
+    torch.manual_seed(0)
+    for bias in (True, False):
+        linear = torch.nn.Linear(32, 24, bias=bias).requires_grad_(False)
+        packed = kernels.PackedLinear(linear)
+        for shape in ((1, 32), (1, 1, 32), (1, 61, 32), (2, 7, 32)):
+            x = torch.randn(shape)
+            torch.testing.assert_close(packed(x), linear(x), rtol=1e-5, atol=1e-5)
+
+
+def test_packing_keeps_no_dense_copy_of_a_packed_weight():
     """The packed copy replaces the dense weight: nothing (an autograd node, say) keeps the original alive, and the
     layers left dense get their own memory instead of pointing into the checkpoint's (memory-mapped) tensors."""
-    dense = torch.nn.Sequential(torch.nn.Embedding(8, 4), torch.nn.Linear(4, 4), torch.nn.LayerNorm(4))
-    packed_weight = weakref.ref(dense[1].weight)
-    embedding = dense[0].weight.data_ptr()
-    packed = loading.prepack(dense)
-    del dense
+    model = torch.nn.Sequential(torch.nn.Embedding(8, 4), torch.nn.Linear(4, 4), torch.nn.LayerNorm(4))
+    dense_weight = weakref.ref(model[1].weight)
+    embedding = model[0].weight.data_ptr()
+    packed = kernels.pack_linears(model)
     gc.collect()
-    assert packed_weight() is None
-    assert packed[1].weight.is_mkldnn and packed[0].weight.data_ptr() != embedding
+    assert dense_weight() is None
+    assert isinstance(packed[1], kernels.PackedLinear) and packed[0].weight.data_ptr() != embedding
     assert not any(p.requires_grad for p in packed.parameters())
-    x = torch.tensor([[1, 2, 3]])
-    assert packed(x).shape == (1, 3, 4)
+    assert packed(torch.tensor([[1, 2, 3]])).shape == (1, 3, 4)
+
+
+def test_grouped_query_attention_shares_heads_and_changes_no_number(lm):
+    """The CPU attention function computes exactly what transformers' sdpa does, under a lookahead mask too."""
+    from lade_core.layout import StepLayout
+
+    assert lm.model.config._attn_implementation == kernels.ATTENTION
+    prompt = [(7 * i) % 1000 + 10 for i in range(40)]
+    layout = StepLayout(levels=2, window=3, candidates=2, cand_len=2)
+    tokens = [(11 * i) % 900 + 5 for i in range(layout.size)]
+
+    def logits():
+        cache = lm.new_cache()
+        out = [lm.prefill(cache, prompt), lm.decode_one(cache, 42, len(prompt))]
+        return out + [lm.step_forward(cache, tokens, layout, torch.tensor(layout.logit_rows()))]
+
+    ours = logits()
+    lm.model.set_attn_implementation("sdpa")
+    try:
+        theirs = logits()
+    finally:
+        lm.model.set_attn_implementation(kernels.ATTENTION)
+    for a, b in zip(ours, theirs):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)

@@ -1,0 +1,108 @@
+"""CPU kernels: the model's linear layers with their weights packed once for oneDNN, and attention that shares the
+key/value heads of grouped-query attention instead of copying them.
+
+A stock `nn.Linear` on a CPU hands its weight to the GEMM library on every call, which rearranges (packs) it for its
+micro-kernel each time: for the one to a few dozen tokens a decoding step feeds, that costs about as much as the
+arithmetic. `PackedLinear` asks oneDNN to reorder the weight into its blocked layout once, at load time, and then
+runs oneDNN's inner product on ordinary dense activations (no per-call conversion of the input or the output).
+These are the two operators torch's own compiler uses for the same purpose on a CPU
+(`torch.ops.mkldnn._reorder_linear_weight`, `torch.ops.mkldnn._linear_pointwise`); they are not public API, so
+`packing_available` checks that they exist and agree with `nn.Linear` before `load_model` relies on them, and torch
+is pinned. Greedy output is token for token the same (tests/test_loading.py, BENCHMARKS.md "CPU kernels").
+
+The model's code is untouched: its `nn.Linear` children are swapped for `PackedLinear` modules, as
+`torch.utils.mkldnn.to_mkldnn` does for its own (slower, per-call converting) `MkldnnLinear`; the attention function
+is registered with transformers' `AttentionInterface`, the documented way to supply one.
+"""
+
+from __future__ import annotations
+
+import torch
+
+KERNELS = "onednn-packed"  # the label a bench, a cost curve and an `LM` carry for this path ("stock" otherwise)
+
+
+class PackedLinear(torch.nn.Module):
+    """`nn.Linear` for inference on a CPU in fp32, its weight packed once into oneDNN's blocked layout."""
+
+    def __init__(self, linear: torch.nn.Linear):
+        super().__init__()
+        self.in_features, self.out_features = linear.in_features, linear.out_features
+        weight = linear.weight.detach()
+        self.register_buffer("weight", torch.ops.mkldnn._reorder_linear_weight(weight))
+        self.register_buffer("bias", None if linear.bias is None else linear.bias.detach().clone())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.ops.mkldnn._linear_pointwise(x, self.weight, self.bias, "none", [], "")
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+def packing_available() -> bool:
+    """Whether this torch has oneDNN and both operators, and a packed layer agrees with `nn.Linear`."""
+    if not (torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")):
+        return False
+    try:
+        generator = torch.Generator().manual_seed(0)
+        linear = torch.nn.Linear(64, 48).requires_grad_(False)
+        with torch.no_grad():
+            linear.weight.copy_(torch.randn(48, 64, generator=generator))
+            linear.bias.copy_(torch.randn(48, generator=generator))
+            x = torch.randn(3, 5, 64, generator=generator)
+            return torch.allclose(PackedLinear(linear)(x), linear(x), rtol=1e-4, atol=1e-4)
+    except (RuntimeError, AttributeError):
+        return False
+
+
+def pack_linears(model: torch.nn.Module) -> torch.nn.Module:
+    """Swap every `nn.Linear` in `model` (in place) for a `PackedLinear`; returns `model`, for inference only.
+
+    Gradients go off first, else a packed copy could keep its dense original alive through autograd; and what stays
+    dense (embeddings, norms) gets its own memory, else it pins the whole memory-mapped checkpoint. A tied output
+    layer gets its own packed copy; the embedding keeps the dense one.
+    """
+    model.requires_grad_(False)
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if type(child) is torch.nn.Linear:
+                setattr(parent, name, PackedLinear(child))
+    with torch.no_grad():
+        for tensor in (*model.parameters(), *model.buffers()):
+            if not tensor.is_mkldnn:
+                tensor.data = tensor.data.clone()
+    return model
+
+
+ATTENTION = "lade_cpu_gqa_sdpa"  # the name `load_model` registers `grouped_query_sdpa` under with transformers
+
+
+def grouped_query_sdpa(module, query, key, value, attention_mask, dropout=0.0, scaling=None, is_causal=None,
+                       **kwargs):
+    """transformers' `sdpa` attention less one copy. Under an explicit mask (every lookahead step has one) that
+    function repeats each key/value head for its group of query heads first, a copy of the whole KV cache in every
+    layer and step, because CUDA's fused kernels need it; the CPU's kernel shares the heads itself (`enable_gqa`).
+    Inference only (no dropout); returns (batch, tokens, heads, head_dim) as transformers expects."""
+    causal = is_causal if is_causal is not None else getattr(module, "is_causal", True)
+    causal = bool(causal and attention_mask is None and query.shape[2] > 1)  # a prefill; one token sees all
+    out = torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=attention_mask, scale=scaling,
+                                                           is_causal=causal, enable_gqa=query.shape[1] != key.shape[1])
+    return out.transpose(1, 2).contiguous(), None
+
+
+def use_grouped_query_sdpa(model) -> bool:
+    """Switch a model that runs transformers' `sdpa` attention to `grouped_query_sdpa`, through transformers' public
+    attention registry (masks built as for `sdpa`); False, and the model unchanged, where it runs something else or
+    takes no registered attention function."""
+    from transformers import AttentionInterface, AttentionMaskInterface
+    from transformers.masking_utils import sdpa_mask
+
+    if getattr(model.config, "_attn_implementation", None) != "sdpa":
+        return False
+    AttentionInterface.register(ATTENTION, grouped_query_sdpa)
+    AttentionMaskInterface.register(ATTENTION, sdpa_mask)
+    try:
+        model.set_attn_implementation(ATTENTION)
+    except (ValueError, ImportError):
+        return False
+    return True
