@@ -186,9 +186,10 @@ def stop_live(request: gr.Request) -> None:
 
 
 def settle_run(run: RunTrace) -> tuple:
-    """After the Run event ends, however it ended. If Stop cancelled it before its last update reached the page, the
-    page still shows a run marked "running": mark it stopped and say so (what it recorded stays and can be scrubbed).
-    A run that ended by itself already said how; then the page is left alone."""
+    """After the Run event ends, however it ended. If Stop cancelled it, or it failed, before its last update reached
+    the page, the page still shows a run marked "running": mark it stopped and say so (what it recorded stays and
+    can be scrubbed; a failure also shows its error). A run that finished already said how; then the page is left
+    alone."""
     cut = {name: replace(method, stop_reason="cancelled") for name in ("lookahead", "greedy")
            if (method := getattr(run, name)).stop_reason == "running"}
     if not cut:

@@ -140,8 +140,9 @@ def panel(run: RunTrace) -> dict:
 def wire(demo, s: dict, run_outputs: list, slider, state, recorded, page_parts: list, run_event, settled,
          default: str) -> None:
     """Connect the panel. `run_outputs` are the outputs of `events.open_run`, in its order; `page_parts` the intro
-    and the controls (hidden in embed mode); `run_event` the live run and `settled` the event after which the page
-    holds that run as it ended (finished, failed or stopped); `default` the run a bad deep link opens."""
+    and the controls (hidden in embed mode); `run_event` the live run and `settled` the events after which the page
+    holds that run as it ended (finished, failed or stopped; one of them runs per live run); `default` the run a
+    bad deep link opens."""
     quiet = dict(show_progress="hidden")
     shared = [s["embed"], s["meta"], s["download"]]
     s["upload"].upload(open_upload, [s["upload"], s["origin"]], [*run_outputs, s["notice"], *shared], **quiet)
@@ -150,7 +151,8 @@ def wire(demo, s: dict, run_outputs: list, slider, state, recorded, page_parts: 
     slider.change(None, slider, None, js=EMBED_STEP)
     s["embed_panel"].expand(current, [state, slider, s["origin"]], shared, **quiet)
     recorded.input(opened_recorded, [recorded, s["origin"]], [s["notice"], *shared], **quiet)
-    settled.then(current, [state, slider, s["origin"]], shared, **quiet)
+    for event in settled:
+        event.then(current, [state, slider, s["origin"]], shared, **quiet)
     run_event.failure(failed_run_notice, None, s["notice"], **quiet)
     demo.load(link_opener(default), None, [s["origin"], *run_outputs, recorded, s["notice"], *shared, s["column"],
                                            *page_parts], **quiet)

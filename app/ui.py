@@ -196,8 +196,8 @@ def _sampling(c) -> list:
 
 
 def _wire(c, p, views, state, playing, timer, status, note):
-    """Connect controls, playback and views to `events`; returns the live run's event and the one after which the
-    page holds that run as it ended."""
+    """Connect controls, playback and views to `events`; returns the live run's event and the events after which
+    the page holds that run as it ended."""
     quiet = dict(show_progress="hidden")
     engine = dict(concurrency_id=limits.ENGINE_GROUP, concurrency_limit=limits.ENGINE_SLOTS)
     stop_play = [playing, timer, p["play"]]
@@ -217,13 +217,16 @@ def _wire(c, p, views, state, playing, timer, status, note):
     run_event = c["run"].click(
         events.run_live, [c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["seed"], *_sampling(c)],
         [state, p["slider"], status, note, *stop_play, *views], show_progress="minimal", **engine)
-    # Stop is two listeners, because Gradio may skip the fn of a listener that also cancels: one stops the session's
-    # engine at its next step, the other cancels the Run event, whether it is still waiting in the queue or already
-    # streaming. The page's status is written only by the Run event and, once it has ended however it ended, by
-    # `settle_run`: with one writer at a time, a step update still in flight cannot overwrite "stopped".
-    c["stop"].click(events.stop_live, None, None, **quiet)
+    # Stop is two listeners, because Gradio may skip the fn of a listener that also cancels. The cancel comes first:
+    # the page runs a click's listeners one after another, and it cancels the Run event whether that is still
+    # waiting in the queue or already streaming. The other stops the session's engine at its next step (the engine
+    # runs in its own thread, which the cancel does not reach). Neither writes the status: only the Run event does,
+    # and `settle_run` once that event has ended. Gradio follows a finished run with `.success`, a failed one and a
+    # cancelled one with `.failure` (`.then` would miss a failure and fire twice on a cancel).
     c["stop"].click(None, None, None, cancels=[run_event])
-    settled = run_event.then(events.settle_run, state, [state, status], **quiet)
+    c["stop"].click(events.stop_live, None, None, **quiet)
+    settled = [after(events.settle_run, state, [state, status], **quiet)
+               for after in (run_event.success, run_event.failure)]
     c["auto"].click(events.auto_settings, None, [c["W"], c["N"], c["G"], c["seed"], c["tpf"]], **quiet)
     gr.api(api.generate, api_name="generate", **engine)
     return run_event, settled

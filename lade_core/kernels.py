@@ -23,7 +23,8 @@ KERNELS = "onednn-packed"  # the label a bench, a cost curve and an `LM` carry f
 
 
 class PackedLinear(torch.nn.Module):
-    """`nn.Linear` for inference on a CPU in fp32, its weight packed once into oneDNN's blocked layout."""
+    """`nn.Linear` for inference on a CPU in fp32, its weight packed once into oneDNN's blocked layout. Inference
+    only: the packed weight is no `Parameter`, so it takes no gradient, no `state_dict` round trip and no re-tying."""
 
     def __init__(self, linear: torch.nn.Linear):
         super().__init__()
@@ -58,9 +59,9 @@ def packing_available() -> bool:
 def pack_linears(model: torch.nn.Module) -> torch.nn.Module:
     """Swap every `nn.Linear` in `model` (in place) for a `PackedLinear`; returns `model`, for inference only.
 
-    Gradients go off first, else a packed copy could keep its dense original alive through autograd; and what stays
-    dense (embeddings, norms) gets its own memory, else it pins the whole memory-mapped checkpoint. A tied output
-    layer gets its own packed copy; the embedding keeps the dense one.
+    Gradients go off (inference only), and what stays dense (embeddings, norms) gets its own memory, else it pins
+    the whole memory-mapped checkpoint. A tied output layer gets its own packed copy; the embedding keeps the dense
+    one.
     """
     model.requires_grad_(False)
     for parent in list(model.modules()):
@@ -82,11 +83,17 @@ def grouped_query_sdpa(module, query, key, value, attention_mask, dropout=0.0, s
     """transformers' `sdpa` attention less one copy. Under an explicit mask (every lookahead step has one) that
     function repeats each key/value head for its group of query heads first, a copy of the whole KV cache in every
     layer and step, because CUDA's fused kernels need it; the CPU's kernel shares the heads itself (`enable_gqa`).
-    Inference only (no dropout); returns (batch, tokens, heads, head_dim) as transformers expects."""
-    causal = is_causal if is_causal is not None else getattr(module, "is_causal", True)
-    causal = bool(causal and attention_mask is None and query.shape[2] > 1)  # a prefill; one token sees all
-    out = torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=attention_mask, scale=scaling,
-                                                           is_causal=causal, enable_gqa=query.shape[1] != key.shape[1])
+    Everything else (no mask, no grouped heads, dropout, soft-capping, position biases, attention sinks, returned
+    weights) goes to transformers' own function unchanged."""
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    extras = any(kwargs.get(name) is not None for name in ("softcap", "position_bias", "s_aux", "sinks"))
+    if (attention_mask is None or query.shape[1] == key.shape[1] or dropout or extras
+            or kwargs.get("output_attentions")):
+        return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
+                                      is_causal=is_causal, **kwargs)
+    out = torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=attention_mask,
+                                                           scale=scaling, enable_gqa=True)
     return out.transpose(1, 2).contiguous(), None
 
 
@@ -105,4 +112,4 @@ def use_grouped_query_sdpa(model) -> bool:
         model.set_attn_implementation(ATTENTION)
     except (ValueError, ImportError):
         return False
-    return True
+    return model.config._attn_implementation == ATTENTION  # some models only warn and keep their own

@@ -78,8 +78,8 @@ def pick_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.d
 
 
 def prepack_enabled(device: torch.device, dtype: torch.dtype) -> bool:
-    """Whether `load_model` packs the linear layers: CPU, fp32, the oneDNN operators work here, and not
-    `LADE_PREPACK=0`."""
+    """Whether `load_model` uses the CPU kernels of `kernels.py` (packed linear layers, grouped-query attention):
+    CPU, fp32, the oneDNN operators work here, and not `LADE_PREPACK=0`."""
     wanted = os.environ.get("LADE_PREPACK", "1").strip().lower() not in ("0", "false", "no", "off")
     return wanted and device.type == "cpu" and dtype == torch.float32 and _packing_available()
 

@@ -30,7 +30,7 @@ def test_live_defaults_are_autos_choice_or_the_opening_runs_settings(monkeypatch
 def test_a_saved_curve_is_only_used_with_its_own_kernels(monkeypatch):
     assert predict_shipped("cpu", DEFAULT_MODEL) is not None
     assert predict_shipped("cpu", "another/model") is None
-    monkeypatch.setenv("LADE_PREPACK", "0")  # stock kernels: the shipped (prepacked) curve does not describe them
+    monkeypatch.setenv("LADE_PREPACK", "0")  # stock kernels: the shipped (packed) curve does not describe them
     assert predict_shipped("cpu", DEFAULT_MODEL) is None
 
 
@@ -54,3 +54,18 @@ def test_stop_stops_only_the_sessions_own_engine():
     assert mine.is_set() and not theirs.is_set()
     assert not live.stop_session("test-stop-mine")  # forgotten: a second Stop finds nothing
     assert live.stop_session("test-stop-theirs") and theirs.is_set()
+
+
+def test_stop_cancels_first_and_every_end_of_a_run_is_settled_once():
+    """How Stop and the end of a run are wired (Gradio 6 runs a click's listeners in order; it follows a finished run
+    with `.success`, a failed or cancelled one with `.failure`, and skips `.then` on a failure)."""
+    fns = list(ui.build_demo(preload=False).fns.values())
+    run = next(f for f in fns if f.name == "run_live")
+    stop_target = next(f for f in fns if f.name == "stop_live").targets
+    on_stop = [f for f in fns if f.targets == stop_target]  # in the order the page runs them
+    cancel = next(i for i, f in enumerate(on_stop) if f.cancels == [run._id])
+    assert [f.name for f in on_stop[cancel:]].index("stop_live") > 0
+    settles = [f for f in fns if f.name == "settle_run"]
+    assert {f.trigger_after for f in settles} == {run._id}
+    assert sorted((f.trigger_only_on_success, f.trigger_only_on_failure) for f in settles) == [(False, True),
+                                                                                              (True, False)]

@@ -10,6 +10,9 @@ import torch
 from lade_core import ModelLoadError, load_model
 from lade_core import kernels, loading
 
+needs_onednn = pytest.mark.skipif(not kernels.packing_available(),
+                                  reason="this torch build lacks oneDNN's packed linear operators")
+
 
 def test_bundled_gguf_is_found_without_importing_the_package():
     import sys
@@ -68,6 +71,7 @@ def test_eos_ids_and_chat_template(lm):
     assert "Hi there" in text and text.rstrip().endswith("assistant")
 
 
+@needs_onednn
 def test_cpu_fp32_linears_are_packed_and_change_no_token(lm, bench_prompts, monkeypatch):
     """Linear layers packed for oneDNN are a kernel choice, not a different model: greedy output is the same."""
     from lade_core import greedy_generate
@@ -87,6 +91,7 @@ def test_cpu_fp32_linears_are_packed_and_change_no_token(lm, bench_prompts, monk
     assert not loading.prepack_enabled(torch.device("cuda"), torch.float32)
 
 
+@needs_onednn
 def test_a_packed_layer_computes_what_the_linear_layer_does():
     assert kernels.packing_available()
     torch.manual_seed(0)
@@ -98,6 +103,7 @@ def test_a_packed_layer_computes_what_the_linear_layer_does():
             torch.testing.assert_close(packed(x), linear(x), rtol=1e-5, atol=1e-5)
 
 
+@needs_onednn
 def test_packing_keeps_no_dense_copy_of_a_packed_weight():
     """The packed copy replaces the dense weight: nothing (an autograd node, say) keeps the original alive, and the
     layers left dense get their own memory instead of pointing into the checkpoint's (memory-mapped) tensors."""
@@ -112,6 +118,7 @@ def test_packing_keeps_no_dense_copy_of_a_packed_weight():
     assert packed(torch.tensor([[1, 2, 3]])).shape == (1, 3, 4)
 
 
+@needs_onednn
 def test_grouped_query_attention_shares_heads_and_changes_no_number(lm):
     """The CPU attention function computes exactly what transformers' sdpa does, under a lookahead mask too."""
     from lade_core.layout import StepLayout
@@ -134,3 +141,21 @@ def test_grouped_query_attention_shares_heads_and_changes_no_number(lm):
         lm.model.set_attn_implementation(kernels.ATTENTION)
     for a, b in zip(ours, theirs):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_attention_takes_only_the_masked_grouped_case_and_leaves_the_rest_to_transformers():
+    from types import SimpleNamespace
+
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    torch.manual_seed(0)
+    module = SimpleNamespace(num_key_value_groups=3, is_causal=True)
+    q, k, v = torch.randn(1, 9, 5, 16), torch.randn(1, 3, 12, 16), torch.randn(1, 3, 12, 16)
+    mask = torch.zeros(1, 1, 5, 12).masked_fill_(torch.rand(1, 1, 5, 12) < 0.3, torch.finfo(torch.float32).min)
+    mask[..., 0] = 0  # every query sees at least one key
+    for m in (mask, None):
+        ours, _ = kernels.grouped_query_sdpa(module, q, k, v, m, scaling=0.25)
+        theirs, _ = sdpa_attention_forward(module, q, k, v, m, scaling=0.25)
+        torch.testing.assert_close(ours, theirs, rtol=1e-6, atol=1e-6)
+    with pytest.raises(ValueError, match="softcap"):  # transformers' own refusal, not silently dropped
+        kernels.grouped_query_sdpa(module, q, k, v, mask, softcap=30.0)
