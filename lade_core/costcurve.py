@@ -26,6 +26,20 @@ DEFAULT_SIZES = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 160, 192, 256)
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
 
+def interleaved_medians(fns: dict, repeats: int) -> dict:
+    """Median seconds of each function, timed in turn (one run of each per round, after one warm-up run each), so
+    that the machine's load, which drifts over seconds on a shared host, weighs on all of them alike."""
+    for fn in fns.values():
+        fn()
+    times = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
 def measure_cost_curve(lm: LM, sizes=DEFAULT_SIZES, prefix: int = 100, repeats: int = 9) -> dict:
     """Forward latency (seconds) for each number of tokens in `sizes`, plus the greedy single-token step."""
     cache = lm.new_cache()
@@ -48,17 +62,9 @@ def measure_cost_curve(lm: LM, sizes=DEFAULT_SIZES, prefix: int = 100, repeats: 
 
         return run
 
-    runs = {1: greedy_step, **{n: step_of(n) for n in sizes if n >= 2}}
-    for run in runs.values():  # warm-up
-        run()
-    times: dict[int, list[float]] = {n: [] for n in runs}
-    for _ in range(repeats):
-        for n, run in runs.items():
-            t0 = time.perf_counter()
-            run()
-            times[n].append(time.perf_counter() - t0)
-    points = [{"tokens": n, "seconds": statistics.median(ts)} for n, ts in times.items()]
-    greedy_s = points[0]["seconds"]
+    medians = interleaved_medians({1: greedy_step, **{n: step_of(n) for n in sizes if n >= 2}}, repeats)
+    points = [{"tokens": n, "seconds": seconds} for n, seconds in medians.items()]
+    greedy_s = medians[1]
     return {
         "model": lm.name, "device": str(lm.device), "dtype": str(lm.dtype).removeprefix("torch."),
         "kernels": lm.kernels,

@@ -17,6 +17,8 @@ is registered with transformers' `AttentionInterface`, the documented way to sup
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
 KERNELS = "onednn-packed"  # the label a bench, a cost curve and an `LM` carry for this path ("stock" otherwise)
@@ -40,8 +42,9 @@ class PackedLinear(torch.nn.Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
+@functools.cache
 def packing_available() -> bool:
-    """Whether this torch has oneDNN and both operators, and a packed layer agrees with `nn.Linear`."""
+    """Whether this torch has oneDNN and both operators, and a packed layer agrees with `nn.Linear` (checked once)."""
     if not (torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")):
         return False
     try:

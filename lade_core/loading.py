@@ -14,7 +14,6 @@ BENCHMARKS.md, "CPU kernels"). `LADE_PREPACK=0` turns both off.
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import os
 import shutil
@@ -81,12 +80,7 @@ def prepack_enabled(device: torch.device, dtype: torch.dtype) -> bool:
     """Whether `load_model` uses the CPU kernels of `kernels.py` (packed linear layers, grouped-query attention):
     CPU, fp32, the oneDNN operators work here, and not `LADE_PREPACK=0`."""
     wanted = os.environ.get("LADE_PREPACK", "1").strip().lower() not in ("0", "false", "no", "off")
-    return wanted and device.type == "cpu" and dtype == torch.float32 and _packing_available()
-
-
-@functools.cache
-def _packing_available() -> bool:
-    return kernels.packing_available()
+    return wanted and device.type == "cpu" and dtype == torch.float32 and kernels.packing_available()
 
 
 def _convert_default(gguf: Path, target: Path) -> None:

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -23,21 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 from lade_core import load_model  # noqa: E402
+from lade_core.costcurve import interleaved_medians  # noqa: E402
 from lade_core.layout import StepLayout  # noqa: E402
-
-
-def interleaved_medians(fns: dict, repeats: int) -> dict:
-    """Median seconds of each function, timed in turn (one run of each per round), so that the machine's load,
-    which drifts over seconds on a shared host, weighs on all of them alike."""
-    for fn in fns.values():  # warm-up
-        fn()
-    times = {name: [] for name in fns}
-    for _ in range(repeats):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t0)
-    return {name: statistics.median(ts) for name, ts in times.items()}
 
 
 def main() -> None:
