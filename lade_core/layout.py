@@ -1,17 +1,21 @@
 """The layout of one step's input: which token sits where, at which position, and what it may attend to.
 
-A step feeds `[x] + level_0 + ... + level_{L-1} + cand_1 + ... + cand_g`: the last accepted token x (not yet in the
-KV cache), L window levels of W tokens, and g candidates of N-1 tokens. Offsets below are relative to x's position p.
+A step feeds `[x] + level_0 + ... + level_{L-1} + verification tokens`: the last accepted token x (not yet in the
+KV cache), L window levels of W tokens, and the verification branch. Offsets below are relative to x's position p.
 
     x              position 0
     window (l, j)  position 1 + l + j     (level l, column j: column j is a diagonal Jacobi trajectory)
-    cand (c, k)    position 1 + k
+    candidate token k (k = 0..N-2)  position 1 + k
+
+The verification branch is a forest of token nodes hanging off x: each candidate n-gram is a path of N-1 nodes.
+Plainly laid out, every candidate has its own N-1 nodes; as a token tree, candidates that share a prefix share its
+nodes (`StepLayout.tree`), so fewer tokens are fed and the same predictions are read.
 
 Attention among the new tokens (everything also sees the whole KV cache, i.e. the committed prefix):
     x sees itself; window (l, j) sees x, level 0 columns 0..j, and column j of levels 1..l;
-    cand (c, k) sees x and cand c tokens 0..k. The window and the candidates never see each other.
+    a verification node sees x, its ancestors and itself. The window and the candidates never see each other.
 
-Example, W=3, L=2, g=2, N-1=2 (a = level 0, b = level 1, c = candidates, `#` visible; row = query):
+Example, W=3, L=2, two plain candidates of N-1=2 (a = level 0, b = level 1, c = candidates, `#` visible; row = query):
 
               x  a0 a1 a2 b0 b1 b2 c1 c1 c2 c2
     x   (p)   #  .  .  .  .  .  .  .  .  .  .
@@ -28,6 +32,11 @@ Example, W=3, L=2, g=2, N-1=2 (a = level 0, b = level 1, c = candidates, `#` vis
 
 Every row sees a contiguous run of positions p, p+1, ..., its own, so each prediction is an ordinary next-token
 prediction of a well-formed sequence. The same boolean matrix feeds the model and the mask view.
+
+Reading the output. The model's logits are kept only at the rows a step reads (`logit_rows`): x, the newest level,
+every verification node. In that kept order, `prediction_rows[c]` are the rows of the model's N tokens for candidate
+c (at x, then after each of its tokens), `new_level_rows` the Jacobi update; `cache_rows` says which input rows stay
+in the KV cache once some tokens are accepted.
 """
 
 from __future__ import annotations
@@ -37,89 +46,182 @@ from functools import cached_property
 
 import numpy as np
 
-X, WINDOW, CANDIDATE = 0, 1, 2
+X, WINDOW, VERIFY = 0, 1, 2  # the part of the step input a token belongs to
+
+# Why a key is visible or hidden from a query: (code, template). `reason_code` picks the code; views fill in labels.
+REASONS = (
+    (0, "{q} sees x: every branch continues from the last accepted token"),
+    (1, "{q} cannot see {k}: the lookahead and verification branches are independent"),
+    (2, "{q} sees {k}: level 0 up to its own column is its prefix"),
+    (3, "{q} sees {k}: same column, earlier level (its own Jacobi trajectory)"),
+    (4, "{q} cannot see {k}: not on its trajectory"),
+    (5, "{q} sees {k}: an earlier token of the same candidate"),
+    (6, "{q} cannot see {k}: another candidate, or a later token"),
+)
 
 
 @dataclass(frozen=True)
 class StepLayout:
-    levels: int  # L, window levels in this step (N-1 in steady state, fewer during warm-up)
-    window: int  # W
-    candidates: int  # g <= G
-    cand_len: int  # N-1
+    levels: int  # L, window levels in this step (N-1 in steady state, fewer during warm-up, 0 without a window)
+    window: int  # W, tokens per level
+    paths: tuple[tuple[int, ...], ...] = ()  # per candidate, its verification nodes in order (N-1 each)
+    parents: tuple[int, ...] = ()  # per verification node, its parent node (-1: x)
+
+    @classmethod
+    def plain(cls, levels: int, window: int, candidates: int, cand_len: int) -> "StepLayout":
+        """Every candidate on its own N-1 nodes, as the paper lays them out."""
+        paths = tuple(tuple(range(c * cand_len, (c + 1) * cand_len)) for c in range(candidates))
+        return cls(levels, window, paths, tuple(-1 if k == 0 else c * cand_len + k - 1
+                                               for c in range(candidates) for k in range(cand_len)))
+
+    @classmethod
+    def tree(cls, levels: int, window: int, candidates) -> "StepLayout":
+        """Candidates as a token tree: a prefix shared by several candidates is fed once.
+
+        Example: candidates (5, 6, 7), (5, 6, 9), (8, 1, 2) -> nodes 5 6 7 9 8 1 2 (7 instead of 9), paths
+        (0, 1, 2), (0, 1, 3), (4, 5, 6)."""
+        nodes: dict[tuple[int, ...], int] = {}
+        parents, paths = [], []
+        for cand in candidates:
+            path = []
+            for k in range(len(cand)):
+                prefix = tuple(cand[: k + 1])
+                if prefix not in nodes:
+                    nodes[prefix] = len(parents)
+                    parents.append(path[-1] if path else -1)
+                path.append(nodes[prefix])
+            paths.append(tuple(path))
+        return cls(levels, window, tuple(paths), tuple(parents))
+
+    @classmethod
+    def for_candidates(cls, levels: int, window: int, candidates, cand_len: int, tree: bool) -> "StepLayout":
+        return cls.tree(levels, window, candidates) if tree else cls.plain(levels, window, len(candidates), cand_len)
+
+    def node_tokens(self, candidates) -> list[int]:
+        """The token of each verification node, in input order."""
+        tokens = [0] * self.nodes
+        for cand, path in zip(candidates, self.paths):
+            for token, node in zip(cand, path):
+                tokens[node] = token
+        return tokens
+
+    # -- sizes ---------------------------------------------------------------------------------------------------
+    @property
+    def nodes(self) -> int:
+        """Tokens of the verification branch."""
+        return len(self.parents)
 
     @property
     def size(self) -> int:
-        return 1 + self.levels * self.window + self.candidates * self.cand_len
+        return 1 + self.levels * self.window + self.nodes
 
     @property
-    def window_start(self) -> int:
-        return 1
-
-    @property
-    def cand_start(self) -> int:
+    def verify_start(self) -> int:
+        """Input row of the first verification node."""
         return 1 + self.levels * self.window
 
-    @property
-    def newest_level_start(self) -> int:
-        return 1 + (self.levels - 1) * self.window
-
+    # -- reading the output ----------------------------------------------------------------------------------------
     def logit_rows(self) -> list[int]:
-        """Rows whose logits a step reads: x, the newest window level, every candidate token (the others only feed
-        attention, so the lm head skips them)."""
-        start = self.newest_level_start
-        return [0, *range(start, start + self.window), *range(self.cand_start, self.size)]
+        """Input rows whose logits a step reads: x, the newest window level, every verification node (the others
+        only feed attention, so the lm head skips them)."""
+        newest = 1 + (self.levels - 1) * self.window if self.levels else 1
+        level = range(newest, newest + self.window) if self.levels else range(0)
+        return [0, *level, *range(self.verify_start, self.size)]
 
     @cached_property
+    def new_level_rows(self) -> np.ndarray:
+        """(W,) kept rows of the newest level: the model's argmax there is the Jacobi update."""
+        return np.arange(1, 1 + (self.window if self.levels else 0))
+
+    @cached_property
+    def prediction_rows(self) -> np.ndarray:
+        """(g, N) kept rows of the model's tokens for candidate c: after x, then after each of its N-1 tokens."""
+        first = 1 + (self.window if self.levels else 0)
+        rows = [[0, *(first + node for node in path)] for path in self.paths]
+        return np.array(rows, dtype=np.int64) if rows else np.zeros((0, 1), dtype=np.int64)
+
+    def cache_rows(self, candidate: int, accepted: int) -> list[int]:
+        """Input rows to keep in the KV cache when `accepted` tokens of `candidate` were accepted: x, then those
+        tokens' rows (ascending, since a node's row comes after its parent's)."""
+        path = self.paths[candidate][:accepted] if accepted else ()
+        return [0, *(self.verify_start + node for node in path)]
+
+    def window_rows(self, level: int, columns: int) -> list[int]:
+        """Input rows of the first `columns` tokens of window level `level`."""
+        start = 1 + level * self.window
+        return list(range(start, start + columns))
+
+    # -- structure -------------------------------------------------------------------------------------------------
+    @cached_property
     def _parts(self) -> tuple[np.ndarray, ...]:
-        """Per token: branch, level, column, candidate index, index within candidate."""
-        W, L, g, k = self.window, self.levels, self.candidates, self.cand_len
-        branch = np.concatenate([[X], np.full(L * W, WINDOW), np.full(g * k, CANDIDATE)])
-        level = np.concatenate([[-1], np.repeat(np.arange(L), W), np.full(g * k, -1)])
-        column = np.concatenate([[-1], np.tile(np.arange(W), L), np.full(g * k, -1)])
-        cand = np.concatenate([[-1], np.full(L * W, -1), np.repeat(np.arange(g), k)])
-        inner = np.concatenate([[-1], np.full(L * W, -1), np.tile(np.arange(k), g)])
-        return branch, level, column, cand, inner
+        """Per token: part, level, column, depth in the verification branch, first candidate through it."""
+        W, L, n = self.window, self.levels, self.nodes
+        part = np.concatenate([[X], np.full(L * W, WINDOW), np.full(n, VERIFY)])
+        level = np.concatenate([[-1], np.repeat(np.arange(L), W), np.full(n, -1)])
+        column = np.concatenate([[-1], np.tile(np.arange(W), L), np.full(n, -1)])
+        depth, owner = np.full(n, -1), np.full(n, -1)
+        for c, path in enumerate(self.paths):
+            for k, node in enumerate(path):
+                depth[node] = k
+                owner[node] = c if owner[node] < 0 else owner[node]
+        pad = np.full(1 + L * W, -1)
+        return part, level, column, np.concatenate([pad, depth]), np.concatenate([pad, owner])
+
+    @cached_property
+    def _ancestors(self) -> np.ndarray:
+        """(nodes, nodes) boolean: [i, j] where node j is node i or one of its ancestors."""
+        n = self.nodes
+        seen = np.eye(n, dtype=bool)
+        for i in range(n):
+            j = self.parents[i]
+            while j >= 0:
+                seen[i, j] = True
+                j = self.parents[j]
+        return seen
 
     def positions(self) -> np.ndarray:
         """(size,) position offsets from p."""
-        branch, level, column, _, inner = self._parts
-        return np.where(branch == X, 0, np.where(branch == WINDOW, 1 + level + column, 1 + inner)).astype(np.int64)
+        part, level, column, depth, _ = self._parts
+        return np.where(part == X, 0, np.where(part == WINDOW, 1 + level + column, 1 + depth)).astype(np.int64)
 
     def mask(self) -> np.ndarray:
         """(size, size) boolean: mask[query, key] is True where the query token may attend to the key token."""
-        branch, level, column, cand, inner = self._parts
-        qb, kb = branch[:, None], branch[None, :]
+        part, level, column, _, _ = self._parts
+        qp, kp = part[:, None], part[None, :]
         ql, kl = level[:, None], level[None, :]
         qc, kc = column[:, None], column[None, :]
-        both_window = (qb == WINDOW) & (kb == WINDOW)
+        both_window = (qp == WINDOW) & (kp == WINDOW)
         level0_left = (kl == 0) & (kc <= qc)
         own_trajectory = (kl >= 1) & (kl <= ql) & (kc == qc)
-        same_cand = (qb == CANDIDATE) & (kb == CANDIDATE) & (cand[:, None] == cand[None, :])
-        return (kb == X) | (both_window & (level0_left | own_trajectory)) | (same_cand & (inner[None, :] <= inner[:, None]))
+        visible = (kp == X) | (both_window & (level0_left | own_trajectory))
+        v = self.verify_start
+        visible[v:, v:] = self._ancestors
+        return visible
 
     def labels(self) -> list[str]:
-        """One short label per token, for views: 'x', 'L0.3' (level 0, column 3), 'c2.1' (candidate 2, token 1)."""
-        branch, level, column, cand, inner = self._parts
-        out = []
-        for b, l, c, ci, k in zip(branch, level, column, cand, inner):
-            out.append("x" if b == X else f"L{l}.{c}" if b == WINDOW else f"c{ci + 1}.{k}")
-        return out
+        """One short label per token, for views: 'x', 'L0.3' (level 0, column 3), 'c2.1' (candidate 2, token 1;
+        a node that candidates share is named after the first of them)."""
+        part, level, column, depth, owner = self._parts
+        return ["x" if p == X else f"L{l}.{c}" if p == WINDOW else f"c{o + 1}.{d}"
+                for p, l, c, d, o in zip(part, level, column, depth, owner)]
+
+    @cached_property
+    def _mask(self) -> np.ndarray:
+        return self.mask()
+
+    def reason_code(self, query: int, key: int) -> int:
+        """Why `key` is or is not visible from `query`: an index into `REASONS` (visibility read off `mask()`)."""
+        part, level, _, _, _ = self._parts
+        if part[key] == X:
+            return 0
+        if part[query] != part[key] or part[query] == X:
+            return 1
+        visible = bool(self._mask[query, key])
+        if part[query] == WINDOW:
+            return (2 if level[key] == 0 else 3) if visible else 4
+        return 5 if visible else 6
 
     def reason(self, query: int, key: int) -> str:
         """Why `key` is or is not visible from `query`, in words (hover text of the mask view)."""
-        branch, level, column, cand, inner = self._parts
         labels = self.labels()
-        q, k = labels[query], labels[key]
-        if branch[key] == X:
-            return f"{q} sees x: every branch continues from the last accepted token"
-        if branch[query] != branch[key] or branch[query] == X:
-            return f"{q} cannot see {k}: the lookahead and verification branches are independent"
-        if branch[query] == WINDOW:
-            if level[key] == 0 and column[key] <= column[query]:
-                return f"{q} sees {k}: level 0 up to its own column is its prefix"
-            if level[key] >= 1 and column[key] == column[query] and level[key] <= level[query]:
-                return f"{q} sees {k}: same column, earlier level (its own Jacobi trajectory)"
-            return f"{q} cannot see {k}: not on its trajectory"
-        if cand[key] == cand[query] and inner[key] <= inner[query]:
-            return f"{q} sees {k}: earlier token of the same candidate"
-        return f"{q} cannot see {k}: another candidate, or a later token"
+        return REASONS[self.reason_code(query, key)][1].format(q=labels[query], k=labels[key])

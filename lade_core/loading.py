@@ -148,5 +148,9 @@ def load_model(model: str | None = None, device: str = "auto", dtype: str | torc
         if source is not None:
             eos.update(source if isinstance(source, (list, tuple)) else [source])
     name = DEFAULT_MODEL if model is None else model
-    return LM(hf_model, tokenizer, name, dev, torch_dtype, frozenset(int(t) for t in eos),
-              kernels=kernels.KERNELS if packed else "stock")
+    lm = LM(hf_model, tokenizer, name, dev, torch_dtype, frozenset(int(t) for t in eos),
+            kernels=kernels.KERNELS if packed else "stock")
+    problem = lm.cache_problem()
+    if problem:
+        raise ModelLoadError(problem)
+    return lm

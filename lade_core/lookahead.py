@@ -1,141 +1,116 @@
 """Lookahead decoding: each step is ONE forward pass over the lookahead branch and the verification branch.
 
-The lookahead branch is a window of N-1 levels x W columns; the model's argmax at its newest level is the Jacobi
-update, a new level. Each column then spells an N-gram (oldest level first, new token last), which goes into the
-pool under its first token; the oldest level drops. The verification branch holds up to G pool n-grams keyed by the
-last accepted token x; the longest prefix the model agrees with is accepted, plus the model's next token, so every
-step emits at least one token, and greedy output equals greedy autoregressive decoding.
+Algorithm 1 of the paper, one call of `LookaheadDecoder.step()`:
+    1. lookahead branch: the Jacobi window (`window.py`); verification branch: the pool's n-grams under x
+    2. one forward pass over both, under the step's attention mask (`layout.py`)
+    3. verification: the longest prefix the model agrees with, plus the model's next token (`verify.py`)
+    4. Jacobi update of the window; the n-grams it completes (and, by pool policy, the text's) go to the pool
+    5. the KV cache keeps x and the accepted tokens, and drops the rest of the step
 
-The input layout, positions and attention mask are in `layout.py`; the acceptance rules in `verify.py`. During
-warm-up (the first N-2 steps) the window only gains levels. The level 0 of the window is drawn from the prompt's
-tokens with the config's seed.
+Every step emits at least one token, and greedy output equals greedy autoregressive decoding. The window and the
+number of candidates a step uses are chosen by `sizes.py` (fixed, or adaptive); near the end of the model's context
+the window narrows so that a step never writes past it.
 """
 
 from __future__ import annotations
 
-import random
 import time
-from dataclasses import replace
-from typing import Callable
 
 import numpy as np
-import torch
 
 from .config import LookaheadConfig, Sampling
-from .decoding import StepCallback, StopCheck, check_request, prefill_step, run_steps
+from .decoding import StepCallback, StopCheck, check_request, generate, prefill_step
 from .layout import StepLayout
 from .model import LM
 from .pool import NGramPool, sequence_ngrams
 from .sampling import Sampler, warp
+from .sizes import StepCost, size_policy
 from .trace import MethodRun, StepTrace
 from .verify import verify_greedy, verify_sampled
+from .window import JacobiWindow
 
 
 class LookaheadDecoder:
-    """The decoding state between steps: KV cache, committed tokens, window levels, n-gram pool."""
+    """The decoding state between steps: KV cache, committed tokens, the Jacobi window, the n-gram pool."""
 
-    def __init__(self, lm: LM, prompt_ids: list[int], config: LookaheadConfig, sampling: Sampling):
-        self.lm, self.config, self.sampling = lm, config, sampling
-        self.sampler = None if sampling.greedy else Sampler(sampling.seed)
+    def __init__(self, lm: LM, prompt_ids: list[int], config: LookaheadConfig, sampling: Sampling | None = None,
+                 step_cost: StepCost | None = None):
+        self.lm, self.config, self.sampling = lm, config, sampling or Sampling()
+        self.sampler = None if self.sampling.greedy else Sampler(self.sampling.seed)
         self.cache = lm.new_cache()
         self.committed = list(prompt_ids)
-        pick = random.Random(config.seed)
-        self.levels: list[tuple[int, ...]] = [tuple(pick.choice(prompt_ids) for _ in range(config.window))]
+        self.window = JacobiWindow(prompt_ids, config.window, config.ngram, config.window_seed)
         self.pool = NGramPool(config.guess)
-        self._keep: dict[StepLayout, torch.Tensor] = {}
+        self.sizes = size_policy(config, step_cost, lm.max_positions)
+        self.index = 0
 
     def prefill(self) -> StepTrace:
-        """The prompt's forward pass; a seeded pool takes the prompt's n-grams here, recorded like any other."""
+        """The prompt's forward pass; under the "prompt" policy the pool takes the prompt's n-grams here."""
         step = prefill_step(self.lm, self.cache, self.committed, self.sampling, self.sampler)
-        if not self.config.pool_from_prompt:
+        if self.config.pool != "prompt":
             return step
-        t0 = time.perf_counter()
         added = sequence_ngrams(self.committed, self.config.ngram)
-        evicted = self.pool.add_all(added)
-        return replace(step, ngrams_added=tuple(added), ngrams_evicted=tuple(evicted), pool_size=len(self.pool),
-                       overhead_s=step.overhead_s + time.perf_counter() - t0)
+        return step.but(ngrams_added=tuple(added), ngrams_evicted=tuple(self.pool.add_all(added)),
+                        pool_size=len(self.pool))
 
-    def _keep_rows(self, layout: StepLayout) -> torch.Tensor:
-        """Rows whose logits a step needs: x, the newest window level, every candidate token."""
-        if layout not in self._keep:
-            self._keep[layout] = torch.tensor(layout.logit_rows(), device=self.lm.device)
-        return self._keep[layout]
+    def commit(self, tokens: list[int]) -> None:
+        self.committed += tokens
 
-    def step(self, index: int) -> StepTrace:
+    def step(self) -> StepTrace:
         t_start = time.perf_counter()
-        W, N, G = self.config.window, self.config.ngram, self.config.guess
-        x, p = self.committed[-1], len(self.committed) - 1
+        self.index += 1
+        x, p, N = self.committed[-1], len(self.committed) - 1, self.config.ngram
 
-        # 1. build the step input: [x | window levels | candidates]
-        candidates = self.pool.lookup(x, G) if G else []
-        layout = StepLayout(len(self.levels), W, len(candidates), N - 1)
-        tokens = [x, *(t for level in self.levels for t in level), *(t for c in candidates for t in c)]
+        # 1. the lookahead branch (the window, at this step's width) and the verification branch (n-grams under x)
+        width, guess = self.sizes.choose(p, len(self.window.levels), self.pool.count(x))
+        self.window.resize(width)
+        levels = tuple(self.window.levels) if width else ()
+        candidates = self.pool.lookup(x, guess)
+        layout = StepLayout.for_candidates(len(levels), width, candidates, N - 1, self.config.tree)
 
-        # 2. one forward pass; logits only at the rows read below
+        # 2. one forward pass; argmax at the rows read
+        tokens = [x, *(t for level in levels for t in level), *layout.node_tokens(candidates)]
         t0 = time.perf_counter()
-        logits = self.lm.step_forward(self.cache, tokens, layout, self._keep_rows(layout))
+        logits = self.lm.step_forward(self.cache, tokens, layout)
         self.lm.sync()
         forward_s = time.perf_counter() - t0
-        greedy_ids = logits.argmax(dim=-1).tolist()  # (1 + W + g(N-1),)
-        new_level = tuple(greedy_ids[1 : 1 + W])
-        g = len(candidates)
-        branch = np.array(greedy_ids[1 + W :], dtype=np.int64).reshape(g, N - 1)
-        predictions = [(greedy_ids[0], *row) for row in branch.tolist()]  # (g, N) for the trace
+        argmax = logits.argmax(dim=-1).cpu().numpy()
+        predictions = argmax[layout.prediction_rows]  # (g, N)
 
-        # 3. verify the candidates
-        draws = ()
+        # 3. verification: the longest accepted prefix plus the model's next token
         if self.sampling.greedy:
-            cands = np.array(candidates, dtype=np.int64).reshape(g, N - 1)
-            lengths, winner, accepted = verify_greedy(greedy_ids[0], cands, branch)
+            lengths, winner, accepted = verify_greedy(np.array(candidates).reshape(-1, N - 1), predictions, argmax[0])
+            draws = []
         else:
-            lengths, winner, accepted, draws = verify_sampled(candidates, self._target(logits, W, N), self.sampler)
-        matched = lengths[winner] if winner >= 0 else 0
+            lengths, winner, accepted, draws = verify_sampled(candidates, self._target(logits, layout), self.sampler)
 
-        # 4. Jacobi update of the window; full columns feed the pool
-        levels_before = tuple(self.levels)
-        added: list[tuple[int, ...]] = []
-        if len(self.levels) < N - 1:
-            self.levels.append(new_level)
-        else:
-            added = list(zip(*self.levels, new_level))  # W columns -> W N-grams
-            self.levels = self.levels[1:] + [new_level]
-        if self.config.pool_from_prompt:  # the text itself is a reference too: its newest n-grams join the pool
-            added += sequence_ngrams(self.committed[-(N - 1) :] + accepted, N)
+        # 4. Jacobi update of the window; completed n-grams (and the text's, by policy) go to the pool
+        new_level = tuple(int(t) for t in argmax[layout.new_level_rows])
+        added = self.window.update(new_level) if width else []
+        if self.config.pool != "paper":
+            added += sequence_ngrams(self.committed[-(N - 1):] + accepted, N)
         evicted = self.pool.add_all(added)
 
-        # 5. keep x and the accepted candidate tokens in the KV cache, drop the rest of this step
-        cand_row = layout.cand_start + max(winner, 0) * (N - 1)
-        self.lm.keep_in_cache(self.cache, p, [0, *range(cand_row, cand_row + matched)])
+        # 5. the KV cache keeps x and the accepted candidate tokens
+        matched = lengths[winner] if winner >= 0 else 0
+        self.lm.keep_in_cache(self.cache, p, layout.cache_rows(max(winner, 0), matched))
+        self.sizes.observe(lengths, layout.size)
 
-        return StepTrace(
-            index=index,
-            kind="lookahead" if len(levels_before) == N - 1 else "warmup",
-            position=p,
-            input_token=x,
-            accepted=tuple(accepted),
-            forward_s=forward_s,
-            overhead_s=time.perf_counter() - t_start - forward_s,
-            window=W,
-            ngram=N,
-            levels_before=levels_before,
-            levels_after=tuple(self.levels),
-            new_level=new_level,
-            candidates=tuple(candidates),
-            predictions=tuple(predictions),
-            match_lengths=tuple(int(m) for m in lengths),
-            winner=winner,
-            ngrams_added=tuple(added),
-            ngrams_evicted=tuple(evicted),
-            pool_size=len(self.pool),
-            draws=tuple(draws),
-        )
+        step = StepTrace(
+            index=self.index, kind="warmup" if 0 < len(levels) < N - 1 else "lookahead", position=p,
+            input_token=x, accepted=tuple(accepted), forward_s=forward_s, overhead_s=0.0, window=width, ngram=N,
+            guess=guess, tree=self.config.tree, levels_before=levels, new_level=new_level if width else (),
+            candidates=tuple(candidates), predictions=tuple(tuple(int(t) for t in row) for row in predictions),
+            match_lengths=tuple(int(m) for m in lengths), winner=winner, ngrams_added=tuple(added),
+            ngrams_evicted=tuple(evicted), pool_size=len(self.pool), draws=tuple(draws))
+        return step.but(overhead_s=time.perf_counter() - t_start - forward_s)
 
-    def _target(self, logits: torch.Tensor, W: int, N: int) -> Callable[[int, int], np.ndarray]:
-        """target(c, k): warped distribution at position k of candidate c, computed once per row on demand."""
+    def _target(self, logits, layout: StepLayout):
+        """target(c, k): the warped distribution the model gives after x and candidate c's first k tokens."""
         rows: dict[int, np.ndarray] = {}
 
         def target(c: int, k: int) -> np.ndarray:
-            row = 0 if k == 0 else 1 + W + c * (N - 1) + (k - 1)
+            row = int(layout.prediction_rows[c, k]) if k else 0  # k = 0: after x, whatever the candidate
             if row not in rows:
                 rows[row] = warp(logits[row], self.sampling)
             return rows[row]
@@ -151,17 +126,13 @@ def lookahead_generate(
     on_step: StepCallback | None = None,
     sampling: Sampling | None = None,
     should_stop: StopCheck | None = None,
+    step_cost: StepCost | None = None,
 ) -> MethodRun:
     """Decode up to `max_new_tokens` tokens with lookahead decoding; stop at EOS (emitted) or the budget.
 
-    `on_step` gets each `StepTrace` as soon as it is made; `should_stop` is polled between steps (cancellation).
+    `on_step` gets each `StepTrace` as soon as it is made; `should_stop` is polled between steps (cancellation);
+    `step_cost` (this device's forward cost by tokens fed) is what adaptive sizes weigh guesses against.
     """
-    check_request(lm, prompt_ids, max_new_tokens, extra_positions=config.window + config.ngram)
-    start = time.perf_counter()
-    decoder = LookaheadDecoder(lm, list(prompt_ids), config, sampling or Sampling())
-
-    def advance(emitted: list[int], index: int) -> StepTrace:
-        decoder.committed += emitted
-        return decoder.step(index)
-
-    return run_steps(decoder.prefill(), advance, lm.eos_ids, max_new_tokens, on_step, should_stop, start)
+    check_request(lm, prompt_ids, max_new_tokens)
+    decoder = LookaheadDecoder(lm, list(prompt_ids), config, sampling, step_cost)
+    return generate(decoder, lm.eos_ids, max_new_tokens, on_step, should_stop)

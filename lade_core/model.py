@@ -17,7 +17,7 @@ from transformers import DynamicCache
 
 from .layout import StepLayout
 
-BLOCK_CACHE = 256  # mask blocks kept per model: bounds memory on a server that sees many configurations
+BLOCK_CACHE_BYTES = 64 * 2**20  # mask blocks kept per model, in bytes: bounds memory on a server that sees many layouts
 
 
 @dataclass
@@ -32,7 +32,8 @@ class LM:
 
     def __post_init__(self):
         self._piece = lru_cache(maxsize=None)(self._decode_one)
-        self._blocks: OrderedDict[StepLayout, tuple[torch.Tensor, torch.Tensor]] = OrderedDict()
+        self._blocks: OrderedDict[StepLayout, tuple[torch.Tensor, ...]] = OrderedDict()
+        self._block_bytes = 0
 
     # -- text --------------------------------------------------------------------------------------------------
     @property
@@ -63,6 +64,20 @@ class LM:
         """Text of each token on its own (cached), for traces and views."""
         return {int(t): self._piece(int(t)) for t in ids}
 
+    @property
+    def vocab_size(self) -> int:
+        return int(self.model.get_output_embeddings().out_features if hasattr(
+            self.model.get_output_embeddings(), "out_features") else self.model.config.vocab_size)
+
+    def cache_problem(self) -> str | None:
+        """Why the engines cannot use this model's KV cache exactly, or None. They keep accepted entries by moving
+        them and cropping the rest; a sliding-window or other non-plain layer cannot be cropped and re-laid."""
+        kinds = {type(layer).__name__ for layer in self.new_cache().layers}
+        if kinds - {"DynamicLayer"}:
+            return (f"{self.name} uses {', '.join(sorted(kinds - {'DynamicLayer'}))} cache layers, which cannot be "
+                    f"cropped and re-laid after a step; lookahead decoding here needs full-attention layers only")
+        return None
+
     # -- forward -----------------------------------------------------------------------------------------------
     def new_cache(self) -> DynamicCache:
         return DynamicCache(config=self.model.config)
@@ -82,9 +97,10 @@ class LM:
         out = self.model(input_ids=input_ids, position_ids=position_ids, cache=cache, use_cache=True, logits_to_keep=1)
         return out.logits[0, -1].float()
 
-    def _block(self, layout: StepLayout) -> tuple[torch.Tensor, torch.Tensor]:
-        """(q, q) additive mask block and (q,) position offsets for a layout, built once per layout and kept for
-        the most recent `BLOCK_CACHE` layouts (a run uses at most (N-1)(G+1) of them; a server sees many runs)."""
+    def _block(self, layout: StepLayout) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(q, q) additive mask block, (q,) position offsets and the rows to keep logits of, for a layout: built
+        once per layout and kept while the blocks fit in `BLOCK_CACHE_BYTES` (a run uses a few dozen plain layouts;
+        token trees, many)."""
         if layout in self._blocks:
             self._blocks.move_to_end(layout)
             return self._blocks[layout]
@@ -92,19 +108,23 @@ class LM:
         block = torch.zeros(visible.shape, dtype=self.dtype, device=self.device)
         block.masked_fill_(~visible, torch.finfo(self.dtype).min)
         offsets = torch.from_numpy(layout.positions()).to(self.device)
-        self._blocks[layout] = (block, offsets)
-        if len(self._blocks) > BLOCK_CACHE:
-            self._blocks.popitem(last=False)
-        return block, offsets
+        keep = torch.tensor(layout.logit_rows(), device=self.device)
+        self._blocks[layout] = (block, offsets, keep)
+        self._block_bytes += block.numel() * block.element_size()
+        while self._block_bytes > BLOCK_CACHE_BYTES and len(self._blocks) > 1:
+            _, (old, _, _) = self._blocks.popitem(last=False)
+            self._block_bytes -= old.numel() * old.element_size()
+        return block, offsets, keep
 
     @torch.inference_mode()
-    def step_forward(self, cache: DynamicCache, tokens: list[int], layout: StepLayout, keep: torch.Tensor) -> torch.Tensor:
+    def step_forward(self, cache: DynamicCache, tokens: list[int], layout: StepLayout) -> torch.Tensor:
         """One lookahead forward over `tokens` laid out as `layout`, on top of the `cache` (all of it visible).
 
-        Returns (len(keep), vocab) logits at the rows `keep` only: the lm head is the costliest part of a small model.
+        Returns (len(layout.logit_rows()), vocab) logits at the rows a step reads only: the lm head is the costliest
+        part of a small model.
         """
         past = cache.get_seq_length()
-        block, offsets = self._block(layout)
+        block, offsets, keep = self._block(layout)
         q = layout.size
         mask = torch.cat([torch.zeros(q, past, dtype=self.dtype, device=self.device), block], dim=1)[None, None]
         out = self.model(

@@ -61,6 +61,11 @@ class NGramPool:
                 evicted.append(gone)
         return evicted
 
+    def count(self, key: int) -> int:
+        """How many continuations are stored under `key`."""
+        bucket = self._by_key.get(key)
+        return len(bucket) if bucket else 0
+
     def lookup(self, key: int, limit: int | None = None) -> list[tuple[int, ...]]:
         """Continuations stored under `key`, most recently used first, at most `limit` of them."""
         bucket = self._by_key.get(key)

@@ -1,89 +1,106 @@
 """The contract between the engines and the views: `StepTrace` (one forward pass) and `RunTrace` (a whole run).
 
 Both are frozen plain data (ints, strings, tuples), so a view can draw a step without torch or the model, and a run
-saved as JSON loads back equal. Token text lives once per run in `RunTrace.token_text` (id -> piece) rather than in
-every step. The attention mask is not stored: `StepTrace.layout` rebuilds, with the very function that built it for
-the model, the exact boolean matrix the model used (`layout.mask()`).
-
-Loading is strict: wrong schema, wrong version, wrong types or sizes, and truncated files raise `TraceError` with a
-readable message. Nothing is ever executed or unpickled.
+saved as JSON loads back equal. Each field is declared once, here: its type in the annotation and its range in the
+`spec` beside it; the JSON, the loader (`load.py`) and the browser's renderer all use these names. Token text lives
+once per run in `RunTrace.token_text` (id -> piece) rather than in every step. The attention mask is not stored:
+`StepTrace.layout` rebuilds, with the very function that built it for the model, the exact boolean matrix the model
+used (`layout.mask()`).
 """
 
 from __future__ import annotations
 
 import json
-import sys
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, replace
 
-from .config import ConfigError, LookaheadConfig, Sampling
+from . import schema
+from .config import MAX_GUESS, MAX_NGRAM, MAX_WINDOW, LookaheadConfig, Sampling
 from .layout import StepLayout
 
 SCHEMA = "lade-explorer/run"
-VERSION = 1
-MAX_TRACE_BYTES = 20 * 1024 * 1024
+VERSION = 2
+MAX_STEPS = 100_000  # far beyond any run the engines make; bounds what a file can ask a view to draw
+MAX_TEXT = 100_000  # characters of a prompt
+STEP_KINDS = ("prefill", "autoregressive", "warmup", "lookahead", "jacobi")
+METHODS = ("lookahead", "jacobi")
+STOP_REASONS = ("eos", "length", "cancelled")
 
 Ids = tuple[int, ...]
+_TOKENS = schema.spec(max_len=MAX_WINDOW + 1)  # a level, a candidate, an n-gram, a step's tokens
+_GRID = schema.spec(max_len=MAX_WINDOW * 4 + MAX_GUESS)  # rows of a window, candidates, pool changes
+_SECONDS = schema.spec(0.0, 1e6)
+_PROBABILITY = schema.spec(0.0, 1.0 + 1e-6)  # float sums may land a hair over 1
 
 
 @dataclass(frozen=True)
 class Draw:
     """One verified position of a sampling step: the draft token, its probability, the uniform draw, the verdict."""
 
-    candidate: int  # which candidate offered the token (index into StepTrace.candidates)
-    position: int  # index within the candidate (0 = right after x)
-    token: int
-    prob: float  # probability of `token` under the (residual) target distribution at this point
-    uniform: float
+    candidate: int = field(metadata=schema.spec(0, MAX_GUESS))  # which candidate offered the token
+    position: int = field(metadata=schema.spec(0, MAX_WINDOW))  # index within the candidate (0 = right after x)
+    token: int = field(metadata=schema.spec(0, schema.TOKEN_MAX))
+    prob: float = field(metadata=_PROBABILITY)  # probability of `token` under the (residual) target
+    uniform: float = field(metadata=schema.spec(0.0, 1.0))  # the draw: accepted when uniform < prob
     accepted: bool
-    residual_mass: float  # probability mass left after removing rejected tokens (1.0 before any rejection)
+    residual_mass: float = field(metadata=_PROBABILITY)  # mass left after removing rejected tokens
 
 
 @dataclass(frozen=True)
 class StepTrace:
-    index: int
-    kind: str  # "prefill", "greedy", "warmup" (window still filling) or "lookahead"
-    position: int  # p, the position of the input token x
-    input_token: int  # x, the last accepted token
-    accepted: Ids  # tokens this step emitted, in order (never past EOS or max_new_tokens)
-    forward_s: float
-    overhead_s: float
-    window: int = 0
-    ngram: int = 0
-    levels_before: tuple[Ids, ...] = ()  # L x W window before the step (oldest level first)
-    levels_after: tuple[Ids, ...] = ()
-    new_level: Ids = ()  # the Jacobi update: argmax at the newest level, W tokens
-    candidates: tuple[Ids, ...] = ()  # g x (N-1), looked up under input_token
-    predictions: tuple[Ids, ...] = ()  # g x N: the model's token at each candidate position, then the one after
-    match_lengths: Ids = ()
-    winner: int = -1  # index of the accepted candidate, -1 if none matched
-    ngrams_added: tuple[Ids, ...] = ()
-    ngrams_evicted: tuple[Ids, ...] = ()
-    pool_size: int = 0
-    draws: tuple[Draw, ...] = ()  # sampling only
+    index: int = field(metadata=schema.spec(0, MAX_STEPS))
+    kind: str = field(metadata=schema.spec(choices=STEP_KINDS))
+    position: int = field(metadata=schema.spec(0, schema.TOKEN_MAX))  # p, the position of the input token x
+    input_token: int = field(metadata=schema.spec(0, schema.TOKEN_MAX))  # x, the last accepted token
+    accepted: Ids = field(metadata=_TOKENS)  # tokens this step emitted, in order (never past EOS or the budget)
+    forward_s: float = field(metadata=_SECONDS)
+    overhead_s: float = field(metadata=_SECONDS)
+    window: int = field(default=0, metadata=schema.spec(0, MAX_WINDOW))  # W this step fed (0: no window)
+    ngram: int = field(default=0, metadata=schema.spec(0, MAX_WINDOW + 1))  # N: a full match emits N tokens
+    guess: int = field(default=0, metadata=schema.spec(0, MAX_GUESS))  # G this step looked up at most
+    tree: bool = False  # candidates fed as a token tree (shared prefixes once)
+    levels_before: tuple[Ids, ...] = field(default=(), metadata=schema.spec(max_len=MAX_NGRAM))  # L x W, oldest first
+    new_level: Ids = field(default=(), metadata=_TOKENS)  # the Jacobi update: argmax at the newest level
+    candidates: tuple[Ids, ...] = field(default=(), metadata=_GRID)  # g x (N-1), looked up under x
+    predictions: tuple[Ids, ...] = field(default=(), metadata=_GRID)  # g x N: model's token after x, then each
+    match_lengths: Ids = field(default=(), metadata=schema.spec(max_len=MAX_GUESS, items=(0, MAX_WINDOW)))
+    winner: int = field(default=-1, metadata=schema.spec(-1, MAX_GUESS))  # accepted candidate, -1 if none matched
+    ngrams_added: tuple[Ids, ...] = field(default=(), metadata=schema.spec(max_len=10**6))
+    ngrams_evicted: tuple[Ids, ...] = field(default=(), metadata=schema.spec(max_len=10**6))
+    pool_size: int = field(default=0, metadata=schema.spec(0, 10**7))
+    draws: tuple[Draw, ...] = field(default=(), metadata=schema.spec(max_len=MAX_GUESS * MAX_NGRAM + 1))
+
+    def but(self, **changes) -> "StepTrace":
+        return replace(self, **changes)
 
     @property
     def layout(self) -> StepLayout:
-        """Layout of this step's forward; `layout.mask()` is the boolean attention mask the model used."""
-        return StepLayout(len(self.levels_before), self.window, len(self.candidates), max(self.ngram - 1, 0))
+        """Layout of this step's forward; `layout.mask()` is the boolean attention mask the model used. Jacobi
+        decoding feeds its guess once, as a one-level window, and verifies that level as its one candidate."""
+        if self.kind == "jacobi":
+            return StepLayout.plain(1, self.window, 0, 0)
+        return StepLayout.for_candidates(len(self.levels_before), self.window, self.candidates,
+                                         max(self.ngram - 1, 0), self.tree)
 
     @property
     def n_input(self) -> int:
         """Tokens fed to the model in this step (the prompt for a prefill)."""
-        return 0 if self.kind == "prefill" else self.layout.size
+        return 0 if self.kind == "prefill" else 1 if self.kind == "autoregressive" else self.layout.size
 
     @property
     def n_accepted_from_candidate(self) -> int:
-        return self.match_lengths[self.winner] if self.winner >= 0 else 0
+        """Draft tokens this step kept: the winner's matched prefix, cut where the run ended inside it."""
+        matched = self.match_lengths[self.winner] if self.winner >= 0 else 0
+        return min(matched, len(self.accepted))
 
 
 @dataclass(frozen=True)
 class MethodRun:
     """One method's output: new tokens, its steps, and the wall time of the whole run."""
 
-    tokens: Ids
-    steps: tuple[StepTrace, ...]
-    wall_s: float
-    stop_reason: str = "length"  # "eos", "length" or "cancelled"
+    tokens: Ids = field(metadata=schema.spec(max_len=10**6))
+    steps: tuple[StepTrace, ...] = field(metadata=schema.spec(max_len=MAX_STEPS))
+    wall_s: float = field(metadata=schema.spec(0.0, 1e7))
+    stop_reason: str = field(default="length", metadata=schema.spec(choices=STOP_REASONS))
 
     @property
     def compression(self) -> float:
@@ -100,162 +117,35 @@ class MethodRun:
 
 @dataclass(frozen=True)
 class RunTrace:
-    prompt: str
-    prompt_ids: Ids
-    model: str
-    device: str
-    dtype: str
+    """A recorded run: one prompt decoded by a parallel method (lookahead or Jacobi decoding) and by plain
+    autoregressive decoding (greedy, or plain sampling when the run samples), with what both saw."""
+
+    prompt: str = field(metadata=schema.spec(max_len=MAX_TEXT))
+    prompt_ids: Ids = field(metadata=schema.spec(max_len=10**6))
+    model: str = field(metadata=schema.spec(max_len=200))
+    device: str = field(metadata=schema.spec(max_len=40))
+    dtype: str = field(metadata=schema.spec(choices=("float32", "bfloat16", "float16")))
+    vocab_size: int = field(metadata=schema.spec(1, schema.TOKEN_MAX + 1))
+    context: int = field(metadata=schema.spec(1, 10**7))  # the model's context, in positions
+    method: str = field(metadata=schema.spec(choices=METHODS))
     config: LookaheadConfig
     sampling: Sampling
-    max_new_tokens: int
-    lookahead: MethodRun
-    greedy: MethodRun
-    token_text: dict[int, str] = field(default_factory=dict)
-    title: str = ""
+    max_new_tokens: int = field(metadata=schema.spec(1, 10**6))
+    parallel: MethodRun  # lookahead (or Jacobi) decoding
+    baseline: MethodRun  # autoregressive decoding: greedy, or plain sampling
+    token_text: dict[int, str] = field(default_factory=dict, metadata=schema.spec(max_len=256))
+    title: str = field(default="", metadata=schema.spec(max_len=200))
+    recorded_at: str = field(default="", metadata=schema.spec(max_len=40))  # ISO date of the recording
 
     def text(self, ids) -> str:
         return "".join(self.token_text.get(int(t), f"<{int(t)}>") for t in ids)
 
     def to_json(self) -> str:
-        body = asdict(self)
-        body["token_text"] = {str(k): v for k, v in self.token_text.items()}
-        return json.dumps({"schema": SCHEMA, "version": VERSION, "run": body}, ensure_ascii=False, separators=(",", ":"))
+        doc = {"schema": SCHEMA, "version": VERSION, "run": schema.to_data(self)}
+        return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str | bytes) -> "RunTrace":
+        from .load import parse_run
+
         return parse_run(text)
-
-
-class TraceError(ValueError):
-    """A trace file is not a valid run of this schema and version; the message says what is wrong."""
-
-
-def _ids(value, what: str) -> Ids:
-    if not isinstance(value, list) or not all(isinstance(t, int) and not isinstance(t, bool) and t >= 0 for t in value):
-        raise TraceError(f"{what} must be a list of non-negative token ids")
-    return tuple(value)
-
-
-def _grid(value, what: str) -> tuple[Ids, ...]:
-    if not isinstance(value, list):
-        raise TraceError(f"{what} must be a list of token lists")
-    return tuple(_ids(row, what) for row in value)
-
-
-def _typed(value, kind, what: str):
-    ok = isinstance(value, kind) and not (kind is not bool and isinstance(value, bool))
-    if kind is float:  # finite, and a whole number small enough for float()
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) <= sys.float_info.max
-    if not ok:
-        raise TraceError(f"{what} must be of type {kind.__name__}, got {type(value).__name__}")
-    return float(value) if kind is float else value
-
-
-_STEP_PARSERS = {
-    "index": lambda v: _typed(v, int, "step index"),
-    "kind": lambda v: _typed(v, str, "step kind"),
-    "position": lambda v: _typed(v, int, "step position"),
-    "input_token": lambda v: _typed(v, int, "input token"),
-    "accepted": lambda v: _ids(v, "accepted"),
-    "forward_s": lambda v: _typed(v, float, "forward_s"),
-    "overhead_s": lambda v: _typed(v, float, "overhead_s"),
-    "window": lambda v: _typed(v, int, "window"),
-    "ngram": lambda v: _typed(v, int, "ngram"),
-    "levels_before": lambda v: _grid(v, "levels_before"),
-    "levels_after": lambda v: _grid(v, "levels_after"),
-    "new_level": lambda v: _ids(v, "new_level"),
-    "candidates": lambda v: _grid(v, "candidates"),
-    "predictions": lambda v: _grid(v, "predictions"),
-    "match_lengths": lambda v: _ids(v, "match_lengths"),
-    "winner": lambda v: _typed(v, int, "winner"),
-    "ngrams_added": lambda v: _grid(v, "ngrams_added"),
-    "ngrams_evicted": lambda v: _grid(v, "ngrams_evicted"),
-    "pool_size": lambda v: _typed(v, int, "pool_size"),
-    "draws": lambda v: tuple(_draw(d) for d in _typed(v, list, "draws")),
-}
-
-
-def _draw(d) -> Draw:
-    if not isinstance(d, dict) or set(d) != {f.name for f in fields(Draw)}:
-        raise TraceError("each draw must have exactly the fields " + ", ".join(f.name for f in fields(Draw)))
-    kinds = {f.name: f.type for f in fields(Draw)}
-    return Draw(**{k: _typed(v, {"int": int, "float": float, "bool": bool}[kinds[k]], f"draw {k}") for k, v in d.items()})
-
-
-def _step(d) -> StepTrace:
-    if not isinstance(d, dict):
-        raise TraceError("each step must be an object")
-    unknown = set(d) - set(_STEP_PARSERS)
-    if unknown:
-        raise TraceError(f"unknown step fields: {sorted(unknown)[:5]}")
-    try:
-        step = StepTrace(**{k: _STEP_PARSERS[k](v) for k, v in d.items()})
-    except TypeError as exc:  # a required field is missing
-        raise TraceError(f"a step is missing fields: {exc}") from None
-    if step.kind not in ("prefill", "greedy", "warmup", "lookahead"):
-        raise TraceError(f"unknown step kind {step.kind!r}")
-    if any(len(row) != step.window for row in step.levels_before + step.levels_after):
-        raise TraceError(f"step {step.index}: window levels must have W={step.window} tokens")
-    g = len(step.candidates)
-    if any(len(c) != step.ngram - 1 for c in step.candidates) or len(step.match_lengths) != g:
-        raise TraceError(f"step {step.index}: candidates must have N-1 tokens and one match length each")
-    if len(step.predictions) != g or any(len(p) != step.ngram for p in step.predictions):
-        raise TraceError(f"step {step.index}: predictions must have one row of N tokens per candidate")
-    if not -1 <= step.winner < g:
-        raise TraceError(f"step {step.index}: winner must be -1 or the index of a candidate, got {step.winner}")
-    return step
-
-
-def _method(d, what: str) -> MethodRun:
-    if not isinstance(d, dict) or not {"tokens", "steps", "wall_s"} <= set(d):
-        raise TraceError(f"{what} must have tokens, steps and wall_s")
-    steps = tuple(_step(s) for s in _typed(d["steps"], list, f"{what} steps"))
-    tokens = _ids(d["tokens"], f"{what} tokens")
-    if sum(len(s.accepted) for s in steps) != len(tokens):
-        raise TraceError(f"{what}: the steps' accepted tokens do not add up to its output")
-    return MethodRun(tokens, steps, _typed(d["wall_s"], float, "wall_s"), _typed(d.get("stop_reason", "length"), str, "stop_reason"))
-
-
-def _token_key(key: str) -> bool:
-    """A token_text key: a token id in plain digits, short enough for int() (which also takes '٣' but not '²')."""
-    return key.isascii() and key.isdigit() and len(key) < 20
-
-
-def parse_run(text: str | bytes, max_bytes: int = MAX_TRACE_BYTES) -> RunTrace:
-    """Validate and load a run saved by `RunTrace.to_json`. Raises `TraceError` on anything else."""
-    if len(text) > max_bytes:
-        raise TraceError(f"trace file is {len(text) / 1e6:.1f} MB; the limit is {max_bytes / 1e6:.0f} MB")
-    try:
-        doc = json.loads(text)
-    except (ValueError, RecursionError) as exc:  # bad JSON or UTF-8, over-long numbers, too deeply nested
-        raise TraceError(f"not a JSON trace file (broken or truncated): {exc}") from None
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        raise TraceError(f"not a Lookahead Decoding Explorer trace (expected schema {SCHEMA!r})")
-    if type(doc.get("version")) is not int or doc["version"] != VERSION:
-        raise TraceError(f"trace version {doc.get('version')!r} is not supported; this app reads version {VERSION}")
-    run = doc.get("run")
-    needed = {"prompt", "prompt_ids", "model", "device", "dtype", "config", "sampling", "max_new_tokens", "lookahead", "greedy"}
-    if not isinstance(run, dict) or not needed <= set(run):
-        raise TraceError(f"trace run must have the fields {sorted(needed)}")
-    try:
-        config = LookaheadConfig.from_dict(run["config"])
-        sampling = Sampling.from_dict(run["sampling"])
-    except (ConfigError, TypeError) as exc:
-        raise TraceError(f"trace settings are invalid: {exc}") from None
-    table = run.get("token_text", {})
-    if not isinstance(table, dict) or not all(isinstance(v, str) and _token_key(k) for k, v in table.items()):
-        raise TraceError("token_text must map token ids to strings")
-    return RunTrace(
-        prompt=_typed(run["prompt"], str, "prompt"),
-        prompt_ids=_ids(run["prompt_ids"], "prompt_ids"),
-        model=_typed(run["model"], str, "model"),
-        device=_typed(run["device"], str, "device"),
-        dtype=_typed(run["dtype"], str, "dtype"),
-        config=config,
-        sampling=sampling,
-        max_new_tokens=_typed(run["max_new_tokens"], int, "max_new_tokens"),
-        lookahead=_method(run["lookahead"], "lookahead"),
-        greedy=_method(run["greedy"], "greedy"),
-        token_text={int(k): v for k, v in table.items()},
-        title=_typed(run.get("title", ""), str, "title"),
-    )

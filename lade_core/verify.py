@@ -24,18 +24,18 @@ from .sampling import Sampler
 from .trace import Draw
 
 
-def verify_greedy(first: int, candidates: np.ndarray, branch: np.ndarray) -> tuple[list[int], int, list[int]]:
+def verify_greedy(candidates: np.ndarray, predictions: np.ndarray, first: int) -> tuple[list[int], int, list[int]]:
     """Greedy verification of g candidates.
 
-    first: the model's argmax at x. candidates: (g, N-1) draft tokens. branch: (g, N-1), the model's argmax at
-    each candidate token. Returns (match lengths, winner index or -1, emitted tokens).
+    candidates: (g, N-1) draft tokens. predictions: (g, N), the model's argmax after x, then after each candidate
+    token. first: the model's argmax after x (the step's token when nothing matches). Returns (match lengths, winner
+    index or -1, emitted tokens).
 
-    Example: first 5, candidates [[5, 6, 7], [5, 9, 9]], branch [[6, 8, 1], [2, 3, 4]]
-    -> predictions [[5, 6, 8, 1], [5, 2, 3, 4]], match lengths [2, 1], winner 0, emitted [5, 6, 8].
+    Example: candidates [[5, 6, 7], [5, 9, 9]], predictions [[5, 6, 8, 1], [5, 2, 3, 4]]
+    -> match lengths [2, 1], winner 0, emitted [5, 6, 8].
     """
     if len(candidates) == 0:
         return [], -1, [int(first)]
-    predictions = np.concatenate([np.full((len(candidates), 1), first), branch], axis=1)  # (g, N)
     lengths = np.cumprod(candidates == predictions[:, :-1], axis=1).sum(axis=1)
     winner = int(np.argmax(lengths))  # first of the longest
     m = int(lengths[winner])

@@ -1,4 +1,4 @@
-"""`python -m lade_core costcurve`: how long one forward pass takes against how many tokens it carries.
+"""The cost curve: how long one forward pass takes against how many tokens it carries, on this device.
 
 This is the curve the whole method lives on. Where a forward of 100 tokens costs about what a forward of 1 costs
 (a GPU decoding a model much larger than its memory bandwidth can feed), lookahead's extra tokens are nearly free
@@ -19,11 +19,12 @@ from pathlib import Path
 
 import torch
 
-from .layout import StepLayout
-from .model import LM
+from ..layout import StepLayout
+from ..model import LM
+from ..paths import measurement
+from ..sizes import StepCost
 
 DEFAULT_SIZES = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 160, 192, 256)
-ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
 
 def interleaved_medians(fns: dict, repeats: int) -> dict:
@@ -52,52 +53,33 @@ def measure_cost_curve(lm: LM, sizes=DEFAULT_SIZES, prefix: int = 100, repeats: 
         cache.crop(-1)
 
     def step_of(n):
-        layout = StepLayout(levels=1, window=n - 1, candidates=0, cand_len=1)
-        keep = torch.arange(n, device=lm.device)
+        layout = StepLayout.plain(levels=1, window=n - 1, candidates=0, cand_len=0)
 
         def run():
-            lm.step_forward(cache, tokens[:n], layout, keep)
+            lm.step_forward(cache, tokens[:n], layout)
             lm.sync()
             cache.crop(-n)
 
         return run
 
     medians = interleaved_medians({1: greedy_step, **{n: step_of(n) for n in sizes if n >= 2}}, repeats)
-    points = [{"tokens": n, "seconds": seconds} for n, seconds in medians.items()]
-    greedy_s = medians[1]
     return {
         "model": lm.name, "device": str(lm.device), "dtype": str(lm.dtype).removeprefix("torch."),
-        "kernels": lm.kernels,
-        "threads": torch.get_num_threads(), "prefix": prefix, "greedy_s": greedy_s, "points": points,
+        "kernels": lm.kernels, "threads": torch.get_num_threads(), "prefix": prefix, "greedy_s": medians[1],
+        "points": [{"tokens": n, "seconds": seconds} for n, seconds in sorted(medians.items())],
+        "recorded_at": time.strftime("%Y-%m-%d"),
     }
 
 
-def cost_at(curve: dict, tokens: int) -> float:
-    """Interpolated forward time for `tokens` tokens (linear between measured points, extrapolated past the end)."""
-    pts = curve["points"]
-    for a, b in zip(pts, pts[1:]):
-        if a["tokens"] <= tokens <= b["tokens"]:
-            f = (tokens - a["tokens"]) / (b["tokens"] - a["tokens"])
-            return a["seconds"] + f * (b["seconds"] - a["seconds"])
-    last, prev = pts[-1], pts[-2]
-    slope = (last["seconds"] - prev["seconds"]) / (last["tokens"] - prev["tokens"])
-    return last["seconds"] + slope * (tokens - last["tokens"])
+def step_cost(curve: dict) -> StepCost:
+    """The curve as the engine's `StepCost`: forward time relative to a greedy step, by tokens fed."""
+    return StepCost.from_seconds([(p["tokens"], p["seconds"]) for p in curve["points"]], curve["greedy_s"])
 
 
-def default_curve_path(device: str) -> Path:
-    return ASSETS / f"costcurve-{torch.device(device).type}.json"
+def curve_path(device: str) -> Path:
+    """Where the saved curve of this kind of device lives: assets/costcurve-<cpu|cuda|mps>.json."""
+    return measurement(f"costcurve-{torch.device(device).type}")
 
 
-def run_costcurve(args) -> dict:
-    from .loading import load_model
-
-    lm = load_model(args.model, args.device, args.dtype)
-    sizes = [n for n in DEFAULT_SIZES if n <= args.max_tokens]
-    curve = measure_cost_curve(lm, sizes)
-    out = Path(args.out) if args.out else default_curve_path(str(lm.device))
-    out.write_text(json.dumps(curve, indent=1), encoding="utf-8")
-    print(f"{lm.name} on {lm.device}: greedy step {1000 * curve['greedy_s']:.1f} ms")
-    for p in curve["points"]:
-        print(f"{p['tokens']:5d} tokens  {1000 * p['seconds']:8.1f} ms  {p['seconds'] / curve['greedy_s']:6.2f}x greedy")
-    print(f"wrote {out}")
-    return curve
+def load_curve_file(path: Path) -> dict | None:
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None

@@ -1,0 +1,118 @@
+"""Bench: autoregressive decoding against a parallel method on a prompt set, side by side, one prompt at a time.
+
+For each prompt (chat template applied): one untimed warm-up, then greedy and the parallel method alternately
+`repeat` times, keeping each one's fastest run. Reported per prompt: compression (new tokens / steps, prefill and
+warm-up steps included), exactness against greedy (and the first diverging token if any), wall times, the split of
+the method's time into forward passes and engine overhead, the cost of its step over a greedy step, and the sizes
+its steps used (for adaptive runs). Ratios come from the same process and the same minute, so a noisy shared
+machine moves both sides alike.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Callable
+
+from ..config import LookaheadConfig, Sampling
+from ..greedy import greedy_generate
+from ..record import parallel_generate
+from ..sizes import StepCost
+from ..trace import MethodRun
+
+
+def _decode_step_s(run: MethodRun) -> float:
+    """Mean time of a decoding step (the prefill excluded)."""
+    steps = run.steps[1:]
+    return sum(s.forward_s + s.overhead_s for s in steps) / max(len(steps), 1)
+
+
+def first_divergence(a, b) -> int | None:
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return i
+    return None if len(a) == len(b) else min(len(a), len(b))
+
+
+def sizes_used(run: MethodRun) -> dict:
+    """What the decoding steps fed: mean window, candidates, tokens, and the share of steps that used a window."""
+    steps = run.steps[1:]
+    n = max(len(steps), 1)
+    return {"mean_window": sum(s.window for s in steps) / n, "mean_candidates": sum(len(s.candidates) for s in steps) / n,
+            "mean_tokens_fed": sum(s.n_input for s in steps) / n,
+            "window_share": sum(1 for s in steps if s.window) / n}
+
+
+def bench_prompt(lm, prompt_ids, config: LookaheadConfig, max_new_tokens: int, repeat: int = 1,
+                 sampling: Sampling | None = None, method: str = "lookahead", step_cost: StepCost | None = None) -> dict:
+    def parallel(n):
+        return parallel_generate(lm, prompt_ids, method, config, n, sampling, step_cost)
+
+    parallel(min(8, max_new_tokens))  # warm-up, untimed
+    best_ar = best_la = None
+    for _ in range(max(repeat, 1)):
+        ar = greedy_generate(lm, prompt_ids, max_new_tokens, sampling=sampling)
+        la = parallel(max_new_tokens)
+        best_ar = ar if best_ar is None or ar.wall_s < best_ar.wall_s else best_ar
+        best_la = la if best_la is None or la.wall_s < best_la.wall_s else best_la
+    ar, la = best_ar, best_la
+    la_step, ar_step = _decode_step_s(la), _decode_step_s(ar)
+    return {
+        "new_tokens": len(la.tokens),
+        "steps": len(la.steps),
+        "compression": len(la.tokens) / len(la.steps),
+        "exact": la.tokens == ar.tokens,
+        "first_divergence": first_divergence(la.tokens, ar.tokens),
+        "lookahead_s": la.wall_s,
+        "greedy_s": ar.wall_s,
+        "forward_s": la.forward_s,
+        "overhead_s": la.overhead_s,
+        "overhead_share": la.overhead_s / max(la.forward_s + la.overhead_s, 1e-12),
+        "lookahead_step_s": la_step,
+        "greedy_step_s": ar_step,
+        "step_cost_ratio": la_step / max(ar_step, 1e-12),
+        "speedup": ar.wall_s / la.wall_s,
+        "ms_per_token": 1000 * la.wall_s / max(len(la.tokens), 1),
+        "greedy_ms_per_token": 1000 * ar.wall_s / max(len(ar.tokens), 1),
+        "greedy_tokens": len(ar.tokens),
+        "sizes": sizes_used(la),
+    }
+
+
+def summarize(rows: list[dict]) -> dict:
+    def mean_of(kind=None, key="compression"):
+        vals = [r[key] for r in rows if kind is None or r["kind"] == kind]
+        return statistics.fmean(vals) if vals else None
+
+    return {
+        "compression_mean": mean_of(),
+        "compression_mean_code": mean_of("code"),
+        "compression_mean_chat": mean_of("chat"),
+        "speedup_median": statistics.median(r["speedup"] for r in rows),
+        "speedup_min": min(r["speedup"] for r in rows),
+        "speedup_max": max(r["speedup"] for r in rows),
+        "step_cost_ratio_mean": mean_of(key="step_cost_ratio"),
+        "overhead_share_max": max(r["overhead_share"] for r in rows),
+        "ms_per_token_mean": mean_of(key="ms_per_token"),
+        "all_exact": all(r["exact"] for r in rows),
+        "exact_count": sum(r["exact"] for r in rows),
+    }
+
+
+def bench(lm, prompts: list[dict], config: LookaheadConfig, max_new_tokens: int, repeat: int = 1,
+          sampling: Sampling | None = None, method: str = "lookahead", step_cost: StepCost | None = None,
+          on_row: Callable[[dict], None] | None = None) -> dict:
+    """Every prompt of `prompts` benched; `on_row(row)` gets each prompt's row as it is done."""
+    sampling = sampling or Sampling()
+    rows = []
+    for item in prompts:
+        ids = lm.encode_prompt(item["prompt"])
+        row = {"id": item["id"], "kind": item["kind"],
+               **bench_prompt(lm, ids, config, max_new_tokens, repeat, sampling, method, step_cost)}
+        rows.append(row)
+        if on_row:
+            on_row(row)
+    return {
+        "model": lm.name, "device": str(lm.device), "dtype": str(lm.dtype).removeprefix("torch."),
+        "kernels": lm.kernels, "method": method, "config": config.to_dict(), "sampling": sampling.to_dict(),
+        "max_new_tokens": max_new_tokens, "prompts": rows, "summary": summarize(rows),
+    }

@@ -1,0 +1,44 @@
+"""The sweep: compression over W and N with G = W, the paper's scaling figure, on the benchmark prompts.
+
+The paper plots compression against log2 of the tokens a step may feed, 1 + (W+G)(N-1): for a given N, compression
+grows roughly linearly in log2(W), and a larger N pays off once W is large. Compression depends only on the tokens
+produced, not on timing, so the sweep is reproducible on a busy machine. Saved sweeps (assets/sweep-<pool>.json)
+feed Auto's choice, the speed lab's predictions, and its simulation of Lookahead Parallelism.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Callable
+
+from ..config import LookaheadConfig
+from ..greedy import greedy_generate
+from ..lookahead import lookahead_generate
+
+
+def sweep(lm, prompts: list[dict], windows, ngrams, max_new_tokens: int, pool: str = "paper",
+          on_point: Callable[[dict], None] | None = None) -> dict:
+    """One point per (N, W): mean compression over `prompts` (and per prompt), tokens fed, exactness."""
+    encoded = [lm.encode_prompt(p["prompt"]) for p in prompts]
+    reference = [greedy_generate(lm, ids, max_new_tokens).tokens for ids in encoded]
+    points = []
+    for n in ngrams:
+        for w in windows:
+            config = LookaheadConfig(window=w, ngram=n, guess=w, pool=pool)
+            runs = [lookahead_generate(lm, ids, config, max_new_tokens) for ids in encoded]
+            fed = [s.n_input for r in runs for s in r.steps[1:]]
+            point = {
+                "window": w, "ngram": n, "guess": w, "pool": pool,
+                "tokens_per_forward": config.tokens_per_forward,
+                "log2_tokens_per_forward": math.log2(config.tokens_per_forward),
+                "mean_tokens_fed": statistics.fmean(fed) if fed else 1.0,
+                "compression": statistics.fmean(len(r.tokens) / len(r.steps) for r in runs),
+                "compression_by_prompt": {p["id"]: len(r.tokens) / len(r.steps) for p, r in zip(prompts, runs)},
+                "exact": all(r.tokens == ref for r, ref in zip(runs, reference)),
+            }
+            points.append(point)
+            if on_point:
+                on_point(point)
+    return {"model": lm.name, "max_new_tokens": max_new_tokens, "prompts": [p["id"] for p in prompts], "pool": pool,
+            "points": points}

@@ -1,0 +1,18 @@
+"""Where the project's files are: the one place that knows the repository layout.
+
+Everything shipped beside the code (recorded runs, measured curves, bench results, the benchmark prompts) lives
+under `ASSETS`; nothing in the package or the tests reaches outside the repository.
+"""
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ASSETS = ROOT / "assets"
+RUNS = ASSETS / "runs"  # recorded runs, the gallery
+BENCH = ASSETS / "bench"  # bench, sweep and peer results, raw JSON
+PROMPTS = ASSETS / "prompts.jsonl"  # the benchmark prompts (code and chat)
+
+
+def measurement(name: str) -> Path:
+    """A saved measurement by name: 'costcurve-cpu', 'sweep', 'sweep-prompt', ..."""
+    return ASSETS / f"{name}.json"
