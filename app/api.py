@@ -11,6 +11,7 @@ per-step traces: download a trace from the page for those.
     Client("http://127.0.0.1:7860/").predict("Write a haiku", 7, 4, 7, 32, True, 0.7, 0.9, 1, api_name="/generate")
 """
 
+import time
 from collections.abc import Iterator
 
 import gradio as gr
@@ -31,22 +32,24 @@ def summary(run: RunTrace, done: bool, decode) -> dict:
 
     cfg, s = run.config, run.sampling
     return {"done": done, "model": run.model, "prompt_tokens": len(run.prompt_ids),
-            "config": {"window": cfg.window, "ngram": cfg.ngram, "guess": cfg.guess,
-                       "pool_from_prompt": cfg.pool_from_prompt}, "max_new_tokens": run.max_new_tokens,
+            "config": {"window": cfg.window, "ngram": cfg.ngram, "guess": cfg.guess, "pool": cfg.pool,
+                       "pool_from_prompt": cfg.pool == "prompt"}, "max_new_tokens": run.max_new_tokens,
             "sampling": {"greedy": s.greedy, "temperature": s.temperature, "top_p": s.top_p, "seed": s.seed},
-            "lookahead": method(run.lookahead), "greedy": method(run.greedy),
-            "exact": run.lookahead.tokens == run.greedy.tokens if done and s.greedy else None}
+            "lookahead": method(run.parallel), "greedy": method(run.baseline),
+            "exact": run.parallel.tokens == run.baseline.tokens if done and s.greedy else None}
 
 
 def generate(prompt: str, window: int = 7, ngram: int = 4, guess: int = 7, max_new_tokens: int = 64,
-             pool_from_prompt: bool = False, temperature: float = 0.0, top_p: float = 1.0, seed: int = 0,
+             pool_from_prompt: bool | str | None = None, temperature: float = 0.0, top_p: float = 1.0, seed: int = 0,
              request: gr.Request = None) -> Iterator[dict]:
     """Run lookahead and greedy decoding on `prompt` with W, N, G; yields JSON summaries, the last one with done=true.
 
     The lookahead text and token ids, the greedy token ids, the steps of each, the compression (tokens per step) and
     whether the two outputs are identical (they are, in fp32). With a temperature above 0 both methods sample
     (top-p, seed) instead: lookahead then keeps the model's distribution, not the plain run's tokens, and `exact`
-    is None. The "greedy" entry is always the plain one-token-per-step run.
+    is None. The "greedy" entry is always the plain one-token-per-step run. `pool_from_prompt`: true for the
+    prompt-seeded pool, false for the paper's plain pool, a policy name ("paper", "output", "prompt"), or left out
+    for the default.
     """
     live = events.start_run(prompt, window, ngram, guess, max_new_tokens, pool_from_prompt, events.session_of(request),
                             temperature, top_p, seed)
@@ -55,8 +58,12 @@ def generate(prompt: str, window: int = 7, ngram: int = 4, guess: int = 7, max_n
             run = zerogpu.record_on_gpu(live.prompt, live.config, live.max_new_tokens, live.sampling)
             yield summary(run, True, live.lm.decode)
             return
-        for run, _, done in live.snapshots():
-            yield summary(run, done, live.lm.decode)
+        last = 0.0
+        for msg in live.messages():
+            done = live.result is not None
+            if done or time.monotonic() - last > 1.0:  # a summary a second while it runs, then the last one
+                last = time.monotonic()
+                yield summary(live.result or live.partial(), done, live.lm.decode)
     except (ValueError, RuntimeError) as exc:
         raise gr.Error(f"The run failed: {exc}") from None
     finally:

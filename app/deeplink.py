@@ -1,103 +1,72 @@
-"""Deep links to the shipped runs (`/?run=code-fib&step=12[&embed=1]`) and the embed snippets built from them.
+"""Deep links: `/?run=code-bsearch&step=12`, `&view=mask-view&embed=1` for one view in an iframe, `/?lesson=3`
+(`&embed=1` for a slide) for a chapter of the lesson.
 
-`resolve(query, runs)` turns the page's query parameters into (run name, step, notice): a bad run name or step falls
-back (to the default run, or the run's opening step) with a one-line notice, never an error. `page_origin(headers,
-url)` is the public origin of the page (behind a proxy such as a Hugging Face Space it trusts x-forwarded-host and
-x-forwarded-proto), so the links work where the app is served. `embed_html` is the Embed panel: the link, an
-<iframe> and a <gradio-app> snippet for the run and step. All pure functions of strings.
+`resolve(query, names)` turns the page's query parameters into a `Link`. A bad value falls back (the lesson, the
+run's opening step, every view) with a one-line notice, never an error. Notices are plain text (the page shows them
+with textContent); what they echo of the address is cut short and stripped of anything but printable characters.
 """
 
 from __future__ import annotations
 
-import html
 import re
-from urllib.parse import urlencode, urlsplit
+from dataclasses import dataclass
 
-from gradio import __version__ as GRADIO_VERSION
+from .render.views import VIEW_GROUPS, VIEW_IDS
 
 _STEP = re.compile(r"\d{1,6}")
+CHAPTERS = 8
+
+
+@dataclass(frozen=True)
+class Link:
+    run: str | None = None  # a gallery run's name
+    step: int | None = None  # None: the run's opening step
+    view: str | None = None  # a view id or group: only that, in embeds
+    embed: bool = False
+    lesson: int | None = None  # a chapter, 1-based
+    notice: str = ""
 
 
 def short_id(name: str) -> str:
-    """The id of a shipped run before its settings: 'code-fib-W7N4G7' -> 'code-fib'."""
+    """The short form of a gallery name that links may use: 'code-fib-W7N4G7' -> 'code-fib'."""
     return re.sub(r"-W\d+N\d+G\d+$", "", name)
 
 
 def find_run(wanted: str, names) -> str | None:
-    """The shipped run named `wanted`, by full stem or short id (case-insensitive); None if there is none."""
+    """The gallery run named `wanted`, by full name or short id (case-insensitive); None if there is none."""
     wanted = (wanted or "").strip().lower()
-    for name in names:
-        if wanted in (name.lower(), short_id(name).lower()):
-            return name
-    return None
+    return next((n for n in names if wanted in (n.lower(), short_id(n).lower())), None)
 
 
-def resolve(query: dict, names, default: str) -> tuple[str | None, str | None, str]:
-    """(run name or None if the query names none, step text or None, notice) for the query parameters.
-
-    The step is checked against the run later (`check_step`); here it only has to be a plain number.
-    """
-    wanted, step = query.get("run"), query.get("step")
-    if wanted is None and step is None:
-        return None, None, ""
-    name = find_run(wanted, names) if wanted is not None else default
-    notice = ""
-    if name is None:
-        shown = html.escape(str(wanted)[:40])
-        notice = f"No shipped run is called “{shown}”; showing {default} (runs: {', '.join(map(short_id, names))})."
-        name, step = default, None
-    return name, step, notice
+def shown(value) -> str:
+    """A query value for a notice: printable characters only, at most 40."""
+    text = "".join(ch for ch in str(value) if ch.isprintable())
+    return text[:40] + ("…" if len(text) > 40 else "")
 
 
-def check_step(step: str | None, last: int, fallback: int) -> tuple[int, str]:
-    """(step to show, notice): the requested step if it is a whole number in 0..last, else `fallback`."""
-    if step is None:
-        return fallback, ""
-    text = str(step).strip()
-    if _STEP.fullmatch(text) and int(text) <= last:
-        return int(text), ""
-    shown = html.escape(text[:20])
-    return fallback, f"Step “{shown}” is not a step of this run (0 to {last}); showing step {fallback}."
-
-
-def wants_embed(query: dict) -> bool:
-    return str(query.get("embed", "")).lower() in ("1", "true", "yes")
-
-
-def _first(value: str | None) -> str:
-    return (value or "").split(",")[0].strip()
-
-
-def page_origin(headers: dict, url: str) -> str:
-    """'https://host' of the page: x-forwarded-host/-proto behind a proxy, else the Host header, else the URL."""
-    headers = {k.lower(): v for k, v in (headers or {}).items()}
-    parts = urlsplit(url or "")
-    host = _first(headers.get("x-forwarded-host")) or _first(headers.get("host")) or parts.netloc or "localhost"
-    scheme = _first(headers.get("x-forwarded-proto")) or parts.scheme or "http"
-    if scheme not in ("http", "https") or not re.fullmatch(r"[A-Za-z0-9.\-\[\]:]+", host):
-        return "http://localhost"
-    return f"{scheme}://{host}"
-
-
-def link(origin: str, name: str, step: int, embed: bool = False) -> str:
-    query = {"run": short_id(name), "step": int(step)}
-    if embed:
-        query["embed"] = 1
-    return f"{origin}/?{urlencode(query)}"
-
-
-def embed_html(origin: str, name: str | None, step: int) -> str:
-    """The Embed panel for the shipped run `name` at `step`; a short explanation for runs that are not shipped."""
-    if name is None:
-        return ('<div class="embed-box"><p class="muted">Deep links open the shipped runs only. To share this run, '
-                'download its trace (others open it with “Open a saved run”) or export it as one HTML file.'
-                '</p></div>')
-    page, compact = link(origin, name, step), link(origin, name, step, embed=True)
-    iframe = f'<iframe src="{compact}" width="100%" height="900" style="border:0" loading="lazy"></iframe>'
-    web = (f'<script type="module" src="https://gradio.s3-us-west-2.amazonaws.com/{GRADIO_VERSION}/gradio.js">'
-           f'</script>\n<gradio-app src="{compact}"></gradio-app>')
-    rows = (("Link to this run at this step", page), ("Embed in a page or slide (iframe, compact view)", iframe),
-            ("Gradio web component", web))
-    body = "".join(f'<div class="embed-row"><div class="muted">{title}</div><pre class="snippet">{html.escape(code)}'
-                   f'</pre></div>' for title, code in rows)
-    return f'<div class="embed-box" data-run="{html.escape(name)}">{body}</div>'
+def resolve(query: dict, names) -> Link:
+    wanted, step, view, lesson = (query.get(k) for k in ("run", "step", "view", "lesson"))
+    embed = str(query.get("embed", "")).lower() in ("1", "true", "yes")
+    notices = []
+    if lesson is not None:
+        text = str(lesson).strip()
+        if _STEP.fullmatch(text) and 1 <= int(text) <= CHAPTERS:
+            return Link(lesson=int(text), embed=embed)
+        notices.append(f"There is no chapter “{shown(lesson)}” (chapters 1 to {CHAPTERS}); showing chapter 1.")
+        return Link(lesson=1, embed=embed, notice=" ".join(notices))
+    name = None
+    if wanted is not None:
+        name = find_run(wanted, names)
+        if name is None:
+            notices.append(f"No gallery run is called “{shown(wanted)}” (runs: {', '.join(map(short_id, names))}).")
+    number = None
+    if step is not None and name is not None:
+        if _STEP.fullmatch(str(step).strip()):
+            number = int(str(step).strip())
+        else:
+            notices.append(f"Step “{shown(step)}” is not a step number; showing the run's opening step.")
+    if view is not None and view not in VIEW_IDS and view not in VIEW_GROUPS:
+        notices.append(f"There is no view “{shown(view)}”; showing every view.")
+        view = None
+    return Link(run=name, step=number, view=view if name else None, embed=embed and name is not None,
+                notice=" ".join(notices))

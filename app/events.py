@@ -1,177 +1,151 @@
-"""Event handlers of the app: plain functions from the inputs Gradio passes to the updates it applies.
+"""Event handlers of the page: plain functions from what Gradio passes to what it updates.
 
-Per-user state is the current `RunTrace` (a gr.State), the step (the step slider) and whether playback runs (a
-gr.State bool driving a gr.Timer). Each handler returns the views of the step it lands on, from `replay.render_step`.
+The page's state is in the browser's stage (runs, step, mode); per session the server keeps only which run is shown
+(`stage.Held`), for its download and export. Each handler that changes the run on screen returns `Opened`: the
+stage's message, the held run, and the download button's file. Live runs have one lifecycle, shared by the Run
+button and the `/generate` API: `start_run` checks the request and registers the run; the caller streams it.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+import threading
+from typing import NamedTuple
 
 import gradio as gr
 
 from lade_core import RunTrace
+from lade_core.load import TraceError, parse_run
+from lade_core.schema import SchemaError
 
-from . import limits, replay, zerogpu
-from .examples import load_recorded
-from .live import LiveRun, forget, register, stop_session
+from . import deeplink, files, gallery, limits, zerogpu
+from .live import LIVE, LiveRun, forget, register, stop_session
 from .model import MODEL
-from .views import honest_note_md, tokens_per_forward_md
-from .views.common import last_step
+from .render.export import render_html
+from .render.payload import PayloadTooLarge, payload
+from .stage import Held, gallery_payload, interesting_step, message, open_message
+
+_ended: dict[str, LiveRun] = {}  # the last live run of each session, for settling after a cancel
+_ended_lock = threading.Lock()
 
 
-def start_run(prompt, window, ngram, guess, max_new_tokens, seed_pool, session: str,
-              temperature=0.0, top_p=1.0, sample_seed=0) -> LiveRun:
-    """The session's live run, checked against the public limits (gr.Error otherwise) and registered, which stops
-    the session's previous one. Shared by the Run button and the `generate` API endpoint. Temperature 0 is greedy."""
-    prompt, config, max_new = limits.check_request(prompt, window, ngram, guess, max_new_tokens, seed_pool)
-    sampling = limits.check_sampling(temperature, top_p, sample_seed)
-    try:
-        lm = MODEL.get()
-        live = LiveRun(lm, prompt, config, max_new, lock=MODEL.engine_lock, sampling=sampling)
-    except Exception as exc:
-        raise gr.Error(f"Could not start the run: {exc}") from None
-    limits.check_context(len(live.prompt_ids), lm.max_positions, config, max_new)
-    register(session, live)
-    return live
+class Opened(NamedTuple):
+    """The outputs of every handler that puts a run on screen, in this order."""
+
+    stage: object  # the stage's message
+    held: object  # stage.Held
+    download: object  # gr.DownloadButton update
 
 
 def session_of(request: gr.Request | None) -> str:
     return getattr(request, "session_hash", None) or "anonymous"
 
 
-def describe(run: RunTrace, live: str = "") -> str:
-    cfg = run.config
-    what = live or f"Recorded run **{run.title or 'untitled'}**"
-    s = run.sampling
-    mode = "greedy" if s.greedy else f"sampling at temperature {s.temperature:g}, top-p {s.top_p:g}, seed {s.seed}"
-    plain = "greedy" if s.greedy else "autoregressive sampling"
-    seeded = ", prompt-seeded pool" if cfg.pool_from_prompt else ""
-    return (f"{what}: W={cfg.window}, N={cfg.ngram}, G={cfg.guess}{seeded}, {mode}, "
-            f"{run.max_new_tokens} new tokens max, "
-            f"{run.model} on {run.device}. Lookahead: {len(run.lookahead.tokens)} tokens in "
-            f"{len(run.lookahead.steps)} steps; {plain}: {len(run.greedy.tokens)} tokens in {len(run.greedy.steps)} "
-            f"steps.")
+def trace_path(held: Held, run: RunTrace | None = None) -> str:
+    """The run's trace file: a gallery run's own, else a temp copy."""
+    if not held.blob:
+        return str(gallery.SPEC.parent / f"{held.name}.json")
+    run = run or held.run()
+    return files.write(run.to_json(), f"{files.safe_stem(run.title, 'lookahead-run')}.json")
 
 
-def _slider(run: RunTrace, k: int):
-    return gr.Slider(minimum=0, maximum=max(last_step(run), 1), value=k, step=1)
+def opened(held: Held, msg: dict, run: RunTrace | None = None) -> Opened:
+    return Opened(msg, held, gr.DownloadButton(value=trace_path(held, run)))
 
 
-def _stopped():
-    """Updates of (playing, timer, play button) that stop playback."""
-    return False, gr.Timer(active=False), gr.Button(value="▶ Play")
+def notice(text: str) -> Opened:
+    return Opened(message("notice", notice=text), gr.skip(), gr.skip())
 
 
-def auto_settings():
-    """W, N, G and pool seeding with the best predicted tokens per second on this device (cost curve x sweeps),
-    and the reason."""
-    from lade_core.autoconfig import predict
+# -- opening runs ------------------------------------------------------------------------------------------------
+def open_gallery(name: str) -> Opened:
+    """A gallery run, at its opening step, in the explorer."""
+    if name not in gallery.names():
+        return notice(f"No gallery run is called {deeplink.shown(name)}.")
+    run = gallery.load(name)
+    return opened(Held(name), open_message(name, gallery_payload(name), interesting_step(run)))
 
+
+def stage_opened(held: Held, evt: gr.EventData) -> tuple:
+    """The stage opened a gallery run by itself (the lesson's "try it"): downloads follow it."""
+    name = (getattr(evt, "_data", None) or {}).get("name")
+    if not isinstance(name, str) or name not in gallery.names() or name == getattr(held, "name", None):
+        return gr.skip(), gr.skip()
+    held = Held(name)
+    return held, gr.DownloadButton(value=trace_path(held))
+
+
+def read_trace(path) -> RunTrace:
+    """The run in an uploaded file: size checked before it is read, validated whole, within the public limits."""
+    import os
+
+    size = os.path.getsize(path)
+    if size > limits.UPLOAD_BYTES:
+        raise TraceError(f"the file is {size / 2**20:.1f} MiB; a trace may be at most {limits.UPLOAD_MIB} MiB")
+    with open(path, "rb") as f:
+        run = parse_run(f.read(limits.UPLOAD_BYTES + 1), limits.UPLOAD_BYTES)
+    limits.check_trace(run)
+    return run
+
+
+def open_upload(path) -> Opened:
+    """An uploaded trace, or a notice saying in one line why it cannot be opened (the page stays as it was)."""
+    if not path:
+        return Opened(gr.skip(), gr.skip(), gr.skip())
     try:
-        best = predict(MODEL.get())
+        run = read_trace(path)
+        data = payload(run)
+        held = Held.of(files.safe_stem(run.title, "saved-run"), run)
+    except (SchemaError, PayloadTooLarge, ValueError, OSError) as exc:
+        return notice(f"Could not open that file: {str(exc)[:300]}")
+    name = held.name if held.name not in gallery.names() and held.name != LIVE else f"{held.name}-opened"
+    held = Held(name, held.blob)
+    return opened(held, open_message(name, data, interesting_step(run), notice=""), run)
+
+
+def export(held: Held):
+    """The run on screen as one self-contained HTML replay, offered for download."""
+    run = held.run()
+    path = files.write(render_html(run, held.name), f"{files.safe_stem(held.name, 'lookahead-run')}.html")
+    return gr.DownloadButton(value=path, visible=True)
+
+
+# -- live runs -----------------------------------------------------------------------------------------------------
+def start_run(prompt, window, ngram, guess, max_new_tokens, pool, session: str, temperature=0.0, top_p=1.0,
+              sample_seed=0) -> LiveRun:
+    """The session's live run, checked against the public limits (gr.Error otherwise) and registered, which stops
+    the session's previous one. Shared by the Run button and the `generate` API endpoint."""
+    prompt, config, max_new = limits.check_request(prompt, window, ngram, guess, max_new_tokens, pool)
+    sampling = limits.check_sampling(temperature, top_p, sample_seed)
+    try:
+        lm = MODEL.get()
+        live = LiveRun(lm, prompt, config, max_new, sampling=sampling, lock=MODEL.engine_lock)
     except Exception as exc:
-        raise gr.Error(f"Auto needs the cost curve and the sweep in assets/ and the model: {exc}") from None
-    W, N, G = best["window"], best["ngram"], best["guess"]
-    return W, N, G, best["pool_from_prompt"], tokens_per_forward_md(W, N, G) + auto_reason(best)
+        raise gr.Error(f"Could not start the run: {exc}") from None
+    limits.check_context(len(live.prompt_ids), lm.max_positions, max_new)
+    register(session, live)
+    with _ended_lock:
+        _ended[session] = live
+        while len(_ended) > limits.STATE_SESSIONS:
+            _ended.pop(next(iter(_ended)))
+    return live
 
 
-def auto_reason(best: dict) -> str:
-    """Why Auto chose `best` (a ranked sweep point), in one sentence for the settings panel."""
-    seeded = " with a prompt-seeded pool" if best["pool_from_prompt"] else ""
-    return (f" Auto: on this device W={best['window']}, N={best['ngram']}, G={best['guess']}{seeded} predicts "
-            f"{best['compression']:.2f} tokens per step at {best['step_cost']:.2f}x the cost of a greedy step, i.e. "
-            f"**{best['predicted_speedup']:.2f}x** greedy's speed"
-            f"{'' if best['predicted_speedup'] >= 1 else ' (no setting beats plain decoding on this device)'}.")
-
-
-def tokens_per_forward(window, ngram, guess) -> str:
-    return tokens_per_forward_md(int(window), int(ngram), int(guess))
-
-
-OPEN_RUN_OUTPUTS = 16 + len(replay.VIEW_IDS)
-
-
-def open_run(run: RunTrace, k: int, what: str = "") -> tuple:
-    """(run, slider, prompt, W, N, G, max new, seed, temperature, top-p, sampling seed, note, status, playing, timer,
-    play, *views) at step k: the controls take the run's settings, so Run repeats it."""
-    cfg, s = run.config, run.sampling
-    return (run, _slider(run, k), run.prompt, cfg.window, cfg.ngram, cfg.guess, run.max_new_tokens,
-            cfg.pool_from_prompt, s.temperature, s.top_p, min(s.seed, limits.SAMPLE_SEED[1]), honest_note_md(run),
-            describe(run, what), *_stopped(), *replay.render_step(run, k))
-
-
-def open_recorded(name: str) -> tuple:
-    """A shipped run at its most interesting step: the outputs of `open_run`."""
-    run = load_recorded(name)
-    return open_run(run, replay.interesting_step(run))
-
-
-def show_step(run: RunTrace, k) -> tuple:
-    return replay.render_step(run, replay.clamp(run, k))
-
-
-def step_by(delta: int):
-    def handler(run: RunTrace, k) -> tuple:
-        k = replay.clamp(run, int(k or 0) + delta)
-        return (k, *replay.render_step(run, k))
-    return handler
-
-
-def toggle_play(run: RunTrace, k, playing: bool, speed) -> tuple:
-    """(playing, timer, play button, slider, *views): start (from 0 if at the end) or pause."""
-    k = replay.clamp(run, k)
-    if playing:
-        return (*_stopped(), k, *replay.render_step(run, k))
-    if replay.at_end(run, k):
-        k = 0
-    timer = gr.Timer(value=replay.tick_seconds(speed), active=True)
-    return (True, timer, gr.Button(value="⏸ Pause"), k, *replay.render_step(run, k))
-
-
-def tick(run: RunTrace, k, playing: bool) -> tuple:
-    """(slider, playing, timer, play button, *views): one step forward; stop at the end."""
-    if not playing:
-        return (gr.skip(), *_stopped(), *[gr.skip()] * len(replay.VIEW_IDS))
-    shown, k = replay.clamp(run, k), replay.next_step(run, k)
-    state = _stopped() if replay.at_end(run, k) else (True, gr.skip(), gr.skip())
-    stale = replay.stale_views(run, k, shown)
-    fresh = [gr.skip() if name in stale else view for name, view in zip(replay.VIEW_IDS, _render_some(run, k, stale))]
-    return (k, *state, *fresh)
-
-
-def _render_some(run: RunTrace, k: int, skip: set[str]) -> tuple:
-    return replay.render_step(run, k, skip)
-
-
-def set_speed(speed, playing: bool):
-    return gr.Timer(value=replay.tick_seconds(speed), active=bool(playing))
-
-
-def _played_back(run: RunTrace) -> tuple:
-    """(run, slider, status, note, playing, timer, play, *views): a finished run, playing from step 0."""
-    timer = gr.Timer(value=replay.tick_seconds(replay.DEFAULT_SPEED), active=True)
-    return (run, _slider(run, 0), describe(run, "Run computed on ZeroGPU, playing back"), honest_note_md(run), True,
-            timer, gr.Button(value="⏸ Pause"), *replay.render_step(run, 0))
-
-
-def run_live(prompt, window, ngram, guess, max_new_tokens, seed_pool, request: gr.Request,
-             temperature=0.0, top_p=1.0, sample_seed=0):
-    """Generator: (run, slider, status, note, playing, timer, play, *views) for each streamed snapshot. Gradio puts
-    the request where its annotation is, so the sampling inputs (after it, with greedy defaults) come last."""
+def run_live(prompt, window, ngram, guess, max_new_tokens, pool, temperature, top_p, sample_seed,
+             request: gr.Request):
+    """Generator of `Opened`: the race streaming in, then the finished run held for download."""
     session = session_of(request)
-    live = start_run(prompt, window, ngram, guess, max_new_tokens, seed_pool, session, temperature, top_p, sample_seed)
+    live = start_run(prompt, window, ngram, guess, max_new_tokens, pool, session, temperature, top_p, sample_seed)
     try:
         if zerogpu.available():  # one GPU call computes the whole run, then the page plays it back
-            yield _played_back(zerogpu.record_on_gpu(live.prompt, live.config, live.max_new_tokens, live.sampling))
+            run = zerogpu.record_on_gpu(live.prompt, live.config, live.max_new_tokens, live.sampling)
+            yield opened(Held.of(LIVE, run), open_message(LIVE, payload(run), 0, notice="Computed on ZeroGPU in one "
+                                                          "call; press Play to watch it."), run)
             return
-        for run, k, done in live.snapshots():
-            phase = "greedy" if run.greedy.steps else "lookahead"
-            stopped = "cancelled" in (run.lookahead.stop_reason, run.greedy.stop_reason)
-            status = describe(run, f"Live run, {phase} step {k}" if not done else
-                              "Live run stopped" if stopped else "Live run finished")
-            note = honest_note_md(run) if done else gr.skip()
-            yield (run, _slider(run, k), status, note, *_stopped(), *replay.render_step(run, k))
+        for msg in live.messages():
+            if live.result is None:
+                yield Opened(msg, gr.skip(), gr.skip())
+            else:
+                yield opened(Held.of(LIVE, live.result), msg, live.result)
     except (ValueError, RuntimeError) as exc:
         raise gr.Error(f"The run failed: {exc}") from None
     finally:
@@ -180,19 +154,64 @@ def run_live(prompt, window, ngram, guess, max_new_tokens, seed_pool, request: g
 
 
 def stop_live(request: gr.Request) -> None:
-    """Stop the session's live run at its next step. The engine runs in its own thread, which cancelling the page's
-    Run event does not reach; this does, whether or not the event is still streaming."""
+    """Stop the session's live run at its next step (the engine runs in its own thread, which cancelling the Run
+    event does not reach)."""
     stop_session(session_of(request))
 
 
-def settle_run(run: RunTrace) -> tuple:
-    """After the Run event ends, however it ended. If Stop cancelled it, or it failed, before its last update reached
-    the page, the page still shows a run marked "running": mark it stopped and say so (what it recorded stays and
-    can be scrubbed; a failure also shows its error). A run that finished already said how; then the page is left
-    alone."""
-    cut = {name: replace(method, stop_reason="cancelled") for name in ("lookahead", "greedy")
-           if (method := getattr(run, name)).stop_reason == "running"}
-    if not cut:
-        return gr.skip(), gr.skip()
-    run = replace(run, **cut)
-    return run, describe(run, "Live run stopped")
+def settle_run(request: gr.Request):
+    """After the Run event ended, however it ended: a run that Stop cut short is put on screen as it stood, marked
+    cancelled, and held for download. A run that finished already did so itself."""
+    with _ended_lock:
+        live = _ended.pop(session_of(request), None)
+    if live is None or live.result is not None or not live.steps["parallel"]:
+        return Opened(gr.skip(), gr.skip(), gr.skip())
+    run = live.partial()
+    cut = {lane: getattr(run, lane).__class__(**{**getattr(run, lane).__dict__, "stop_reason": "cancelled"})
+           for lane in ("parallel", "baseline")}
+    run = RunTrace(**{**run.__dict__, **cut})
+    return opened(Held.of(LIVE, run), open_message(LIVE, payload(run), "last", notice="Live run stopped."), run)
+
+
+def auto_settings():
+    """W, N, G and the pool policy with the best predicted tokens per second on this device, and why (with the
+    spread over the benchmark prompts). The device's cost curve is measured at most once per process."""
+    from lade_core.measure import autoconfig
+
+    try:
+        curve = MODEL.cost_curve()
+        best = autoconfig.best(autoconfig.load_sweeps(), curve)
+    except Exception as exc:
+        raise gr.Error(f"Auto needs the cost curve and the sweeps in assets/ and the model: {exc}") from None
+    return best["window"], best["ngram"], best["guess"], best["pool"], auto_reason(best)
+
+
+def auto_reason(best: dict) -> str:
+    low, high = best["predicted_speedup_range"]
+    verdict = "" if best["predicted_speedup_median"] >= 1 else " No setting is predicted to beat plain decoding here."
+    return (f"Auto: W={best['window']}, N={best['ngram']}, G={best['guess']} with the {best['pool']} pool feeds "
+            f"{best['mean_tokens_fed']:.1f} tokens a step at {best['step_cost']:.2f}x the cost of a greedy step and is "
+            f"predicted to run at {best['predicted_speedup_median']:.2f}x greedy's speed (median over the benchmark "
+            f"prompts; {low:.2f}x to {high:.2f}x).{verdict}")
+
+
+def load_page(request: gr.Request):
+    """The page-load handler: what a deep link asks for (a run at a step, one view embedded, a chapter)."""
+    query = dict(getattr(request, "query_params", {}) or {})
+    link = deeplink.resolve(query, gallery.names())
+    embed = {"view": link.view} if link.embed and link.view else ({"view": "outputs"} if link.embed and link.run else None)
+    hide = link.embed  # embeds show the stage only
+    chrome = (gr.Sidebar(visible=not hide), gr.Column(visible=not hide))
+    if link.lesson:
+        msg = message("open", mode="lesson", chapter=link.lesson, embed={"lesson": True} if link.embed else None,
+                      notice=link.notice)
+        return (*Opened(msg, gr.skip(), gr.skip()), *chrome)
+    if link.run:
+        run = gallery.load(link.run)
+        step = interesting_step(run) if link.step is None else min(link.step, max(len(run.parallel.steps),
+                                                                                     len(run.baseline.steps)) - 1)
+        return (*opened(Held(link.run), open_message(link.run, gallery_payload(link.run), step, embed=embed,
+                                                     notice=link.notice)), *chrome)
+    if link.notice:
+        return (*notice(link.notice), *chrome)
+    return (*Opened(gr.skip(), gr.skip(), gr.skip()), *chrome)

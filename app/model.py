@@ -15,6 +15,7 @@ from lade_core import load_model
 class SharedModel:
     def __init__(self):
         self.name: str | None = None
+        self._curve: dict | None = None
         self._lm = None
         self._error: Exception | None = None
         self._lock = threading.Lock()
@@ -44,6 +45,19 @@ class SharedModel:
             if self._error is not None:
                 raise self._error
             return self._lm
+
+
+    def cost_curve(self) -> dict:
+        """This device's cost curve for the model: the saved one if it matches, else measured once per process,
+        inside the engine lock so that it never overlaps a live run (Auto and adaptive runs read it)."""
+        from lade_core.measure import autoconfig
+
+        lm = self.get()
+        if self._curve is None:
+            with self.engine_lock:
+                if self._curve is None:
+                    self._curve = autoconfig.curve_for(lm)
+        return self._curve
 
 
 MODEL = SharedModel()

@@ -1,169 +1,106 @@
-"""The page: controls, playback bar and the five synchronised views, wired to `events`. `build_demo()` returns it.
+"""The page: the stage (the browser's renderer, in lesson, explorer and speed-lab modes), the sidebar to run your own
+or open a run, and the speed lab's figures, wired to `events`. `build_demo()` returns it.
 
-The page opens on a recorded run (assets/runs/), rendered when the page is built, so the first view needs no model
-and no event. The live-run settings start at Auto's choice for this device (from the shipped cost curve and
-sweeps). Stable elem_ids (tests rely on them): prompt, run, stop, window-w, ngram-n, guess-g, max-new-tokens,
-temperature, top-p, sample-seed, step-slider, play, step-next, step-prev, speed, recorded-run, run-status, and the
-views in `replay.VIEW_IDS`; intro, controls and outputs-row (hidden or pictured by `share`), whose panel has its own
-ids (see share.py).
+What a first-time visitor sees is the lesson, drawn from runs shipped in the gallery: no model and no event is needed
+for it. Stable elem_ids (tests rely on them): stage (its views keep their own ids, see app/render/views.py), prompt,
+run, stop, auto, window-w, ngram-n, guess-g, pool-policy, max-new-tokens, temperature, top-p, sample-seed,
+tokens-per-forward, gallery-run, open-run, download-trace, export-html, export-file, limits, sidebar.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import gradio as gr
 
-from . import api, events, limits, replay, share
-from .examples import example_prompts, load_recorded, recorded_files
-from .model import MODEL, device_kind
-from .views import NOTES, cost_curve_figure, honest_note_md, load_measurement, sweep_figure, tokens_per_forward_md
+from lade_core import LookaheadConfig
+from lade_core.config import POOL_POLICIES
+from lade_core.measure.prompts import load_prompts
 
-STYLE = Path(__file__).with_name("style.css")
-LAUNCH_OPTIONS = {"css_paths": [STYLE], "theme": gr.themes.Soft(), "state_session_capacity": limits.STATE_SESSIONS,
-                  "head": share.HEAD}
-DEFAULT_RUN = "code-fib-W7N4G7"
-# Moves the step line (shapes[0]) of the small charts in the browser, so playback need not re-send them.
-MOVE_STEP_LINES = """(k) => {
-  for (const id of ["progress-plot", "pool-plot"]) {
-    const div = document.querySelector("#" + id + " .js-plotly-plot");
-    if (div && window.Plotly && div.layout && div.layout.shapes && div.layout.shapes.length)
-      window.Plotly.relayout(div, {"shapes[0].x0": k, "shapes[0].x1": k});
-  }
-  return [];
-}"""
-INTRO = ("# Lookahead Decoding Explorer\nLookahead decoding (Fu, Bailis, Stoica, Zhang, ICML 2024) makes a language "
-         "model emit several tokens per forward pass **without changing its greedy output**: a Jacobi *lookahead "
-         "branch* guesses future tokens, an *n-gram pool* remembers them, and a *verification branch* checks them in "
-         "the same pass. Below: a real small model (SmolLM2-135M-Instruct), every step recorded. Press ▶ Play or step "
-         "through; change W, N, G and press Run for a live run.")
+from . import api, events, gallery, lab_ui, limits
+from .model import MODEL
+from .render import assets
+from .stage import Held, gallery_payload, message
+
+PAGE_CSS = """
+body[data-lade-mode="lesson"] .lade-lab-only, body[data-lade-mode="explorer"] .lade-lab-only,
+body[data-lade-mode="embed"] .lade-lab-only { display: none !important; }
+"""
+LAUNCH_OPTIONS = {"theme": gr.themes.Soft(), "css": PAGE_CSS, "state_session_capacity": limits.STATE_SESSIONS,
+                  "max_file_size": limits.UPLOAD_BYTES}
+# js_on_load of the stage; the events it triggers ('opened', 'mode') are the ones Python listens to.
+MOUNT = "window.Lade.mount(element, props, watch, trigger, server); /* events: 'opened' 'mode' */"
 
 
-def _explain(key: str) -> None:
-    with gr.Column(scale=1, min_width=220):
-        gr.Markdown(f"**What am I looking at?** {NOTES[key]}", elem_classes=["explain"])
+def tokens_per_forward(window, ngram, guess) -> str:
+    """The cost of one step for the next live run's settings."""
+    W, N, G = int(window), int(ngram), int(guess)
+    return (f"Each step feeds at most 1 + (W+G)(N-1) = 1 + ({W}+{G})·({N}-1) = **{1 + (W + G) * (N - 1)}** tokens; a "
+            f"full match accepts up to N = {N} tokens per step.")
 
 
-def _live_defaults(run) -> tuple[int, int, int, bool, str]:
-    """W, N, G, pool seeding and the note beside them for the next live run: Auto's choice for this device from the
-    shipped measurements, or the opening run's settings where this device has no saved cost curve."""
-    from lade_core.autoconfig import predict_shipped
-    from lade_core.loading import DEFAULT_MODEL
-
-    best = predict_shipped(device_kind(), MODEL.name or DEFAULT_MODEL)
-    if best is None:
-        cfg = run.config
-        W, N, G = cfg.window, cfg.ngram, cfg.guess
-        return W, N, G, cfg.pool_from_prompt, tokens_per_forward_md(W, N, G)
-    W, N, G = best["window"], best["ngram"], best["guess"]
-    why = events.auto_reason(best) + " Opening a recorded run sets its own settings."
-    return W, N, G, best["pool_from_prompt"], tokens_per_forward_md(W, N, G) + why
+def load_gallery(name: str) -> dict:
+    """A gallery run's payload, for the stage (its `server.load_gallery`)."""
+    if not isinstance(name, str) or name not in gallery.names():
+        raise gr.Error("no such gallery run")
+    return gallery_payload(name)
 
 
-def _controls(run) -> dict:
-    W, N, G, seeded, tpf = _live_defaults(run)
+def first_message() -> dict:
+    """What the stage holds before any event: the lesson on its runs, the gallery, the lab's data for chapter 7."""
+    roles = {role: gallery.by_role(role) for role in ("lookahead", "jacobi")}
+    runs = {name: gallery_payload(name) for name in roles.values() if name}
+    return message("init", runs=runs, gallery=gallery.listing(), lesson=roles, lab=lab_ui.lesson_data(),
+                   current=roles["lookahead"], step=0, mode="lesson", chapter=1)
+
+
+def _sidebar() -> dict:
+    d = LookaheadConfig()
     c = {}
-    with gr.Row(elem_id="controls") as c["row"]:
-        with gr.Column(scale=3):
-            c["prompt"] = gr.Textbox(value=run.prompt, label=f"Prompt (at most {limits.MAX_PROMPT_CHARS:,} characters)",
-                                     lines=3, elem_id="prompt")
-            prompts = example_prompts()
-            gr.Examples([[p["prompt"]] for p in prompts], inputs=[c["prompt"]], label="Example prompts (code and chat)",
-                        example_labels=[p["id"] for p in prompts], examples_per_page=8)
-            names = list(recorded_files())
-            c["recorded"] = gr.Dropdown(names, value=DEFAULT_RUN, label="Recorded runs (open instantly, no model needed)",
-                                        elem_id="recorded-run")
-            c["share"] = share.panel(run)
-        with gr.Column(scale=2):
-            c["W"] = gr.Slider(*limits.WINDOW, value=W, step=1, label="W: window width (how far ahead to guess)",
+    with gr.Sidebar(open=False, elem_id="sidebar", width=420) as c["sidebar"]:
+        gr.Markdown("### Run it yourself\nA live race of lookahead decoding against greedy decoding on this server's "
+                    "model. The page shows it step by step as it runs.")
+        c["prompt"] = gr.Textbox(value="Give me five practical tips for sleeping better, one sentence each.", lines=3,
+                                 label=f"Prompt (at most {limits.MAX_PROMPT_CHARS:,} characters)", elem_id="prompt")
+        prompts = load_prompts()
+        gr.Examples([[p["prompt"]] for p in prompts], inputs=[c["prompt"]], label="Benchmark prompts (code and chat)",
+                    example_labels=[p["id"] for p in prompts], examples_per_page=8)
+        with gr.Group(elem_id="next-run"):
+            gr.Markdown("**Settings of the next live run** (the run on screen keeps its own; they are printed above "
+                        "its views)")
+            c["W"] = gr.Slider(*limits.PUBLIC["window"], value=d.window, step=1, label="W: window width",
                                elem_id="window-w")
-            c["N"] = gr.Slider(*limits.NGRAM, value=N, step=1, label="N: n-gram size (window has N-1 levels)",
+            c["N"] = gr.Slider(*limits.PUBLIC["ngram"], value=d.ngram, step=1, label="N: n-gram size (N-1 levels)",
                                elem_id="ngram-n")
-            c["G"] = gr.Slider(*limits.GUESS, value=G, step=1, label="G: candidates verified per step",
+            c["G"] = gr.Slider(*limits.PUBLIC["guess"], value=d.guess, step=1, label="G: candidates per step",
                                elem_id="guess-g")
-            c["tpf"] = gr.Markdown(tpf, elem_id="tokens-per-forward")
-            c.update(_sampling_controls(run))
+            c["pool"] = gr.Radio(list(POOL_POLICIES), value=d.pool, label="Pool policy: window only (paper), + text "
+                                 "written (output), + prompt (prompt)", elem_id="pool-policy")
+            c["tpf"] = gr.Markdown(tokens_per_forward(d.window, d.ngram, d.guess), elem_id="tokens-per-forward")
             c["max_new"] = gr.Slider(*limits.MAX_NEW_TOKENS, value=64, step=1, label="Max new tokens",
                                      elem_id="max-new-tokens")
-            c["seed"] = gr.Checkbox(value=seeded, label="Seed the pool with the prompt's n-grams",
-                                    elem_id="pool-from-prompt")
             with gr.Row():
-                c["auto"] = gr.Button("Auto W, N, G", elem_id="auto", scale=0, min_width=120)
-                c["run"] = gr.Button("Run", variant="primary", elem_id="run")
-                c["stop"] = gr.Button("Stop", elem_id="stop")
-            gr.Markdown(limits.limits_md(), elem_id="limits", elem_classes=["explain"])
+                c["temperature"] = gr.Slider(*limits.PUBLIC_SAMPLING["temperature"], value=0.0, step=0.05,
+                                             label="Temperature (0 = greedy)", elem_id="temperature")
+                c["top_p"] = gr.Slider(*limits.PUBLIC_SAMPLING["top_p"], value=1.0, step=0.05, label="Top-p",
+                                       elem_id="top-p")
+            c["seed"] = gr.Number(value=0, precision=0, minimum=0, maximum=limits.PUBLIC_SAMPLING["seed"][1],
+                                  label="Sampling seed", elem_id="sample-seed")
+        with gr.Row():
+            c["auto"] = gr.Button("Auto W, N, G", elem_id="auto", scale=0, min_width=110)
+            c["run"] = gr.Button("Run", variant="primary", elem_id="run")
+            c["stop"] = gr.Button("Stop", elem_id="stop")
+        gr.Markdown("### Open a run")
+        c["gallery"] = gr.Dropdown([(e["title"], e["name"]) for e in gallery.listing()], value=None,
+                                   label="Gallery (recorded runs, no model needed)", elem_id="gallery-run")
+        c["upload"] = gr.UploadButton(f"Open a saved run (.json, ≤ {limits.UPLOAD_MIB} MiB)", file_types=[".json"],
+                                      type="filepath", elem_id="open-run", size="sm")
+        gr.Markdown("### Share the run on screen")
+        with gr.Row():
+            c["download"] = gr.DownloadButton("Download trace (JSON)", elem_id="download-trace", size="sm",
+                                              value=events.trace_path(Held(gallery.by_role("lookahead"))))
+            c["export"] = gr.Button("Export HTML replay", elem_id="export-html", size="sm")
+        c["exported"] = gr.DownloadButton("Download the HTML replay", visible=False, elem_id="export-file", size="sm")
+        gr.Markdown(limits.limits_text(), elem_id="limits")
     return c
-
-
-def _sampling_controls(run) -> dict:
-    """Temperature, top-p and seed: temperature 0 is greedy decoding, anything above samples (both methods)."""
-    s = run.sampling
-    with gr.Row():
-        t = gr.Slider(*limits.TEMPERATURE, value=s.temperature, step=0.05, elem_id="temperature",
-                      label="Temperature (0 = greedy; above 0 both methods sample)")
-        p = gr.Slider(*limits.TOP_P, value=s.top_p, step=0.05, label="Top-p (1 = whole distribution)", elem_id="top-p")
-        seed = gr.Number(value=min(s.seed, limits.SAMPLE_SEED[1]), precision=0, minimum=limits.SAMPLE_SEED[0],
-                         maximum=limits.SAMPLE_SEED[1], label="Sampling seed", elem_id="sample-seed", min_width=110)
-    return {"temperature": t, "top_p": p, "sample_seed": seed}
-
-
-def _playback(run, k: int) -> dict:
-    c = {}
-    with gr.Row(equal_height=True):
-        c["prev"] = gr.Button("◀ Step", elem_id="step-prev", scale=0, min_width=90)
-        c["play"] = gr.Button("▶ Play", elem_id="play", scale=0, min_width=100)
-        c["next"] = gr.Button("Step ▶", elem_id="step-next", scale=0, min_width=90)
-        c["slider"] = gr.Slider(0, max(replay.last_step(run), 1), value=k, step=1, label="Step (shared clock)",
-                                elem_id="step-slider", scale=5)
-        c["speed"] = gr.Slider(replay.MIN_SPEED, replay.MAX_SPEED, value=replay.DEFAULT_SPEED, step=1,
-                               label="Speed (steps/s)", elem_id="speed", scale=2)
-    return c
-
-
-def _views(run, k: int) -> list:
-    """The view outputs, in the order of replay.VIEW_IDS."""
-    values = dict(zip(replay.VIEW_IDS, replay.render_step(run, k)))
-    v = {}
-    gr.Markdown("## 1. Side by side: same text, fewer steps")
-    with gr.Row():
-        with gr.Column(scale=3):
-            with gr.Row(elem_id="outputs-row"):
-                v["ar-output"] = gr.HTML(values["ar-output"], elem_id="ar-output")
-                v["la-output"] = gr.HTML(values["la-output"], elem_id="la-output")
-            v["counter"] = gr.HTML(values["counter"], elem_id="counter")
-            v["progress-plot"] = gr.Plot(values["progress-plot"], elem_id="progress-plot", show_label=False)
-        _explain("outputs")
-    gr.Markdown("## 2. The Jacobi window (lookahead branch)")
-    with gr.Row():
-        with gr.Column(scale=3):
-            v["window-view"] = gr.HTML(values["window-view"], elem_id="window-view")
-            v["trajectory-view"] = gr.HTML(values["trajectory-view"], elem_id="trajectory-view")
-        _explain("window")
-    gr.Markdown("## 3. The n-gram pool")
-    with gr.Row():
-        with gr.Column(scale=3):
-            v["pool-view"] = gr.HTML(values["pool-view"], elem_id="pool-view")
-            v["pool-plot"] = gr.Plot(values["pool-plot"], elem_id="pool-plot", show_label=False)
-        _explain("pool")
-    gr.Markdown("## 4. Verification branch")
-    with gr.Row():
-        with gr.Column(scale=3):
-            v["verify-view"] = gr.HTML(values["verify-view"], elem_id="verify-view")
-        _explain("verify")
-    gr.Markdown("## 5. Attention mask of the step")
-    with gr.Row():
-        with gr.Column(scale=3):
-            v["mask-view"] = gr.Plot(values["mask-view"], elem_id="mask-view", show_label=False)
-        _explain("mask")
-    gr.Markdown("## 6. Where the speed comes from")
-    with gr.Row():
-        with gr.Column(scale=3), gr.Row():
-            gr.Plot(cost_curve_figure(load_measurement(f"costcurve-{device_kind()}")), elem_id="cost-curve",
-                    show_label=False)
-            gr.Plot(sweep_figure(load_measurement("sweep"), load_measurement("sweep-seeded")), elem_id="sweep-plot",
-                    show_label=False)
-        _explain("scaling")
-    return [v[i] for i in replay.VIEW_IDS]
 
 
 def build_demo(model: str | None = None, preload: bool = True) -> gr.Blocks:
@@ -171,62 +108,35 @@ def build_demo(model: str | None = None, preload: bool = True) -> gr.Blocks:
     MODEL.configure(model)
     if preload:
         MODEL.preload()
-    run = load_recorded(DEFAULT_RUN)
-    k = replay.interesting_step(run)
-    with gr.Blocks(title="Lookahead Decoding Explorer") as demo:
-        state = gr.State(run)
-        playing = gr.State(False)
-        intro = gr.Markdown(INTRO, elem_id="intro")
-        c = _controls(run)
-        status = gr.Markdown(events.describe(run), elem_id="run-status")
-        p = _playback(run, k)
-        timer = gr.Timer(replay.tick_seconds(replay.DEFAULT_SPEED), active=False)
-        views = _views(run, k)
-        note = gr.Markdown(honest_note_md(run), elem_id="honest-note")
-        run_event, settled = _wire(c, p, views, state, playing, timer, status, note)
-        opened = [state, p["slider"], c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["seed"], *_sampling(c),
-                  note, status, playing, timer, p["play"], *views]
-        share.wire(demo, c["share"], opened, p["slider"], state, c["recorded"], [intro, c["row"]], run_event, settled,
-                   DEFAULT_RUN)
+    with gr.Blocks(title="Lookahead Decoding Explorer", delete_cache=(1800, 3600)) as demo:
+        held = gr.State(Held(gallery.by_role("lookahead")))
+        c = _sidebar()
+        stage = gr.HTML(first_message(), html_template='<div class="lade-host"></div>', js_on_load=MOUNT,
+                        head=assets.head(), server_functions=[load_gallery], elem_id="stage", apply_default_css=False)
+        lab = lab_ui.build(held)
+        _wire(demo, c, stage, held, lab)
     return demo
 
 
-def _sampling(c) -> list:
-    return [c["temperature"], c["top_p"], c["sample_seed"]]
-
-
-def _wire(c, p, views, state, playing, timer, status, note):
-    """Connect controls, playback and views to `events`; returns the live run's event and the events after which
-    the page holds that run as it ended."""
+def _wire(demo, c: dict, stage, held, lab) -> None:
     quiet = dict(show_progress="hidden")
     engine = dict(concurrency_id=limits.ENGINE_GROUP, concurrency_limit=limits.ENGINE_SLOTS)
-    stop_play = [playing, timer, p["play"]]
-    gr.on([c["W"].change, c["N"].change, c["G"].change], events.tokens_per_forward, [c["W"], c["N"], c["G"]],
-          c["tpf"], **quiet)
-    c["recorded"].input(events.open_recorded, c["recorded"],
-                        [state, p["slider"], c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["seed"],
-                         *_sampling(c), note, status, *stop_play, *views], **quiet)
-    p["slider"].change(None, p["slider"], None, js=MOVE_STEP_LINES)
-    p["slider"].input(events.show_step, [state, p["slider"]], views, trigger_mode="always_last", **quiet)
-    p["next"].click(events.step_by(1), [state, p["slider"]], [p["slider"], *views], **quiet)
-    p["prev"].click(events.step_by(-1), [state, p["slider"]], [p["slider"], *views], **quiet)
-    p["play"].click(events.toggle_play, [state, p["slider"], playing, p["speed"]], [*stop_play, p["slider"], *views],
-                    **quiet)
-    timer.tick(events.tick, [state, p["slider"], playing], [p["slider"], *stop_play, *views], **quiet)
-    p["speed"].change(events.set_speed, [p["speed"], playing], timer, **quiet)
-    run_event = c["run"].click(
-        events.run_live, [c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["seed"], *_sampling(c)],
-        [state, p["slider"], status, note, *stop_play, *views], show_progress="minimal", **engine)
-    # Stop is two listeners, because Gradio may skip the fn of a listener that also cancels. The cancel comes first:
-    # the page runs a click's listeners one after another, and it cancels the Run event whether that is still
-    # waiting in the queue or already streaming. The other stops the session's engine at its next step (the engine
-    # runs in its own thread, which the cancel does not reach). Neither writes the status: only the Run event does,
-    # and `settle_run` once that event has ended. Gradio follows a finished run with `.success`, a failed one and a
-    # cancelled one with `.failure` (`.then` would miss a failure and fire twice on a cancel).
+    shown = [stage, held, c["download"]]  # the order of events.Opened
+    gr.on([c["W"].change, c["N"].change, c["G"].change], tokens_per_forward, [c["W"], c["N"], c["G"]], c["tpf"], **quiet)
+    c["gallery"].input(events.open_gallery, c["gallery"], shown, **quiet)
+    c["upload"].upload(events.open_upload, c["upload"], shown, **quiet)
+    c["export"].click(events.export, held, c["exported"])
+    stage.opened(events.stage_opened, held, [held, c["download"]], **quiet)
+    settings = [c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["pool"], c["temperature"], c["top_p"], c["seed"]]
+    run_event = c["run"].click(events.run_live, settings, shown, show_progress="minimal", **engine)
+    # Stop is two listeners: the cancel first (the page runs a click's listeners in turn; it cancels the Run event
+    # whether it waits in the queue or streams), then one that stops the engine at its next step (the engine runs in
+    # its own thread, which the cancel does not reach). A run cut short is settled as it stood.
     c["stop"].click(None, None, None, cancels=[run_event])
     c["stop"].click(events.stop_live, None, None, **quiet)
-    settled = [after(events.settle_run, state, [state, status], **quiet)
-               for after in (run_event.success, run_event.failure)]
-    c["auto"].click(events.auto_settings, None, [c["W"], c["N"], c["G"], c["seed"], c["tpf"]], **quiet)
+    run_event.failure(events.settle_run, None, shown, **quiet)
+    c["auto"].click(events.auto_settings, None, [c["W"], c["N"], c["G"], c["pool"], c["tpf"]], **quiet, **engine)
+    lab["wire"]()
+    demo.load(events.load_page, None, [*shown, c["sidebar"], lab["column"]], **quiet)
+    demo.load(lab_ui.update, lab["inputs"], lab["outputs"], **quiet)
     gr.api(api.generate, api_name="generate", **engine)
-    return run_event, settled

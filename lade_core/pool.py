@@ -61,6 +61,11 @@ class NGramPool:
                 evicted.append(gone)
         return evicted
 
+    @property
+    def keys(self) -> int:
+        """Number of keys with at least one continuation (a bucket never empties: eviction leaves `per_key`)."""
+        return len(self._by_key)
+
     def count(self, key: int) -> int:
         """How many continuations are stored under `key`."""
         bucket = self._by_key.get(key)

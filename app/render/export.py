@@ -1,88 +1,52 @@
-"""Standalone HTML replay of a recorded run: one file, plotly.js inlined, that opens from disk with the network off.
+"""Standalone HTML replay of a run: one file with the renderer, its CSS and the run, that opens from disk offline.
 
-`render_html(run)` is pure: it packs what the page draws per step into a compact JSON payload (token ids per step,
-the Jacobi window, the verification branch, plus the run's id -> text table) and fills `assets/replay_template.html`,
-whose vanilla JS does the drawing. `export_html(trace, out)` loads a saved trace with the strict `parse_run` (a bad
-file raises `TraceError`, a missing one `FileNotFoundError`) and writes the page. Left out: the attention mask and
-the n-gram pool contents (the app shows those), sampling draws, and per-step timings beyond the cumulative chart.
+It is the page's own renderer (app/static/*.js, the same stage and views, with every view, the explanations and the
+honest note), mounted on one run with no server; a Content-Security-Policy forbids any request. The run travels as
+JSON inside a <script type="application/json"> element, escaped so that no `<`, `>` or `&` in a token can end it,
+and is only ever put on the page as text. `export_html(trace, out)` loads a saved trace with the strict loader first.
 """
 
 from __future__ import annotations
 
 import html
 import json
-import re
 from pathlib import Path
 
-from .trace import MethodRun, RunTrace, StepTrace, parse_run
+from lade_core import RunTrace, parse_run
 
-TEMPLATE = Path(__file__).resolve().parents[1] / "assets" / "replay_template.html"
-_SLOT = re.compile(r"\{\{(TITLE|PLOTLY_JS|PAYLOAD)\}\}")
+from .assets import inline_bundle
+from .payload import payload
 
-
-def _step(s: StepTrace) -> dict:
-    """One lookahead step, short keys: the page reads them as written here."""
-    return {
-        "k": s.kind, "pos": s.position, "x": s.input_token, "a": list(s.accepted),
-        "lv": [list(r) for r in s.levels_before], "nl": list(s.new_level),
-        "c": [list(r) for r in s.candidates], "p": [list(r) for r in s.predictions],
-        "m": list(s.match_lengths), "w": s.winner, "pool": s.pool_size, "add": len(s.ngrams_added),
-        "t": round(s.forward_s + s.overhead_s, 5),
-    }
+CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; "
+       "font-src data:; connect-src 'none'")
 
 
-def _used_ids(run: RunTrace) -> set[int]:
-    ids = set(run.greedy.tokens) | set(run.lookahead.tokens)
-    for s in run.lookahead.steps:
-        ids.add(s.input_token)
-        for rows in (s.levels_before, s.candidates, s.predictions, (s.new_level,)):
-            for row in rows:
-                ids.update(row)
-    return ids
-
-
-def _method_meta(m: MethodRun) -> dict:
-    return {"stop": m.stop_reason, "wall_s": round(m.wall_s, 4), "tokens": len(m.tokens), "steps": len(m.steps)}
-
-
-def payload(run: RunTrace) -> dict:
-    """Everything the page needs, as plain JSON data."""
-    c = run.config
-    return {
-        "title": run.title or "Lookahead decoding replay",
-        "model": run.model, "device": run.device, "dtype": run.dtype,
-        "W": c.window, "N": c.ngram, "G": c.guess, "max_new_tokens": run.max_new_tokens,
-        "greedy_sampling": run.sampling.greedy,
-        "prompt": run.prompt,
-        "tok": {str(t): run.token_text.get(t, f"<{t}>") for t in sorted(_used_ids(run))},
-        "greedy": [list(s.accepted) for s in run.greedy.steps],
-        "greedy_t": [round(s.forward_s + s.overhead_s, 5) for s in run.greedy.steps],
-        "steps": [_step(s) for s in run.lookahead.steps],
-        "meta": {"greedy": _method_meta(run.greedy), "lookahead": _method_meta(run.lookahead)},
-        "identical": run.greedy.tokens == run.lookahead.tokens,
-    }
-
-
-def _script_json(data: dict) -> str:
-    """JSON safe inside <script>: no `<`, `>` or `&` survives, so neither `</script>` nor `<!--` can appear."""
+def script_json(data) -> str:
+    """JSON safe inside a <script> element: no `<`, `>` or `&` survives, so neither `</script>` nor `<!--` can."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def render_html(run: RunTrace) -> str:
+def render_html(run: RunTrace, name: str | None = None) -> str:
     """The whole self-contained page for `run`."""
-    from plotly.offline import get_plotlyjs
-
-    slots = {
-        "TITLE": html.escape(run.title or "Lookahead decoding replay"),
-        "PLOTLY_JS": get_plotlyjs(),
-        "PAYLOAD": _script_json(payload(run)),
-    }
-    # One pass: text inserted into a slot is never scanned for further slots.
-    return _SLOT.sub(lambda m: slots[m[1]], TEMPLATE.read_text(encoding="utf-8"))
+    css, js = inline_bundle()
+    title = html.escape(run.title or "Lookahead decoding replay")
+    boot = ("const data = JSON.parse(document.getElementById('lade-run').textContent);"
+            f"window.Lade.mountStandalone(document.getElementById('lade-host'), data, {json.dumps(name or run.title or 'run')});")
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        f"<title>{title}</title>\n<style>body {{ margin: 14px 18px; background: #fff; }}\n{css}</style>\n</head>\n<body>\n"
+        "<!-- A recorded run of the Lookahead Decoding Explorer (lookahead decoding, Fu et al., ICML 2024), replayed "
+        "by the explorer's own renderer. Everything is inline; nothing is fetched. -->\n"
+        "<div id=\"lade-host\"></div>\n"
+        f"<script type=\"application/json\" id=\"lade-run\">{script_json(payload(run))}</script>\n"
+        f"<script>{js}</script>\n<script>{boot}</script>\n</body>\n</html>\n"
+    )
 
 
 def export_html(trace_path: Path, out_path: Path) -> None:
-    """Load the trace at `trace_path` and write its replay page to `out_path`."""
+    """Load the trace at `trace_path` (strictly) and write its replay page to `out_path`."""
     run = parse_run(Path(trace_path).read_bytes())
-    Path(out_path).write_text(render_html(run), encoding="utf-8")
+    Path(out_path).write_text(render_html(run, Path(trace_path).stem), encoding="utf-8")

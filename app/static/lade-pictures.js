@@ -1,7 +1,7 @@
-// Pictures for slides, made in the browser with no network: window.ladeSlides.save(elemId) saves an HTML view as a
-// PNG (the element, its computed styles inlined, drawn into an SVG foreignObject, then onto a canvas; the SVG itself
-// if the browser refuses the canvas) and a Plotly chart as an SVG (Plotly.downloadImage). Files are named
-// <run>-step<k>-<view>. The charts' own camera button is switched to SVG with the same names.
+// Pictures for slides, made in the browser with no network: Lade.pictures.save(elemId) saves a view as a PNG (the
+// element, its computed styles inlined, drawn into an SVG foreignObject, then onto a canvas; the SVG itself if the
+// browser refuses the canvas) and a Plotly chart of the speed lab as an SVG (Plotly.downloadImage). Files are named
+// <run>-step<k>-<view>. The lab charts' own camera button is switched to SVG with the same names.
 (() => {
   const PROPS = ["display", "position", "top", "right", "bottom", "left", "box-sizing", "width", "height", "min-width",
     "max-height", "overflow-x", "overflow-y", "margin-top", "margin-right", "margin-bottom", "margin-left",
@@ -12,13 +12,11 @@
     "flex-wrap", "flex-grow", "gap", "justify-content", "align-items", "opacity"];
 
   function runName() {
-    const marker = document.querySelector("#share-meta [data-run]");
-    return (marker && marker.dataset.run) || "lookahead-run";
+    return (window.ladeStage && window.ladeStage.current) || "lookahead-run";
   }
 
   function step() {
-    const box = document.querySelector("#step-slider input[type=number]");
-    return box ? Math.round(+box.value) : 0;
+    return window.ladeStage ? window.ladeStage.k : 0;
   }
 
   function fileName(view) {
@@ -119,5 +117,5 @@
     if (button) button.setAttribute("data-title", "Download plot as SVG (for slides)");
   }, true);
 
-  window.ladeSlides = { save, fileName, svgOf };
+  (window.Lade = window.Lade || {}).pictures = { save, fileName, svgOf };
 })();

@@ -1,0 +1,127 @@
+"""What the browser's renderer gets for a run: the trace itself, plus what only the engine's own code can derive.
+
+The renderer (app/static/*.js) draws every view from this, in the page, the HTML export and every embed. Two things
+are derived here, once per run (or once per new step of a live run), because the engine's code owns them and the
+browser must not re-implement them: the attention mask of each distinct step layout (`StepLayout.mask()`, the very
+matrix the model used, as bits, with the labels, positions and the reason rules of its hover text), and the state of
+the n-gram pool around each step (replayed through the engine's `NGramPool`). Everything else a view shows (counts,
+colours, trajectories, sentences) is computed in the browser from the trace.
+
+Cost: the mask bits of a layout are q*q/8 bytes (q = 1 + L*W + nodes); a run has at most (N-1)(G+1) plain layouts
+(a token tree, up to one per step), and `MASK_BUDGET` bounds the total: a layout past it is sent without its bits and
+the mask view says so. The pool rows are at most `POOL_KEYS` keys of at most G n-grams per step.
+"""
+
+from __future__ import annotations
+
+import base64
+
+import numpy as np
+
+from lade_core import RunTrace, StepTrace
+from lade_core.layout import REASONS, WINDOW, X, StepLayout
+from lade_core.pool import NGramPool
+from lade_core.schema import to_data
+
+MASK_BUDGET = 8 * 2**20  # bytes of mask bits per run
+POOL_KEYS = 8  # keys shown per step: the lookup key x, then the keys the step touched
+ITEM_BUDGET = 4_000_000  # token ids in pool rows and layout tables per run (about 20 MB of JSON at most)
+
+
+class PayloadTooLarge(ValueError):
+    """A run whose view data would pass `ITEM_BUDGET`: too large to draw, whatever its file size."""
+
+
+def token_kinds(layout: StepLayout) -> list[int]:
+    """Per token: 0 x, 1 window level 0, 2 window level >= 1, 3 verification node (what the reason rules read)."""
+    part, level = layout._parts[0], layout._parts[1]
+    return [0 if p == X else (1 if lv == 0 else 2) if p == WINDOW else 3 for p, lv in zip(part, level)]
+
+
+def reason_rules() -> list[list[list[int]]]:
+    """rules[query kind][key kind][visible] = index into REASONS, read off `StepLayout.reason_code` on a layout that
+    has every kind of token (so the browser applies the engine's rule, not its own)."""
+    layout = StepLayout.plain(levels=2, window=2, candidates=2, cand_len=2)
+    kinds, mask = token_kinds(layout), layout.mask()
+    rules = [[[-1, -1] for _ in range(4)] for _ in range(4)]
+    for q in range(layout.size):
+        for k in range(layout.size):
+            rules[kinds[q]][kinds[k]][int(mask[q, k])] = layout.reason_code(q, k)
+    return rules
+
+
+class Deriver:
+    """Derived data of one run, step by step (a live run adds its steps as they arrive)."""
+
+    def __init__(self, run: RunTrace):
+        self.run = run
+        self.pool = NGramPool(run.config.guess)
+        self.index: dict[StepLayout, int] = {}
+        self.layouts: list[dict] = []
+        self.mask_bytes = 0
+        self.items = 0
+
+    def _spend(self, items: int) -> None:
+        self.items += items
+        if self.items > ITEM_BUDGET:
+            raise PayloadTooLarge(f"this run is too large to draw: its views would need more than {ITEM_BUDGET:,} "
+                                  f"token ids")
+
+    def layout(self, step: StepTrace) -> int:
+        if step.kind in ("prefill", "autoregressive"):
+            return -1
+        layout = step.layout
+        if layout not in self.index:
+            self.index[layout] = len(self.layouts)
+            self.layouts.append(self._layout_row(layout))
+        return self.index[layout]
+
+    def _layout_row(self, layout: StepLayout) -> dict:
+        q = layout.size
+        self._spend(4 * q)
+        row = {"size": q, "levels": layout.levels, "window": layout.window, "nodes": layout.nodes,
+               "labels": layout.labels(), "positions": layout.positions().tolist(), "kinds": token_kinds(layout),
+               "parents": list(layout.parents), "mask": None}
+        cost = (q * q + 7) // 8
+        if self.mask_bytes + cost <= MASK_BUDGET:
+            row["mask"] = base64.b64encode(np.packbits(layout.mask().ravel()).tobytes()).decode("ascii")
+            self.mask_bytes += cost
+        return row
+
+    def pool_rows(self, step: StepTrace) -> dict:
+        """The pool around a step: size after it, and for x and the keys it touched, what each holds after it
+        (most recently used first; `new` where the step put it there) and what it evicted."""
+        touched = [step.input_token] + [n[0] for n in (*step.ngrams_added, *step.ngrams_evicted)]
+        keys = list(dict.fromkeys(touched))[:POOL_KEYS]
+        before = {key: set(self.pool.lookup(key)) for key in keys}
+        self.pool.add_all(step.ngrams_added)
+        rows = []
+        for key in keys:
+            items = [{"cont": list(c), "new": c not in before[key]} for c in self.pool.lookup(key)]
+            gone = [list(n[1:]) for n in step.ngrams_evicted if n[0] == key]
+            rows.append({"key": key, "items": items, "evicted": gone})
+            self._spend(1 + sum(len(it["cont"]) + 1 for it in items) + sum(map(len, gone)))
+        return {"size": len(self.pool), "keys": self.pool.keys, "rows": rows,
+                "more_keys": len(dict.fromkeys(touched)) - len(keys)}
+
+    def step(self, step: StepTrace) -> dict:
+        out = {"layout": self.layout(step)}
+        if self.run.method == "lookahead":
+            out["pool"] = self.pool_rows(step)
+        return out
+
+
+def empty_derived() -> dict:
+    """Derived data of a run with no steps yet: what a live run starts from."""
+    return {"layouts": [], "steps": [], "reasons": [text for _, text in REASONS], "rules": reason_rules()}
+
+
+def derive(run: RunTrace) -> dict:
+    deriver = Deriver(run)
+    steps = [deriver.step(s) for s in run.parallel.steps]
+    return {**empty_derived(), "layouts": deriver.layouts, "steps": steps}
+
+
+def payload(run: RunTrace) -> dict:
+    """The run for the renderer: {"trace": the trace file's own JSON, "derived": layouts, masks, pool rows}."""
+    return {"trace": to_data(run), "derived": derive(run)}
