@@ -1,18 +1,20 @@
 # `make run` serves the app on http://127.0.0.1:7860 with the embedded model; `make test` runs every test.
-# Both create .venv on first use and install the pinned requirements.
+# Both create .venv on first use, install the pinned requirements and the project itself (`lade` on the PATH of
+# the venv). `make test-fast` runs the tests that need no model, no server and no browser (under a minute).
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 TEST_ENV := HF_HUB_OFFLINE=1 GRADIO_ANALYTICS_ENABLED=False
 
-.PHONY: run test bench install clean
+.PHONY: run test test-fast bench install clean
 
-$(STAMP): requirements.txt requirements-dev.txt requirements-nodeps.txt
+$(STAMP): requirements.txt requirements-dev.txt requirements-nodeps.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt -r requirements-dev.txt
 	$(PY) -m pip install -q --no-deps -r requirements-nodeps.txt
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -23,8 +25,11 @@ run: $(STAMP)
 test: $(STAMP)
 	$(TEST_ENV) $(PY) -m pytest -q
 
+test-fast: $(STAMP)
+	$(TEST_ENV) $(PY) -m pytest -q -m "not model and not server and not browser"
+
 bench: $(STAMP)
-	$(PY) -m lade_core bench --max-new-tokens 128 --window 15 --ngram 5 --guess 15
+	$(PY) -m lade_core bench --max-new-tokens 128 --window 7 --ngram 4 --guess 7
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -3,7 +3,8 @@
 
 `resolve(query, names)` turns the page's query parameters into a `Link`. A bad value falls back (the lesson, the
 run's opening step, every view) with a one-line notice, never an error. Notices are plain text (the page shows them
-with textContent); what they echo of the address is cut short and stripped of anything but printable characters.
+with textContent); what they echo of the address is cut short and stripped of anything but printable characters
+that cannot form markup (`![x](url)` echoes as `!xurl`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from .render.views import VIEW_GROUPS, VIEW_IDS
 
 _STEP = re.compile(r"\d{1,6}")
+_MARKUP = "<>[]()`&"  # never echoed: a notice stays plain text even if something renders it as HTML or Markdown
 CHAPTERS = 8
 
 
@@ -39,8 +41,8 @@ def find_run(wanted: str, names) -> str | None:
 
 
 def shown(value) -> str:
-    """A query value for a notice: printable characters only, at most 40."""
-    text = "".join(ch for ch in str(value) if ch.isprintable())
+    """A query value for a notice: printable characters only, none that could start markup, at most 40."""
+    text = "".join(ch for ch in str(value) if ch.isprintable() and ch not in _MARKUP)
     return text[:40] + ("…" if len(text) > 40 else "")
 
 

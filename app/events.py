@@ -43,7 +43,7 @@ def session_of(request: gr.Request | None) -> str:
 def trace_path(held: Held, run: RunTrace | None = None) -> str:
     """The run's trace file: a gallery run's own, else a temp copy."""
     if not held.blob:
-        return str(gallery.SPEC.parent / f"{held.name}.json")
+        return str(gallery.RUNS / f"{held.name}.json")
     run = run or held.run()
     return files.write(run.to_json(), f"{files.safe_stem(run.title, 'lookahead-run')}.json")
 

@@ -1,6 +1,6 @@
 """The gallery: recorded runs shipped in assets/runs/, each captioned with the one thing it shows.
 
-`assets/runs/gallery.json` lists each run's name, title, the `lade trace` arguments that recorded it, its role in the
+`assets/gallery.json` lists each run's name, title, the `lade trace` arguments that recorded it, its role in the
 lesson (if any) and a caption template. Captions are written by hand, but every number in them is computed from the
 run (`facts`), so a re-recorded run keeps true captions. `python -m app.gallery` re-records every run with the shipped
 command line (`--only NAME` just one); loading one needs no model.
@@ -14,9 +14,9 @@ import statistics
 from functools import lru_cache
 
 from lade_core import RunTrace, parse_run
-from lade_core.paths import RUNS
+from lade_core.paths import GALLERY, RUNS
 
-SPEC = RUNS / "gallery.json"
+SPEC = GALLERY
 
 
 @lru_cache(maxsize=1)
@@ -66,6 +66,20 @@ def repetition(run: RunTrace) -> dict:
     return {"loop_count": counts[line], "loop_step": step, "loop_line": line}
 
 
+def repeat_share(run: RunTrace, n: int = 4) -> float:
+    """The share of output tokens that end an n-gram the text already had (the prompt included): how much of the
+    output repeats what came before, which is what a pool of n-grams guesses best."""
+    seen, text, repeated = set(), list(run.prompt_ids), 0
+    for i in range(len(text) - n + 1):
+        seen.add(tuple(text[i: i + n]))
+    for token in run.parallel.tokens:
+        text.append(token)
+        gram = tuple(text[-n:])
+        repeated += gram in seen
+        seen.add(gram)
+    return repeated / max(len(run.parallel.tokens), 1)
+
+
 def facts(run: RunTrace) -> dict:
     """The numbers a caption may use, read off the run."""
     p, b = run.parallel, run.baseline
@@ -80,7 +94,9 @@ def facts(run: RunTrace) -> dict:
         "baseline_steps": len(b.steps), "speedup": round(time(b) / time(p), 2) if time(p) else 0.0,
         "step_cost": round(mean_step(p) / mean_step(b), 2) if mean_step(b) else 0.0,
         "identical": p.tokens == b.tokens, "W": run.config.window, "N": run.config.ngram, "G": run.config.guess,
-        "pool": run.config.pool, "temperature": run.sampling.temperature, "device": run.device, **repetition(run),
+        "pool": run.config.pool, "temperature": run.sampling.temperature, "device": run.device,
+        "repeat_pct": round(100 * repeat_share(run)), "tokens_per_forward": run.config.tokens_per_forward,
+        "faster_or_slower": "faster than" if time(p) < time(b) else "slower than", **repetition(run),
     }
 
 

@@ -48,7 +48,8 @@ def limits_text() -> str:
 def _number(name: str, value, low, high, whole: bool):
     """`value` (from a slider, a JSON client or a form) as a number within [low, high]; gr.Error otherwise."""
     kind = "a whole number" if whole else "a number"
-    message = f"{name} must be {kind} from {low:g} to {high:g}, got {shown(value)}"
+    message = f"{name} must be {kind} from {low} to {high}, got {shown(value)}" if whole else \
+        f"{name} must be {kind} from {low:g} to {high:g}, got {shown(value)}"
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise gr.Error(message)
     try:

@@ -118,7 +118,8 @@ class LiveRun:
             if lane == "parallel":
                 part["derived"] = [deriver.step(s) for s in steps]
             lanes[lane] = part
-        ids = set().union(*(run_ids(MethodRun((), tuple(steps), 0.0)) for steps in fresh.values())) - sent_ids
+        ids = set().union(*(run_ids(MethodRun(tuple(t for s in steps for t in s.accepted), tuple(steps), 0.0))
+                            for steps in fresh.values())) - sent_ids
         sent_ids |= ids
         texts = {str(k): v for k, v in self.lm.token_texts(sorted(ids)).items()}
         return message("steps", name=LIVE, lanes=lanes, layouts=deriver.layouts[layouts_before:], token_text=texts,

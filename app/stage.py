@@ -12,6 +12,7 @@ process and kept.
 from __future__ import annotations
 
 import itertools
+import json
 import zlib
 from dataclasses import dataclass
 from functools import lru_cache
@@ -24,8 +25,10 @@ from .render.payload import payload
 _seq = itertools.count(1)
 
 
-def message(op: str, **fields) -> dict:
-    return {"op": op, "seq": next(_seq), **fields}
+def message(op: str, **fields) -> str:
+    """A message as JSON text: Gradio sends a changed string whole (or as an append), where it would patch a
+    changed dict key by key."""
+    return json.dumps({"op": op, "seq": next(_seq), **fields}, ensure_ascii=False, separators=(",", ":"))
 
 
 @lru_cache(maxsize=32)
@@ -41,7 +44,7 @@ def interesting_step(run: RunTrace) -> int:
     return next((s.index for s in steps if len(s.accepted) == best), 0)
 
 
-def open_message(name: str, run_payload: dict | None, step, mode: str = "explorer", notice: str = "", **extra) -> dict:
+def open_message(name: str, run_payload: dict | None, step, mode: str = "explorer", notice: str = "", **extra) -> str:
     runs = {name: run_payload} if run_payload is not None else {}
     return message("open", runs=runs, current=name, step=step, mode=mode, notice=notice, **extra)
 

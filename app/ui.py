@@ -44,7 +44,7 @@ def load_gallery(name: str) -> dict:
     return gallery_payload(name)
 
 
-def first_message() -> dict:
+def first_message() -> str:
     """What the stage holds before any event: the lesson on its runs, the gallery, the lab's data for chapter 7."""
     roles = {role: gallery.by_role(role) for role in ("lookahead", "jacobi")}
     runs = {name: gallery_payload(name) for name in roles.values() if name}

@@ -320,6 +320,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def main_exit() -> None:
+    """The `lade` console script."""
+    sys.exit(main())
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:

@@ -12,6 +12,7 @@ the parallel/baseline names) are upgraded on the way in.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -21,6 +22,7 @@ from .pool import NGramPool
 from .trace import METHODS, SCHEMA, VERSION, MethodRun, RunTrace, StepTrace
 
 MAX_TRACE_BYTES = 20 * 2**20  # 20 MiB: far above a 512-token run at the public limits (about 3 MiB)
+_CONTEXT_MAX = next(f.metadata["high"] for f in dataclasses.fields(RunTrace) if f.name == "context")
 
 
 class TraceError(schema.SchemaError):
@@ -41,6 +43,9 @@ def parse_run(text: str | bytes, max_bytes: int = MAX_TRACE_BYTES) -> RunTrace:
     if type(version) is not int or version not in (1, VERSION):
         raise TraceError(f"trace version {schema.shown(version)} is not supported; this app reads versions 1 and "
                          f"{VERSION}")
+    unknown = [k for k in doc if k not in ("schema", "version", "run")]
+    if unknown:
+        raise TraceError(f"the file has unknown top-level fields: {', '.join(schema.shown(k) for k in unknown[:5])}")
     body = doc.get("run")
     if version == 1:
         body = upgrade_v1(body)
@@ -64,7 +69,8 @@ def upgrade_v1(body) -> dict:
     body["method"] = "lookahead"
     body["parallel"], body["baseline"] = body.pop("lookahead", None), body.pop("greedy", None)
     for lane in (body["parallel"], body["baseline"]):
-        for step in (lane or {}).get("steps", []) if isinstance(lane, dict) else []:
+        steps = lane.get("steps") if isinstance(lane, dict) else None
+        for step in steps if isinstance(steps, list) else []:
             if isinstance(step, dict):
                 step.pop("levels_after", None)
                 if step.get("kind") == "greedy":
@@ -73,19 +79,28 @@ def upgrade_v1(body) -> dict:
                     step["guess"] = config.get("guess", 0)
     body.setdefault("vocab_size", _largest_id(body) + 1)
     window, ngram = config.get("window", 0), config.get("ngram", 0)
-    extra = window + ngram if isinstance(window, int) and isinstance(ngram, int) else 0
-    body.setdefault("context", len(body.get("prompt_ids", [])) + (body.get("max_new_tokens") or 0) + extra)
+    # Only whole numbers count, and the sum is kept in range: a bad field is then named by its own check, not here.
+    prompt_ids, sizes = body.get("prompt_ids"), (body.get("max_new_tokens"), window, ngram)
+    context = (len(prompt_ids) if isinstance(prompt_ids, list) else 0) + sum(v for v in sizes if type(v) is int)
+    body.setdefault("context", min(max(context, 1), _CONTEXT_MAX))
     return body
 
 
 def _largest_id(data) -> int:
-    """The largest token id anywhere in a version-1 run (those files did not record the vocabulary)."""
-    if isinstance(data, dict):
-        keys = [int(k) for k in data if isinstance(k, str) and k.isascii() and k.isdigit() and len(k) < 12]
-        return max([*keys, *(_largest_id(v) for k, v in data.items() if k not in ("wall_s", "forward_s"))], default=0)
-    if isinstance(data, list):
-        return max((_largest_id(v) for v in data), default=0)
-    return data if isinstance(data, int) and not isinstance(data, bool) and 0 <= data < 2**31 else 0
+    """The largest token id anywhere in a version-1 run (those files did not record the vocabulary). A loop over a
+    stack, not recursion: JSON nested a few hundred deep would otherwise end in RecursionError, not a TraceError."""
+    largest, stack = 0, [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            keys = [int(k) for k in item if isinstance(k, str) and k.isascii() and k.isdigit() and len(k) < 12]
+            largest = max([largest, *keys])
+            stack.extend(v for k, v in item.items() if k not in ("wall_s", "forward_s"))
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, int) and not isinstance(item, bool) and 0 <= item < 2**31:
+            largest = max(largest, item)
+    return largest
 
 
 def _fail(where: str, why: str):
@@ -153,11 +168,13 @@ def _check_step(run: RunTrace, step: StepTrace, at: str) -> None:
         _fail(f"{at}.accepted", f"has {len(step.accepted)} tokens; a {step.kind} step emits 1 to {most}")
     _ids([step.accepted, (step.input_token,)], vocab, f"{at}.accepted")
     if step.kind in ("prefill", "autoregressive"):
-        empty = (step.window, step.guess, len(step.levels_before), len(step.candidates), len(step.draws))
+        empty = (step.window, step.guess, len(step.levels_before), len(step.candidates), len(step.draws), step.tree,
+                 step.winner + 1)
         if any(empty) or step.new_level or step.predictions or step.match_lengths:
             _fail(at, f"a {step.kind} step has no window, candidates or draws")
-        if step.kind == "autoregressive" and (step.ngrams_added or step.ngrams_evicted):
-            _fail(f"{at}.ngrams_added", "an autoregressive step has no pool")
+        pooled = run.method == "lookahead" and at.startswith("run.parallel")
+        if not pooled and (step.ngrams_added or step.ngrams_evicted or step.pool_size):
+            _fail(f"{at}.ngrams_added", "a step of this lane has no pool")
         _ids(step.ngrams_added, vocab, f"{at}.ngrams_added", cfg.ngram)
         return
     if step.window > cfg.window:
@@ -171,7 +188,7 @@ def _check_step(run: RunTrace, step: StepTrace, at: str) -> None:
 
 def _check_jacobi(run: RunTrace, step: StepTrace, at: str) -> None:
     W, vocab = step.window, run.vocab_size
-    if step.ngram != W + 1 or step.guess or step.tree or step.ngrams_added or step.ngrams_evicted:
+    if step.ngram != W + 1 or step.guess or step.tree or step.ngrams_added or step.ngrams_evicted or step.pool_size:
         _fail(at, "a Jacobi step has N = W + 1, no pool and no token tree")
     if len(step.levels_before) != 1 or step.candidates != step.levels_before:
         _fail(f"{at}.levels_before", "a Jacobi step has one guess level, which is also its one candidate")
@@ -231,6 +248,8 @@ def _check_verdict(run: RunTrace, step: StepTrace, at: str) -> None:
     for d, draw in enumerate(step.draws):
         if draw.candidate >= g or (g and draw.position >= len(step.candidates[draw.candidate])):
             _fail(f"{at}.draws[{d}]", "names a candidate or a position the step does not have")
+        if draw.token != step.candidates[draw.candidate][draw.position]:
+            _fail(f"{at}.draws[{d}].token", "is not the token its candidate offers at that position")
     kept = min(best, len(step.accepted))
     if winner >= 0 and step.accepted[:kept] != step.candidates[winner][:kept]:
         _fail(f"{at}.accepted", "does not start with the winner's accepted drafts")

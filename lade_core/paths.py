@@ -8,7 +8,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "assets"
-RUNS = ASSETS / "runs"  # recorded runs, the gallery
+RUNS = ASSETS / "runs"  # recorded runs
+GALLERY = ASSETS / "gallery.json"  # which recorded runs the app shows, and how it captions them
 BENCH = ASSETS / "bench"  # bench, sweep and peer results, raw JSON
 PROMPTS = ASSETS / "prompts.jsonl"  # the benchmark prompts (code and chat)
 

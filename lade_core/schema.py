@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import sys
 import typing
 from functools import cache
 
 INT_MAX = 2**63 - 1
 TOKEN_MAX = 2**31 - 1  # any vocabulary fits; a run's own vocabulary is checked against the run
+_SURROGATE = re.compile("[\ud800-\udfff]")  # JSON can spell a lone one ("\\ud800"); UTF-8 cannot hold it
 
 
 class SchemaError(ValueError):
@@ -84,6 +86,9 @@ def _value(value, kind, where: str, meta: dict, error):
     if kind is str:
         if not isinstance(value, str):
             raise error(f"{where} must be text, got {type(value).__name__}")
+        lone = _SURROGATE.search(value)
+        if lone:
+            raise error(f"{where} is not valid Unicode text (a lone surrogate at character {lone.start() + 1:,})")
         if meta["choices"] and value not in meta["choices"]:
             raise error(f"{where} must be one of {', '.join(meta['choices'])}, got {shown(value)}")
         if meta["max_len"] is not None and len(value) > meta["max_len"]:
@@ -134,8 +139,11 @@ def build(cls, data, where: str = "", error=SchemaError):
             if required:
                 raise error(f"{path} is missing")
             continue
-        values[field] = _value(data[field], kind, meta["label"] or path, meta, error)
-    return cls(**values)
+        values[field] = _value(data[field], kind, path, meta, error)  # data has paths; labels are for forms
+    try:
+        return cls(**values)
+    except SchemaError as exc:  # a check across fields in `__post_init__`: say where the object is
+        raise error(f"{name}: {exc}") from None
 
 
 def check(obj, error=SchemaError) -> None:

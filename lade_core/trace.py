@@ -2,7 +2,7 @@
 
 Both are frozen plain data (ints, strings, tuples), so a view can draw a step without torch or the model, and a run
 saved as JSON loads back equal. Each field is declared once, here: its type in the annotation and its range in the
-`spec` beside it; the JSON, the loader (`load.py`) and the browser's renderer all use these names. Token text lives
+`spec` beside it; the JSON, the loader (`load.parse_run`) and the browser's renderer all use these names. Token text lives
 once per run in `RunTrace.token_text` (id -> piece) rather than in every step. The attention mask is not stored:
 `StepTrace.layout` rebuilds, with the very function that built it for the model, the exact boolean matrix the model
 used (`layout.mask()`).
@@ -143,9 +143,3 @@ class RunTrace:
     def to_json(self) -> str:
         doc = {"schema": SCHEMA, "version": VERSION, "run": schema.to_data(self)}
         return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> "RunTrace":
-        from .load import parse_run
-
-        return parse_run(text)

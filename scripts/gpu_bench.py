@@ -1,6 +1,6 @@
 """Greedy against lookahead on a CUDA device, fp32 and bf16, in one command; writes one JSON file.
 
-    python scripts/gpu_bench.py --out gpu_bench.json [--model PATH_OR_ID] [--max-new-tokens 128]
+    python -m scripts.gpu_bench --out gpu_bench.json [--model PATH_OR_ID] [--max-new-tokens 128]
 
 For each dtype: the cost curve (forward latency against tokens per forward, where a GPU shows its flat region),
 then the benchmark prompts at a few (W, N, G), each prompt measured side by side (greedy, then lookahead, fastest of
@@ -16,13 +16,13 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import torch  # noqa: E402
+import torch
 
-from lade_core import LookaheadConfig, load_model  # noqa: E402
-from lade_core.bench import bench_prompt, load_prompts, summarize  # noqa: E402
-from lade_core.costcurve import measure_cost_curve  # noqa: E402
+from lade_core import LookaheadConfig, load_model
+from lade_core.measure.bench import bench_prompt, summarize
+from lade_core.measure.prompts import load_prompts
+from lade_core.measure.costcurve import measure_cost_curve
 
 CONFIGS = [(15, 5, 15), (7, 4, 7), (31, 5, 31), (63, 5, 63)]
 
@@ -40,7 +40,8 @@ def main() -> int:
         print("error: no CUDA device here; this script benchmarks a GPU", file=sys.stderr)
         return 2
     prompts = load_prompts(args.prompts)
-    report = {"device_name": torch.cuda.get_device_name(0), "torch": torch.__version__, "runs": []}
+    report = {"device_name": torch.cuda.get_device_name(0), "torch": torch.__version__, "date": time.strftime("%Y-%m-%d"),
+              "command": "python -m scripts.gpu_bench " + " ".join(sys.argv[1:]), "kind": "measured", "runs": []}
     for dtype in args.dtypes.split(","):
         t0 = time.perf_counter()
         lm = load_model(args.model, "cuda", dtype)

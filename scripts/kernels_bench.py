@@ -6,7 +6,7 @@ turn, so the ratios are measured under the same machine load. Also checks that a
 times one forward at a few sizes on each (the cost curve's shape is what lookahead lives on; the curves are
 measured one after the other, not interleaved, so read them as a shape more than a ratio). Writes one JSON file.
 
-    python scripts/kernels_bench.py --max-new-tokens 64 --out assets/bench/kernels.json
+    python -m scripts.kernels_bench --max-new-tokens 64 --out assets/bench/kernels.json
 """
 
 from __future__ import annotations
@@ -19,12 +19,11 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lade_core import greedy_generate, load_model  # noqa: E402
-from lade_core.bench import load_prompts  # noqa: E402
-from lade_core.costcurve import measure_cost_curve  # noqa: E402
-from lade_core.kernels import KERNELS  # noqa: E402
+from lade_core import greedy_generate, load_model
+from lade_core.measure.prompts import load_prompts
+from lade_core.measure.costcurve import measure_cost_curve
+from lade_core.kernels import KERNELS
 
 
 def load(packed: bool):
@@ -75,7 +74,7 @@ def main() -> None:
     for name, c in curves.items():
         print(f"{name:17s} " + "  ".join(f"{p['tokens']}:{1000 * p['seconds']:.1f}ms" for p in c["points"]))
     result = {
-        "command": "python scripts/kernels_bench.py " + " ".join(sys.argv[1:]),
+        "command": "python -m scripts.kernels_bench " + " ".join(sys.argv[1:]),
         "max_new_tokens": args.max_new_tokens, "prompts": rows,
         "greedy_speedup_median": {k: statistics.median(r["speedup"][k] for r in rows) for k in rows[0]["speedup"]},
         "same_tokens": sum(r["same_tokens"] for r in rows), "cost_curves": curves,

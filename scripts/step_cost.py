@@ -5,7 +5,7 @@ prefix, timed as the median of several runs interleaved with greedy steps on the
 turn, so the ratio is measured under the same machine load). The g = 0 point is the floor a step at this W, N cannot go under on this device: the
 lookahead branch alone. Writes one JSON file.
 
-    python scripts/step_cost.py -W 15 -N 5 --guesses 0,2,4,8,15 --rounds 3 \
+    python -m scripts.step_cost -W 15 -N 5 --guesses 0,2,4,8,15 --rounds 3 \
         --out assets/bench/step-cost-15-5.json
 """
 
@@ -16,13 +16,10 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import torch  # noqa: E402
-
-from lade_core import load_model  # noqa: E402
-from lade_core.costcurve import interleaved_medians  # noqa: E402
-from lade_core.layout import StepLayout  # noqa: E402
+from lade_core import load_model
+from lade_core.measure.costcurve import interleaved_medians
+from lade_core.layout import StepLayout
 
 
 def main() -> None:
@@ -45,12 +42,11 @@ def main() -> None:
         cache.crop(-1)
 
     def step(g: int):
-        layout = StepLayout(args.ngram - 1, args.window, g, args.ngram - 1)
-        keep = torch.tensor(layout.logit_rows(), device=lm.device)  # the rows the engine's step reads
+        layout = StepLayout.plain(args.ngram - 1, args.window, g, args.ngram - 1)
         tokens = [(13 * i) % 1000 + 10 for i in range(layout.size)]
 
         def run():
-            lm.step_forward(cache, tokens, layout, keep)
+            lm.step_forward(cache, tokens, layout)
             lm.sync()
             cache.crop(-layout.size)
 
@@ -67,7 +63,7 @@ def main() -> None:
         rounds.append({"greedy_s": greedy_s, "points": points})
         print(f"greedy step {1000 * greedy_s:.1f} ms; W={args.window} N={args.ngram}: " + ", ".join(
             f"g={p['candidates']} ({p['tokens']} tokens) {p['seconds'] / greedy_s:.2f}x" for p in points), flush=True)
-    result = {"command": "python scripts/step_cost.py " + " ".join(sys.argv[1:]), "model": lm.name,
+    result = {"command": "python -m scripts.step_cost " + " ".join(sys.argv[1:]), "model": lm.name,
               "device": str(lm.device), "kernels": lm.kernels, "window": args.window, "ngram": args.ngram,
               "prefix": args.prefix, "rounds": rounds}
     if args.out:

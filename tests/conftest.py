@@ -1,20 +1,27 @@
 """Shared fixtures: the embedded model (loaded once per test session) and the benchmark prompts.
 
-Tests never touch the hub and never send analytics.
+Tests never touch the hub and never send analytics. Tests are marked by what they need: `model` (the language
+model), `server` (the app in a subprocess), `browser` (headless Chromium); `make test-fast` runs the rest. A test that
+uses one of those fixtures without its mark is given the mark here, so the fast tier can never load the model.
 """
 
-import json
 import os
-from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
-import pytest
+import pytest  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED_PROMPTS = ROOT.parent / "shared" / "bench" / "prompts.jsonl"
-PROMPTS_FILE = SHARED_PROMPTS if SHARED_PROMPTS.exists() else ROOT / "assets" / "prompts.jsonl"
+from lade_core.measure.prompts import load_prompts  # noqa: E402
+
+NEEDS = {"lm": "model", "server": "server", "browser": "browser", "page": "browser", "chromium": "browser"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        for fixture, mark in NEEDS.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(getattr(pytest.mark, mark))
 
 
 @pytest.fixture(scope="session")
@@ -26,4 +33,4 @@ def lm():
 
 @pytest.fixture(scope="session")
 def bench_prompts():
-    return [json.loads(line) for line in PROMPTS_FILE.read_text().splitlines() if line.strip()]
+    return load_prompts()

@@ -1,7 +1,8 @@
-"""Shared set-up of the app tests: offline hub, no analytics, and the recorded runs shipped in assets/runs/.
+"""Shared set-up of the app and browser tests: the one way they start the app (`serve_app`: a subprocess on a free
+port, waited for until it answers) and Chromium (Debian's, driven by Playwright; no browser download).
 
-Imported by the app tests (not a pytest conftest, so it never touches the engine tests' configuration). Also the one
-way the tests start the app: `serve_app(...)` runs it in a subprocess on a free port and waits until it answers.
+Imported by those tests (not a pytest conftest). A missing Chromium fails these tests with the command that installs
+it, rather than skipping them: a green run must mean the browser tests ran.
 """
 
 import os
@@ -15,21 +16,13 @@ from pathlib import Path
 
 import pytest
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+from lade_core.paths import ROOT
 
-from app.examples import load_recorded, recorded_files  # noqa: E402
-
-
-def recorded_runs():
-    """(name, RunTrace) of every shipped run."""
-    return [(name, load_recorded(name)) for name in recorded_files()]
-
-
-ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+OUT = ROOT / "out"
+SHOTS = OUT / "screenshots"
 
 
 def free_port() -> int:
@@ -43,11 +36,11 @@ def serve_app(command: list[str], log_name: str, **env):
     """Run `python <command>` from the repo root on a free port; yield (url, process) once the page answers."""
     port = free_port()
     env = dict(os.environ, GRADIO_SERVER_PORT=str(port), GRADIO_SERVER_NAME="127.0.0.1", **env)
-    (ROOT / "out").mkdir(exist_ok=True)
-    with open(ROOT / "out" / log_name, "w") as log:
+    OUT.mkdir(exist_ok=True)
+    with open(OUT / log_name, "w") as log:
         proc = subprocess.Popen([sys.executable, *command], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         url = f"http://127.0.0.1:{port}/"
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 180
         while True:
             try:
                 urllib.request.urlopen(url, timeout=2)
@@ -61,4 +54,15 @@ def serve_app(command: list[str], log_name: str, **env):
             yield url, proc
         finally:
             proc.terminate()
-            proc.wait(timeout=20)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def launch_chromium(pw):
+    """Debian's Chromium under Playwright; fails with the install command when it is missing."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's Chromium with `apt-get install -y chromium` "
+                    f"(.ci/run does this) to run the browser tests")
+    return pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

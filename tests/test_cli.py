@@ -1,20 +1,25 @@
-"""The command line, run as a user would: answers, summaries, bench JSON, traces, and one-line errors."""
+"""The command line, run as a user would (`python -m lade_core` and the `lade` script): answers, summaries, bench
+JSON, traces, the lab's JSON contract, and one-line errors. Would catch a subcommand that drifts from its documented
+arguments or output, or an error that ends in a traceback."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+import pytest
 
-
-def cli(*args, timeout=600):
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "lade_core", *args], capture_output=True, text=True, cwd=ROOT,
-                          env=env, timeout=timeout)
+from lade_core.paths import ROOT, RUNS
 
 
+def cli(*args, timeout=600, script=False):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    command = [shutil.which("lade") or str(ROOT / ".venv" / "bin" / "lade")] if script else [sys.executable, "-m", "lade_core"]
+    return subprocess.run([*command, *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=timeout)
+
+
+@pytest.mark.model
 def test_generate_streams_the_answer_and_a_summary(lm):
     from lade_core import greedy_generate
 
@@ -27,13 +32,22 @@ def test_generate_streams_the_answer_and_a_summary(lm):
     assert "identical to greedy" in out.stdout and "tokens/s" in out.stdout
 
 
+@pytest.mark.model
+def test_jacobi_method_is_selectable_and_exact(lm):
+    out = cli("generate", "--method", "jacobi", "-W", "4", "--prompt", "Count to five.", "--max-new-tokens", "16")
+    assert out.returncode == 0, out.stderr
+    assert "[jacobi W=4" in out.stdout and "jacobi   : 16 tokens" in out.stdout and "identical to greedy" in out.stdout
+
+
 def test_bad_input_gives_one_line_and_status_2():
     for args, needle in [
         (["generate", "--prompt", "  "], "prompt is empty"),
         (["generate", "--prompt", "hi", "--window", "0"], "window (W) must be between 1"),
         (["generate", "--prompt", "hi", "--ngram", "1"], "ngram (N) must be between 2"),
-        (["generate", "--prompt", "hi", "--max-new-tokens", "0"], "max_new_tokens"),
+        (["generate", "--prompt", "hi", "--pool-policy", "prompt", "--no-pool-from-prompt"], "contradicts"),
         (["export-html", "/nonexistent.json", "/tmp/x.html"], "error:"),
+        (["lab", "--run", str(RUNS / "code-class-W7N4G7.json"), "--device", "tpu", "--model-size", "7B"], "error:"),
+        (["sweep", "--windows", "0"], "window (W) must be between 1"),
     ]:
         out = cli(*args)
         assert out.returncode == 2, (args, out.stderr)
@@ -41,44 +55,64 @@ def test_bad_input_gives_one_line_and_status_2():
         assert len(out.stderr.strip().splitlines()) == 1
 
 
-def test_bench_writes_the_documented_json(tmp_path):
+def test_the_lade_script_is_the_same_command_line():
+    """`pip install -e .` puts `lade` on the venv's PATH; it is `python -m lade_core`."""
+    a, b = cli("--help"), cli("--help", script=True)
+    assert a.returncode == b.returncode == 0 and "generate" in b.stdout and "export-html" in b.stdout
+    assert a.stdout.split("\n", 2)[2] == b.stdout.split("\n", 2)[2]
+
+
+def test_lab_prints_its_json_contract():
+    """The interface outside checks rely on: one JSON object with the prediction, its range and its kind."""
+    for device, size, k, kind in (("h100", "7B", 1, "model"), ("a100-80gb", "13B", 4, "simulation"),
+                                  ("cpu", "135M", 1, "model")):
+        out = cli("lab", "--run", str(RUNS / "code-class-W7N4G7.json"), "--device", device, "--model-size", size,
+                  "--devices", str(k), "--json")
+        assert out.returncode == 0, out.stderr
+        doc = json.loads(out.stdout)
+        assert {"predicted_speedup", "predicted_speedup_range", "compression", "device", "model_size", "devices",
+                "assumptions", "kind"} <= set(doc)
+        low, high = doc["predicted_speedup_range"]
+        assert low <= doc["predicted_speedup"] <= high and doc["kind"] == kind and doc["devices"] == k
+
+
+@pytest.mark.model
+def test_bench_writes_the_documented_json(tmp_path, lm):
     prompts = tmp_path / "p.jsonl"
     prompts.write_text(json.dumps({"id": "fib", "kind": "code", "prompt": "Write fib(n) in Python."}) + "\n")
-    out = cli("bench", "--prompts", str(prompts), "--max-new-tokens", "16", "-W", "3", "-N", "3", "-G", "3",
-              "--json", str(tmp_path / "b.json"))
-    assert out.returncode == 0, out.stderr
-    doc = json.loads((tmp_path / "b.json").read_text())
-    assert {"model", "device", "dtype", "config", "prompts", "summary"} <= set(doc)
-    row = doc["prompts"][0]
-    for key in ["id", "new_tokens", "steps", "compression", "exact", "first_divergence", "lookahead_s", "greedy_s",
-                "forward_s", "overhead_s"]:
-        assert key in row
-    assert row["exact"] and row["new_tokens"] == 16 and row["compression"] == 16 / row["steps"]
-    assert {"compression_mean", "speedup_median", "all_exact"} <= set(doc["summary"])
+    for extra in ([], ["--method", "jacobi"], ["--adaptive"], ["--pool-from-prompt"], ["--pool-policy", "output"]):
+        out = cli("bench", "--prompts", str(prompts), "--max-new-tokens", "16", "-W", "3", "-N", "3", "-G", "3",
+                  "--json", str(tmp_path / "b.json"), *extra)
+        assert out.returncode == 0, (extra, out.stderr)
+        doc = json.loads((tmp_path / "b.json").read_text())
+        assert {"model", "device", "dtype", "config", "prompts", "summary", "method", "command"} <= set(doc)
+        row = doc["prompts"][0]
+        for key in ["id", "new_tokens", "steps", "compression", "exact", "first_divergence", "lookahead_s", "greedy_s",
+                    "forward_s", "overhead_s", "ms_per_token", "sizes"]:
+            assert key in row
+        assert row["exact"] and row["new_tokens"] == 16 and row["compression"] == 16 / row["steps"]
+        assert {"compression_mean", "speedup_median", "all_exact"} <= set(doc["summary"])
+    assert doc["config"]["pool"] == "output"
 
 
-def test_trace_command_writes_a_loadable_run(tmp_path):
+@pytest.mark.model
+def test_trace_command_writes_a_loadable_run(tmp_path, lm):
     from lade_core import parse_run
 
     out = cli("trace", "--prompt", "Count to five.", "--max-new-tokens", "12", "--out", str(tmp_path / "r.json"))
     assert out.returncode == 0, out.stderr
     run = parse_run((tmp_path / "r.json").read_text())
-    assert run.lookahead.tokens == run.greedy.tokens and len(run.lookahead.tokens) == 12
+    assert run.parallel.tokens == run.baseline.tokens and len(run.parallel.tokens) == 12
 
 
-def test_auto_and_pool_seeding_flags(lm):
-    """--pool-from-prompt / --no-pool-from-prompt set the seeding; with --auto, leaving both out lets Auto decide."""
-    from lade_core.autoconfig import predict
+def test_pool_flags_map_to_policies():
+    """--pool-from-prompt (kept from earlier versions) is the prompt policy; --no-pool-from-prompt the paper's."""
     from lade_core.cli import _settings, build_parser
 
     def config(*flags):
-        return _settings(build_parser().parse_args(["bench", *flags]), lm)[0]
+        return _settings(build_parser().parse_args(["bench", *flags]))[0]
 
-    assert not config().pool_from_prompt and not config("--no-pool-from-prompt").pool_from_prompt
-    assert config("--pool-from-prompt").pool_from_prompt
-    for flags, seeded in ((("--auto",), None), (("--auto", "--pool-from-prompt"), True),
-                          (("--auto", "--no-pool-from-prompt"), False)):
-        best, got = predict(lm, seeded), config(*flags)
-        assert (got.window, got.ngram, got.guess, got.pool_from_prompt) == (
-            best["window"], best["ngram"], best["guess"], best["pool_from_prompt"])
-        assert seeded is None or got.pool_from_prompt == seeded
+    assert config().pool == "prompt" and config("--no-pool-from-prompt").pool == "paper"
+    assert config("--pool-from-prompt").pool == "prompt" and config("--pool-policy", "output").pool == "output"
+    assert config("--method", "jacobi", "-W", "5") == config("--method", "jacobi", "-W", "5", "-N", "6")
+    assert (config("--method", "jacobi", "-W", "5").ngram, config("--method", "jacobi").guess) == (2, 0)

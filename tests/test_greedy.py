@@ -1,4 +1,5 @@
-"""The greedy baseline equals `model.generate(do_sample=False)` token for token, one token per step."""
+"""The greedy baseline equals `model.generate(do_sample=False)` token for token, one token per step. Would catch a
+baseline that drifts from transformers' own greedy decoding, or steps that stop emitting one token each."""
 
 import pytest
 import torch
@@ -14,7 +15,7 @@ def test_greedy_equals_generate(lm, bench_prompts, index):
         ref = lm.model.generate(torch.tensor([ids]), max_new_tokens=40, do_sample=False)[0, len(ids):].tolist()
     assert list(run.tokens) == ref
     assert [len(s.accepted) for s in run.steps] == [1] * len(run.tokens)
-    assert run.steps[0].kind == "prefill" and all(s.kind == "greedy" for s in run.steps[1:])
+    assert run.steps[0].kind == "prefill" and all(s.kind == "autoregressive" for s in run.steps[1:])
 
 
 def test_stops_at_eos_and_keeps_it(lm):

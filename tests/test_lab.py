@@ -10,8 +10,9 @@ from lade_core import cli
 from lade_core.load import parse_run
 from lade_core.measure import lab
 
-ROOT = Path(__file__).resolve().parents[1]
-RUN = ROOT / "assets" / "runs" / "code-fib-W7N4G7.json"
+from lade_core.paths import RUNS
+
+RUN = RUNS / "code-class-W7N4G7.json"
 CONTRACT = {"predicted_speedup", "predicted_speedup_range", "compression", "device", "model_size", "devices",
             "assumptions", "kind"}
 

@@ -1,5 +1,6 @@
 """Lookahead decoding is exact: its output equals greedy decoding token for token, in fp32, on every benchmark
-prompt, at several (W, N, G), with and without a prompt-seeded pool. Plus the step mechanics, observed on the model.
+prompt, at several (W, N, G), under every pool policy, with the token tree; plus the step mechanics, observed on
+the model itself (what it receives, what stays in its KV cache) and in the trace.
 """
 
 import numpy as np
@@ -7,9 +8,14 @@ import pytest
 import torch
 
 from lade_core import LookaheadConfig, greedy_generate, lookahead_generate
+from lade_core.layout import StepLayout
+from lade_core.pool import replay_pool
 
-CONFIGS = [(15, 5, 15), (7, 4, 7), (5, 3, 5), (3, 2, 3)]
+pytestmark = pytest.mark.model
+CONFIGS = [(15, 5, 15, "paper"), (15, 5, 15, "prompt"), (7, 4, 7, "paper"), (7, 4, 7, "output"), (7, 4, 7, "prompt"),
+           (5, 3, 5, "prompt"), (3, 2, 3, "paper")]
 MAX_NEW = 64
+REPETITIVE = "Write the word 'hello' twenty times, separated by spaces."
 
 
 @pytest.fixture(scope="module")
@@ -17,41 +23,50 @@ def greedy_outputs(lm, bench_prompts):
     return {p["id"]: greedy_generate(lm, lm.encode_prompt(p["prompt"]), MAX_NEW).tokens for p in bench_prompts}
 
 
-@pytest.mark.parametrize("seeded", [False, True], ids=["plain", "prompt-pool"])
-@pytest.mark.parametrize("wng", CONFIGS, ids=lambda c: "W{}N{}G{}".format(*c))
-def test_lookahead_equals_greedy_on_every_prompt(lm, bench_prompts, greedy_outputs, wng, seeded):
-    config = LookaheadConfig(*wng, pool_from_prompt=seeded)
+@pytest.mark.parametrize("wngp", CONFIGS, ids=lambda c: "W{}N{}G{}-{}".format(*c))
+def test_lookahead_equals_greedy_on_every_prompt(lm, bench_prompts, greedy_outputs, wngp):
+    W, N, G, pool = wngp
+    config = LookaheadConfig(W, N, G, pool=pool)
     for p in bench_prompts:
         run = lookahead_generate(lm, lm.encode_prompt(p["prompt"]), config, MAX_NEW)
         assert run.tokens == greedy_outputs[p["id"]], p["id"]
         assert sum(len(s.accepted) for s in run.steps) == len(run.tokens)
 
 
-REPETITIVE = "Write the word 'hello' twenty times, separated by spaces."
+def test_token_tree_accepts_the_same_tokens_with_fewer_fed(lm, bench_prompts, greedy_outputs):
+    """The tree verifies the same candidates: every step accepts what the plain layout accepts, from fewer tokens."""
+    fed = {False: 0, True: 0}
+    for p in bench_prompts[:4]:
+        ids = lm.encode_prompt(p["prompt"])
+        runs = {tree: lookahead_generate(lm, ids, LookaheadConfig(7, 4, 7, tree=tree), MAX_NEW) for tree in fed}
+        assert runs[True].tokens == runs[False].tokens == greedy_outputs[p["id"]]
+        assert [s.accepted for s in runs[True].steps] == [s.accepted for s in runs[False].steps]
+        for tree, run in runs.items():
+            fed[tree] += sum(s.n_input for s in run.steps[1:])
+    assert fed[True] < fed[False]
 
 
 def test_multi_token_steps_happen_on_a_repetitive_prompt(lm):
     ids = lm.encode_prompt(REPETITIVE)
-    run = lookahead_generate(lm, ids, LookaheadConfig(7, 4, 7), 80)
+    run = lookahead_generate(lm, ids, LookaheadConfig(7, 4, 7, pool="paper"), 80)
     assert run.tokens == greedy_generate(lm, ids, 80).tokens
     full = [s for s in run.steps if len(s.accepted) == 4]  # N tokens: a full match plus the bonus token
     assert len(full) >= 5 and run.compression > 1.5, run.compression
 
 
-def test_step_mechanics_as_the_model_sees_them(lm):
+@pytest.mark.parametrize("tree", [False, True], ids=["plain", "tree"])
+def test_step_mechanics_as_the_model_sees_them(lm, tree):
     """Capture what the model really receives: the mask equals the layout's, the positions follow it, the input
-    has 1 + L*W + g(N-1) tokens, and the KV cache keeps exactly x plus the accepted candidate tokens."""
+    has 1 + L*W + nodes tokens, and the KV cache keeps exactly x plus the accepted candidate tokens."""
     seen = []
 
     def hook(module, args, kwargs):
-        seen.append({k: kwargs.get(k) for k in ("input_ids", "position_ids", "attention_mask", "cache")})
+        seen.append({k: kwargs.get(k) for k in ("input_ids", "position_ids", "attention_mask")})
         seen[-1]["past"] = kwargs["cache"].get_seq_length()
 
     handle = lm.model.register_forward_pre_hook(hook, with_kwargs=True)
     try:
-        ids = lm.encode_prompt(REPETITIVE)
-        config = LookaheadConfig(5, 3, 4, pool_from_prompt=True)
-        run = lookahead_generate(lm, ids, config, 40)
+        run = lookahead_generate(lm, lm.encode_prompt(REPETITIVE), LookaheadConfig(5, 3, 4, tree=tree), 40)
     finally:
         handle.remove()
     assert len(seen) == len(run.steps)  # one forward pass per step, the prefill included
@@ -59,7 +74,7 @@ def test_step_mechanics_as_the_model_sees_them(lm):
     for step, call, nxt in zip(run.steps[1:], seen[1:], seen[2:] + [None]):
         layout = step.layout
         q = layout.size
-        assert call["input_ids"].shape == (1, q) == (1, 1 + len(step.levels_before) * 5 + len(step.candidates) * 2)
+        assert call["input_ids"].shape == (1, q) == (1, 1 + len(step.levels_before) * 5 + layout.nodes)
         mask = call["attention_mask"][0, 0]
         assert mask.shape == (q, call["past"] + q)
         assert torch.all(mask[:, : call["past"]] == 0)  # the committed prefix is visible to all
@@ -69,27 +84,44 @@ def test_step_mechanics_as_the_model_sees_them(lm):
         if nxt is not None:  # x and the accepted candidate tokens stay in the cache
             assert nxt["past"] == step.position + len(step.accepted)
         cand_steps += bool(step.candidates)
+        if tree:
+            assert layout == StepLayout.tree(len(step.levels_before), step.window, step.candidates)
     assert cand_steps > 0
 
 
 def test_trace_is_consistent(lm, bench_prompts):
+    """Warm-up, levels, n-grams and the pool as the trace records them: replaying the added n-grams gives the
+    recorded pool size and evictions at every step (a pool size that drifted from the engine's would fail here)."""
     ids = lm.encode_prompt(bench_prompts[0]["prompt"])
-    run = lookahead_generate(lm, ids, LookaheadConfig(4, 4, 3), 48)
-    pool_size = 0
+    run = lookahead_generate(lm, ids, LookaheadConfig(4, 4, 3, pool="paper"), 48)
     for i, step in enumerate(run.steps[1:], start=1):
         assert step.index == i
         assert step.kind == ("warmup" if i <= 2 else "lookahead")  # N-2 = 2 warm-up steps
         assert len(step.levels_before) == min(i, 3) and all(len(level) == 4 for level in step.levels_before)
-        assert step.levels_after[-1] == step.new_level
-        if step.kind == "lookahead":
+        if step.kind == "lookahead":  # the window's columns, then nothing else under the paper's policy
             assert step.ngrams_added == tuple(zip(*step.levels_before, step.new_level))
-            assert step.levels_after == step.levels_before[1:] + (step.new_level,)
+        if step.kind == "lookahead" and i + 1 < len(run.steps):  # the oldest level drops, the new one joins
+            assert run.steps[i + 1].levels_before == step.levels_before[1:] + (step.new_level,)
         assert len(step.candidates) <= 3 and all(len(c) == 3 for c in step.candidates)
         if step.winner >= 0:
             m = step.match_lengths[step.winner]
             assert step.accepted[:m] == step.candidates[step.winner][:m]
-        pool_size += len(step.ngrams_added) - len(step.ngrams_evicted)
+        pool = replay_pool((s.ngrams_added for s in run.steps[: i + 1]), 3)
+        assert len(pool) == step.pool_size
         assert step.forward_s > 0 and step.overhead_s >= 0
+
+
+def test_output_policy_adds_the_texts_ngrams(lm, bench_prompts):
+    ids = lm.encode_prompt(bench_prompts[0]["prompt"])
+    run = lookahead_generate(lm, ids, LookaheadConfig(4, 3, 3, pool="output"), 24)
+    text = list(ids)
+    for step in run.steps[1:]:
+        window = len(step.new_level) if len(step.levels_before) == 2 else 0
+        text_grams = step.ngrams_added[window:]
+        assert text_grams == tuple(tuple((text + list(step.accepted))[j: j + 3])
+                                   for j in range(len(text) - 2, len(text) + len(step.accepted) - 2))
+        text += step.accepted
+    assert run.steps[0].ngrams_added == ()  # the prompt's n-grams only under the "prompt" policy
 
 
 def test_guess_zero_is_one_token_per_step(lm, bench_prompts):
@@ -102,12 +134,25 @@ def test_guess_zero_is_one_token_per_step(lm, bench_prompts):
 def test_stops_exactly_at_the_budget_and_at_eos(lm):
     ids = lm.encode_prompt(REPETITIVE)
     for budget in (1, 2, 7, 13):
-        run = lookahead_generate(lm, ids, LookaheadConfig(7, 4, 7, pool_from_prompt=True), budget)
+        run = lookahead_generate(lm, ids, LookaheadConfig(7, 4, 7), budget)
         assert len(run.tokens) == budget and run.stop_reason == "length"
     ids = lm.encode_prompt("Say only the word yes.")
     run = lookahead_generate(lm, ids, LookaheadConfig(3, 3, 3), 200)
     assert run.stop_reason == "eos" and run.tokens[-1] in lm.eos_ids
     assert run.tokens == greedy_generate(lm, ids, 200).tokens
+
+
+def test_window_narrows_at_the_end_of_the_context(lm, monkeypatch):
+    """A request greedy serves is never refused for the window's sake: near the end of the context the window
+    narrows so that no step feeds a position past it, and the output stays exact."""
+    ids = lm.encode_prompt(REPETITIVE)
+    monkeypatch.setattr(type(lm), "max_positions", property(lambda self: len(ids) + 20))
+    run = lookahead_generate(lm, ids, LookaheadConfig(7, 4, 7), 20)
+    assert run.tokens == greedy_generate(lm, ids, 20).tokens
+    for step in run.steps[1:]:
+        reach = step.position + int(step.layout.positions().max()) if step.layout.size > 1 else step.position
+        assert reach < len(ids) + 20
+    assert any(step.window < 7 for step in run.steps[1:])
 
 
 def test_cancellation_between_steps(lm):
@@ -119,6 +164,6 @@ def test_cancellation_between_steps(lm):
 
 def test_seeded_window_is_reproducible(lm):
     ids = lm.encode_prompt(REPETITIVE)
-    a = lookahead_generate(lm, ids, LookaheadConfig(5, 3, 5, seed=7), 16)
-    b = lookahead_generate(lm, ids, LookaheadConfig(5, 3, 5, seed=7), 16)
+    a = lookahead_generate(lm, ids, LookaheadConfig(5, 3, 5, window_seed=7), 16)
+    b = lookahead_generate(lm, ids, LookaheadConfig(5, 3, 5, window_seed=7), 16)
     assert [s.levels_before for s in a.steps] == [s.levels_before for s in b.steps]

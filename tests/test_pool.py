@@ -25,6 +25,13 @@ def test_keys_are_independent_and_size_counts_all():
     assert pool.items() == {1: [(4,)], 2: [(3,)]}
 
 
+def test_counts_follow_the_buckets():
+    """`count(key)` and `keys` are what adaptive sizes and the pool view read; they must follow add and evict."""
+    pool = NGramPool(per_key=2)
+    pool.add_all([(1, 2), (1, 3), (1, 4), (2, 5)])
+    assert pool.count(1) == 2 and pool.count(2) == 1 and pool.count(9) == 0 and pool.keys == 2
+
+
 def test_zero_capacity_keeps_nothing():
     pool = NGramPool(per_key=0)
     assert pool.add((1, 2, 3)) is None

@@ -34,7 +34,7 @@ from lade_core.verify import verify_sampled
 
 ALPHA = 1e-4
 PROMPT = "one two three four one two three four one two three four one two three"
-CONFIG = LookaheadConfig(window=3, ngram=3, guess=3, pool_from_prompt=True)
+CONFIG = LookaheadConfig(window=3, ngram=3, guess=3, pool="prompt")
 NEW_TOKENS = 4
 
 
@@ -171,8 +171,8 @@ class MemoLM:
     def decode_one(self, cache, token, position):
         return self._forward(cache, ("decode_one", int(token), int(position)))
 
-    def step_forward(self, cache, tokens, layout, keep):
-        return self._forward(cache, ("step_forward", tuple(tokens), layout, tuple(keep.tolist())))
+    def step_forward(self, cache, tokens, layout):
+        return self._forward(cache, ("step_forward", tuple(tokens), layout))
 
     def keep_in_cache(self, cache, start, rows):
         key = cache.history + (("keep_in_cache", start, tuple(rows)),)
@@ -191,7 +191,7 @@ class MemoLM:
         real = copy.deepcopy(self.saved[history]) if history else self.lm.new_cache()
         name, *args = call
         if name == "step_forward":
-            args = [list(args[0]), args[1], torch.tensor(args[2], device=self.device)]
+            args = [list(args[0]), args[1]]
         elif name in ("prefill", "keep_in_cache"):
             args[-1] = list(args[-1])
         out = getattr(self.lm, name)(real, *args)

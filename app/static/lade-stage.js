@@ -85,6 +85,9 @@
 
     // -- messages from the server --------------------------------------------------------------------------------
     apply(msg) {
+      if (typeof msg === "string") {
+        try { msg = JSON.parse(msg); } catch (err) { return; }
+      }
       if (!msg || typeof msg !== "object") return;
       if (msg.gallery) this.gallery = msg.gallery;
       if (msg.lesson) this.lessonRoles = msg.lesson;
@@ -191,7 +194,9 @@
     }
 
     visibleViews() {
-      if (this.embed) return new Set((GROUPS[this.embed.view] || [this.embed.view]).filter((id) => VIEW_IDS.includes(id)));
+      if (this.embed && this.embed.view) {
+        return new Set((GROUPS[this.embed.view] || [this.embed.view]).filter((id) => VIEW_IDS.includes(id)));
+      }
       return this.focus || new Set(VIEW_IDS);
     }
 
@@ -256,12 +261,12 @@
           const views = [...sec.querySelectorAll(".view")];
           sec.hidden = !views.some((v) => visible.has(v.id));
           for (const v of views) {
-            v.hidden = !!this.embed && !visible.has(v.id);
+            v.hidden = !!this.embed && !visible.has(v.id);  // an embed shows its views only; the lesson dims the rest
             v.classList.toggle("dim", !visible.has(v.id));
             if (!sec.hidden && !v.hidden) Lade.views[v.id]({ run, k: this.k, node: v, stage: this });
           }
         }
-        if (this.run() !== this._shown) this.renderRunbar(run);
+        if (run !== this._shown || run.version !== this._shownVersion) this.renderRunbar(run);
         if (this.mode === "lesson" && Lade.lesson) Lade.lesson.refresh(this);
         Lade.fill(this.honest, this.embed || this.focus ? null : Lade.honestNote(run));
         if (this.share.open) this.renderShare();
@@ -274,11 +279,16 @@
 
     renderRunbar(run) {
       this._shown = run;
+      this._shownVersion = run.version;
       const entry = this.gallery.find((g) => g.name === this.current);
       fill(this.runbar, h("div", { class: "run-title" }, h("b", {}, entry ? entry.title : run.t.title || this.current),
         entry && entry.caption ? h("span", { class: "caption" }, " — ", entry.caption) : null),
       h("div", { class: "run-settings", id: "run-settings" }, "On screen: ", Lade.settingsText(run), ". ", Lade.runSummary(run)),
       h("details", { class: "prompt" }, h("summary", {}, "Prompt"), h("div", { class: "prompt-text" }, run.t.prompt)),
+      this.standalone || this.embed ? null : h("button", { class: "small primary", id: "run-yourself", onclick: () => {
+        const sidebar = document.querySelector("#sidebar");
+        if (sidebar && !sidebar.classList.contains("open")) sidebar.querySelector(".toggle-button").click();
+      } }, "⚙ Run your own, or open a run"),
       this.standalone || this.embed ? null : h("button", { class: "small", id: "teach-this", onclick: () => {
         this.lessonOwn = run.method === "lookahead" ? this.current : null;
         this.chapter = 1;

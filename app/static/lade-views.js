@@ -208,7 +208,10 @@
   };
 
   views["pool-plot"] = ({ run, k, node }) => {
-    if (run.method !== "lookahead") return fill(node, note("No pool in Jacobi decoding."));
+    if (run.method !== "lookahead") {
+      node._chart = null;
+      return fill(node, note("No pool in Jacobi decoding."));
+    }
     if (!node._chart || node._chart.run !== run || node._chart.version !== run.version) {
       const points = run.d.steps.map((d, i) => [i, d.pool ? d.pool.size : 0]);
       node._chart = { run, version: run.version, chart: Lade.lineChart(node, { series: [{ name: "pool size",
