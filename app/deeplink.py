@@ -60,7 +60,8 @@ def resolve(query: dict, names) -> Link:
     if wanted is not None:
         name = find_run(wanted, names)
         if name is None:
-            notices.append(f"No gallery run is called “{shown(wanted)}” (runs: {', '.join(map(short_id, names))}).")
+            runs = ", ".join(dict.fromkeys(map(short_id, names)))
+            notices.append(f"No gallery run is called “{shown(wanted)}” (runs: {runs}).")
     number = None
     if step is not None and name is not None:
         if _STEP.fullmatch(str(step).strip()):
@@ -68,7 +69,8 @@ def resolve(query: dict, names) -> Link:
         else:
             notices.append(f"Step “{shown(step)}” is not a step number; showing the run's opening step.")
     if view is not None and view not in VIEW_IDS and view not in VIEW_GROUPS:
-        notices.append(f"There is no view “{shown(view)}”; showing every view.")
+        if name is not None:  # without a run no view is shown: nothing to say about it
+            notices.append(f"There is no view “{shown(view)}”; showing every view.")
         view = None
     return Link(run=name, step=number, view=view if name else None, embed=embed and name is not None,
                 notice=" ".join(notices))

@@ -8,6 +8,7 @@ labelled a model's prediction or a simulation, with its assumptions beside it, a
 
 from __future__ import annotations
 
+import json
 import math
 
 import gradio as gr
@@ -15,6 +16,7 @@ import plotly.graph_objects as go
 
 from lade_core.measure import autoconfig, lab
 from lade_core.measure.costcurve import curve_path, load_curve_file
+from lade_core.paths import BENCH
 
 from .stage import Held
 
@@ -36,19 +38,14 @@ def cpu_curve() -> list[list[float]]:
 
 
 def lesson_data(device: str = "h100", size: str = "7B") -> dict:
-    """What chapter 7 of the lesson draws: the CPU's measured curve, one GPU's modelled curve, and what the sweeps
-    predict on this CPU for W=7 and W=15 (medians over the benchmark prompts)."""
+    """What chapter 7 of the lesson draws: the CPU's measured curve, one GPU's modelled curve, and the median
+    speed-ups the bench measured on this CPU at W=7 and W=15 (assets/bench/bench-7-4-7.json, bench-15-5-15.json)."""
     gpu = [[p["tokens"], p["relative"]] for p in lab.cost_curve(device, size, CURVE_SIZES)]
     data = {"cpu": cpu_curve(), "gpu": {"device": device, "model": size, "points": gpu}}
-    curve = load_curve_file(curve_path("cpu"))
-    if curve:
-        cost = autoconfig.step_cost(curve)
-        points = {(p["window"], p["ngram"], p["pool"]): p for p in autoconfig.load_sweeps()}
-        narrow, wide = points.get((7, 4, "prompt")), points.get((16, 5, "prompt")) or points.get((15, 5, "prompt"))
-        if narrow and wide:
-            data["cpu_choice"] = {"narrow": autoconfig.predict_point(narrow, cost)["predicted_speedup_median"],
-                                  "wide": autoconfig.predict_point(wide, cost)["predicted_speedup_median"],
-                                  "wide_window": wide["window"]}
+    narrow, wide = BENCH / "bench-7-4-7.json", BENCH / "bench-15-5-15.json"
+    if narrow.exists() and wide.exists():
+        median = lambda path: json.loads(path.read_text())["summary"]["speedup_median"]  # noqa: E731
+        data["cpu_choice"] = {"narrow": median(narrow), "wide": median(wide)}
     return data
 
 

@@ -23,6 +23,8 @@ from .stage import Held, gallery_payload, message
 PAGE_CSS = """
 body[data-lade-mode="lesson"] .lade-lab-only, body[data-lade-mode="explorer"] .lade-lab-only,
 body[data-lade-mode="embed"] .lade-lab-only { display: none !important; }
+/* Gradio's container hides overflow, which makes it the sticky playback bar's scroll box; clip instead. */
+.gradio-container { overflow-x: clip !important; overflow-y: visible !important; }
 """
 LAUNCH_OPTIONS = {"theme": gr.themes.Soft(), "css": PAGE_CSS, "state_session_capacity": limits.STATE_SESSIONS,
                   "max_file_size": limits.UPLOAD_BYTES}

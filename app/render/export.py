@@ -32,7 +32,7 @@ def render_html(run: RunTrace, name: str | None = None) -> str:
     css, js = inline_bundle()
     title = html.escape(run.title or "Lookahead decoding replay")
     boot = ("const data = JSON.parse(document.getElementById('lade-run').textContent);"
-            f"window.Lade.mountStandalone(document.getElementById('lade-host'), data, {json.dumps(name or run.title or 'run')});")
+            f"window.Lade.mountStandalone(document.getElementById('lade-host'), data, {script_json(name or run.title or 'run')});")
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n"

@@ -163,9 +163,11 @@
       text: (run, k, stage) => Lade.lessonSpeed(run, stage, fact, P),
       predict: predict("On this CPU, is W = 15 (N = 5, G = 15) faster than W = 7 (N = 4, G = 7)?", ["yes", "no"], (run, k, stage) => {
         const lab = stage.lab && stage.lab.cpu_choice;
-        if (!lab) return { option: -1, text: "no measurement shipped for this device." };
-        return { option: lab.wide > lab.narrow ? 0 : 1, text: `no: the cost model from this CPU's measured curve predicts ` +
-          `${fmt(lab.wide)}x for W=15 against ${fmt(lab.narrow)}x for W=7 (medians over the benchmark prompts).` };
+        if (!lab) return { option: -1, text: "no bench result is shipped for this device." };
+        return { option: lab.wide > lab.narrow ? 0 : 1, text: `${lab.wide > lab.narrow ? "yes" : "no"}: the bench ` +
+          `measured ${fmt(lab.wide)}x greedy's speed for W=15 against ${fmt(lab.narrow)}x for W=7 on this CPU ` +
+          `(medians over the benchmark prompts)` + (lab.wide > lab.narrow ? "." : ": the wider window's extra tokens " +
+          "cost more than they bring here.") };
       }) },
     { title: "Play with it", role: "lookahead", focus: null, step: (run) => 0,
       text: (run) => [P("You have seen every part. The explorer shows them all at once for any run: pick one from the ",
