@@ -164,6 +164,11 @@ def settle_run(request: gr.Request):
     cancelled, and held for download. A run that finished already did so itself."""
     with _ended_lock:
         live = _ended.pop(session_of(request), None)
+    if live is None:  # it never started: say so where it stays, if the model is the reason
+        try:
+            MODEL.get()
+        except Exception as exc:
+            return notice(f"No live runs here: {exc} The gallery's runs and saved traces work without the model.")
     if live is None or live.result is not None or not live.steps["parallel"]:
         return Opened(gr.skip(), gr.skip(), gr.skip())
     run = live.partial()

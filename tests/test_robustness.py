@@ -9,7 +9,6 @@ resident memory by less than RSS_GROWTH_MB.
 """
 
 import json
-import os
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -19,16 +18,15 @@ import httpx
 import pytest
 import torch
 
-from conftest_app import CHROMIUM, serve_app
-from conftest_app import CHROMIUM_ARGS as BROWSER_ARGS
+from conftest_app import OUT, launch_chromium, serve_app
 
-from app.examples import example_prompts
 from gradio_client import Client
 from gradio_client.exceptions import AppError
 from gradio_client.utils import QueueError, Status
 from lade_core import LookaheadConfig, greedy_generate, load_model, lookahead_generate
+from lade_core.measure.prompts import load_prompts
 
-ROOT = Path(__file__).resolve().parent.parent
+pytestmark = [pytest.mark.server, pytest.mark.model]
 QUEUE_SIZE = 10
 FREED_S = 30.0
 RSS_GROWTH_MB = 150
@@ -55,7 +53,7 @@ def server():
     with serve_app(command, "robustness-server.log", OMP_NUM_THREADS=THREADS) as (url, proc):
         assert generate(Client(url, verbose=False), "Hi", 3, 2, 2, 2)["done"]
         yield url, proc
-    (ROOT / "out" / "robustness.json").write_text(json.dumps(MEASURED, indent=2))
+    (OUT / "robustness.json").write_text(json.dumps(MEASURED, indent=2))
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +71,8 @@ def generate(client, prompt, W, N, G, max_new, seed=False) -> dict:
 def solo(lm, prompt, W, N, G, max_new, seed=False) -> dict:
     """What one run alone gives: the engines in this process."""
     ids = lm.encode_prompt(prompt)
-    la = lookahead_generate(lm, ids, LookaheadConfig(window=W, ngram=N, guess=G, pool_from_prompt=seed), max_new)
+    la = lookahead_generate(lm, ids, LookaheadConfig(window=W, ngram=N, guess=G, pool="prompt" if seed else "paper"),
+                            max_new)
     ar = greedy_generate(lm, ids, max_new)
     return {"la": list(la.tokens), "la_steps": len(la.steps), "ar": list(ar.tokens), "ar_steps": len(ar.steps)}
 
@@ -101,7 +100,7 @@ def test_engine_events_share_one_slot():
 
 def test_eight_sessions_at_once_each_get_their_solo_output(server, lm):
     url, _ = server
-    prompts = [p["prompt"] for p in example_prompts()][:8]
+    prompts = [p["prompt"] for p in load_prompts()][:8]
 
     def one(i):
         client = Client(url, verbose=False)
@@ -148,7 +147,7 @@ BAD = [
     (("hi", 5, 3, 4, 0, False), "max new tokens must be a whole number from 1 to 512, got 0"),
     (("hi", 5, 3, 4, 2.5, False), "max new tokens must be a whole number from 1 to 512, got 2.5"),
     (("hi", 10**30, 3, 4, 4, False), "got a 100-bit number"),
-    (("hi", 5, 3, 4, 4, "yes"), "pool_from_prompt must be true or false, got 'yes'"),
+    (("hi", 5, 3, 4, 4, "yes"), "pool policy must be one of paper, output, prompt, got 'yes'"),
 ]
 
 
@@ -164,12 +163,11 @@ def test_prompt_beyond_the_context_is_refused_with_the_numbers(server):
     url, _ = server
     with pytest.raises(AppError) as err:
         generate(Client(url, verbose=False), "😀" * 7000, 5, 3, 4, 16)
-    found = re.search(r"The prompt is ([\d,]+) tokens \(with the chat template\), but with 16 new tokens and 8 "
-                      r"positions of lookahead only ([\d,]+) fit in the model's context of ([\d,]+) tokens",
-                      str(err.value))
+    found = re.search(r"The prompt is ([\d,]+) tokens \(with the chat template\), but with 16 new tokens only "
+                      r"([\d,]+) fit in the model's context of ([\d,]+) tokens", str(err.value))
     assert found, str(err.value)
     tokens, room, context = (int(g.replace(",", "")) for g in found.groups())
-    assert room == context - 16 - 8 and tokens > room
+    assert room == context - 16 and tokens > room  # lookahead asks no more room than greedy decoding
 
 
 def test_values_gradio_client_cannot_send_are_refused_over_http(server):
@@ -227,7 +225,7 @@ def test_cancel_frees_the_slot_and_a_flood_is_told_the_queue_is_full(server, lm)
 def test_fifty_runs_keep_memory_bounded(server):
     url, proc = server
     client = Client(url, verbose=False)
-    prompts = [p["prompt"] for p in example_prompts()]
+    prompts = [p["prompt"] for p in load_prompts()]
     generate(client, prompts[0], 5, 3, 4, 6)
     before = _rss_mb(proc.pid)
     t0 = time.perf_counter()
@@ -245,23 +243,21 @@ def test_fifty_runs_keep_memory_bounded(server):
     assert after - before < RSS_GROWTH_MB
 
 
-def wait_status(page, text: str) -> None:
-    """Wait until the run status line contains `text`; on a timeout, say what it shows instead."""
-    try:
-        page.wait_for_function("t => document.querySelector('#run-status').innerText.includes(t)", arg=text)
-    except Exception:
-        raise AssertionError(f"the status never said {text!r}; it says {page.inner_text('#run-status')!r}") from None
+RACING = ("() => { const r = window.ladeStage && window.ladeStage.runs.get('live'); "
+          "return !!r && r.t.parallel.stop_reason === 'running' && r.t.parallel.steps.length > 2; }")
 
 
-@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian Chromium at /usr/bin/chromium")
+@pytest.mark.browser
 def test_browser_shows_limits_refusals_queue_position_and_stop_frees_the_slot(server, lm):
     playwright = pytest.importorskip("playwright.sync_api")
     url, _ = server
     with playwright.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        browser = launch_chromium(pw)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.set_default_timeout(60_000)
-        page.goto(url)
+        page.goto(url + "?run=code-class")
+        page.wait_for_function("() => window.ladeStage && window.ladeStage.mode === 'explorer'")
+        page.click("#run-yourself")
         page.wait_for_function("() => (document.querySelector('#limits') || {innerText: ''}).innerText"
                                ".includes('W ≤ 32')")
         page.fill("#prompt textarea", "bad\u0001input")
@@ -278,11 +274,13 @@ def test_browser_shows_limits_refusals_queue_position_and_stop_frees_the_slot(se
         page.click("#run")
         page.wait_for_function("() => /queue: 1\\/\\d/.test(document.body.innerText)")
         long.cancel()
-        page.wait_for_function("() => document.querySelector('#run-status').innerText.includes('Live run, lookahead')")
+        page.wait_for_function(RACING)
 
-        # Stop ends the page's run at its next step; the slot is free for the next one at once.
+        # Stop ends the page's run at its next step, and the page keeps the run as it stood, marked stopped.
         page.click("#stop")
-        wait_status(page, "Live run stopped")
+        page.wait_for_function("() => (document.querySelector('.notice') || {innerText: ''}).innerText"
+                               ".includes('Live run stopped')")
+        assert page.evaluate("window.ladeStage.runs.get('live').t.parallel.stop_reason") == "cancelled"
         t0 = time.perf_counter()
         got = generate(Client(url, verbose=False), "Name three fruits.", 4, 3, 3, 5)
         MEASURED["run_after_browser_stop_s"] = round(time.perf_counter() - t0, 1)
@@ -293,7 +291,7 @@ def test_browser_shows_limits_refusals_queue_position_and_stop_frees_the_slot(se
 
         # Closing the tab mid-run ends the run's work too.
         page.click("#run")
-        page.wait_for_function("() => document.querySelector('#run-status').innerText.includes('Live run, lookahead')")
+        page.wait_for_function(RACING)
         page.close()
         t0 = time.perf_counter()
         again = generate(Client(url, verbose=False), "Name three fruits.", 4, 3, 3, 5)

@@ -89,6 +89,7 @@
         try { msg = JSON.parse(msg); } catch (err) { return; }
       }
       if (!msg || typeof msg !== "object") return;
+      this.seq = msg.seq;  // the last message applied (tests and tools wait on it)
       if (msg.gallery) this.gallery = msg.gallery;
       if (msg.lesson) this.lessonRoles = msg.lesson;
       if (msg.lab) this.lab = msg.lab;
