@@ -7,8 +7,10 @@ visitor's. The queue holds at most `--queue-size` waiting events (limits.QUEUE_S
 
 import argparse
 import os
+import sys
 
 from app import limits
+from app.logs import bounded
 from app.ui import LAUNCH_OPTIONS, build_demo
 
 
@@ -18,6 +20,7 @@ def main() -> None:
                         help="hub id or local folder for live runs (default: $LADE_MODEL, else embedded SmolLM2-135M-Instruct)")
     parser.add_argument("--queue-size", type=int, default=limits.QUEUE_SIZE, help="most events waiting in the queue")
     args = parser.parse_args()
+    sys.stdout, sys.stderr = bounded(sys.stdout), bounded(sys.stderr)  # a refused request is not logged whole
     demo = build_demo(model=args.model)
     demo.queue(default_concurrency_limit=2, max_size=args.queue_size)
     demo.launch(

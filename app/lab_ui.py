@@ -99,16 +99,9 @@ def scaling_figure(device: str, size: str) -> tuple[go.Figure, str]:
 
 
 def prediction_text(result: dict) -> str:
-    low, high = result["predicted_speedup_range"]
-    a = result["assumptions"]
-    kind = "simulation" if result["kind"] == "simulation" else "model prediction"
-    facts = ", ".join(f"{k} {v}" for k, v in a.items() if not isinstance(v, (dict, list)))
-    over = "" if result["devices"] == 1 else f" over {result['devices']} devices"
-    method = result.get("range_method", "range")
-    return (f"**{kind.capitalize()}, not a measurement:** the run on screen (compression {result['compression']:.2f}, "
-            f"{result['tokens_fed']:.1f} tokens fed per step) on {result['device']} with a {result['model_size']} "
-            f"model{over} would run at about **{result['predicted_speedup']:.2f}x** greedy's speed ({low:.2f}x to "
-            f"{high:.2f}x, {method}). Assumptions: {facts}." + (f" Note: {result['note']}." if result.get("note") else ""))
+    """The prediction in plain sentences (`lab.describe`), headed by what kind of number it is."""
+    kind = "A simulation" if result["kind"] == "simulation" else "A model's prediction"
+    return f"**{kind}, not a measurement.** " + lab.describe(result).replace("\n", " ")
 
 
 def paper_table() -> str:

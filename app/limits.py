@@ -15,14 +15,15 @@ import re
 import gradio as gr
 
 from lade_core import ConfigError, LookaheadConfig, RunTrace, Sampling
+from lade_core.load import MAX_TRACE_BYTES
 from lade_core.schema import SchemaError, check_bounds, label, shown
 
 PUBLIC = {"window": (1, 32), "ngram": (2, 8), "guess": (0, 32)}  # over LookaheadConfig's fields
 PUBLIC_SAMPLING = {"temperature": (0.0, 2.0), "top_p": (0.05, 1.0), "seed": (0, 2**31 - 1)}  # over Sampling's
 MAX_NEW_TOKENS = (1, 512)
 MAX_PROMPT_CHARS = 8000
-UPLOAD_MIB = 8  # the one limit on a trace file (and on any upload), stated the same way everywhere
-UPLOAD_BYTES = UPLOAD_MIB * 2**20
+UPLOAD_BYTES = MAX_TRACE_BYTES  # the one limit on a trace file (and on any upload), stated the same way everywhere
+UPLOAD_MIB = UPLOAD_BYTES // 2**20
 # Engine runs (Run button and API) share one concurrency group with one slot: model calls never overlap on the CPU.
 ENGINE_GROUP = "engine"
 ENGINE_SLOTS = 1

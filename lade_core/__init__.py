@@ -10,18 +10,21 @@ Public API:
     record_run(lm, "Write a haiku", LookaheadConfig())  # both methods raced, as one RunTrace
 """
 
-from .config import ConfigError, LookaheadConfig, Sampling, jacobi_config
-from .greedy import greedy_generate
-from .jacobi import jacobi_generate
-from .load import TraceError, parse_run
-from .loading import ModelLoadError, load_model
-from .lookahead import lookahead_generate
-from .record import record_run
-from .sizes import StepCost
-from .trace import MethodRun, RunTrace, StepTrace
+from importlib import import_module
 
-__all__ = [
-    "ConfigError", "LookaheadConfig", "Sampling", "jacobi_config", "greedy_generate", "jacobi_generate",
-    "TraceError", "parse_run", "ModelLoadError", "load_model", "lookahead_generate", "record_run", "StepCost",
-    "MethodRun", "RunTrace", "StepTrace",
-]
+# name -> module: imported on first use, so that `lade --help`, the loader and the measurements need no torch.
+_EXPORTS = {
+    "ConfigError": "config", "LookaheadConfig": "config", "Sampling": "config", "jacobi_config": "config",
+    "greedy_generate": "greedy", "jacobi_generate": "jacobi", "lookahead_generate": "lookahead",
+    "TraceError": "load", "parse_run": "load", "ModelLoadError": "errors", "load_model": "loading",
+    "record_run": "record", "StepCost": "sizes", "MethodRun": "trace", "RunTrace": "trace", "StepTrace": "trace",
+}
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'lade_core' has no attribute {name!r}")
+    value = getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+    globals()[name] = value
+    return value

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 from .config import POOL_POLICIES, ConfigError, LookaheadConfig, Sampling, jacobi_config
+from .errors import ModelLoadError
 from .load import TraceError
-from .loading import ModelLoadError
 from .paths import measurement
 
 MULTI = "\033[1;30;43m"  # multi-token steps: bold on yellow
@@ -111,20 +111,20 @@ def _describe(config: LookaheadConfig, method: str, choice: dict | None) -> str:
 
 
 def _load(args):
+    prompt = _prompt(args) if hasattr(args, "prompt") else None
+    settings = None if args.auto else _settings(args)  # bad settings fail before the model loads (and torch)
     from .loading import load_model
 
-    prompt = _prompt(args) if hasattr(args, "prompt") else None
-    settings = None if args.auto else _settings(args)  # bad settings fail before the model loads
     lm = load_model(args.model, args.device, args.dtype)
     config, sampling, choice = settings or _settings(args, lm)
     return prompt, lm, config, sampling, choice
 
 
 def cmd_generate(args) -> int:
+    prompt, lm, config, sampling, choice = _load(args)
     from .greedy import greedy_generate
     from .record import parallel_generate
 
-    prompt, lm, config, sampling, choice = _load(args)
     prompt_ids = lm.encode_prompt(prompt)
     tty = sys.stdout.isatty()
     out = sys.stdout
@@ -159,9 +159,9 @@ def cmd_generate(args) -> int:
 
 
 def cmd_trace(args) -> int:
+    prompt, lm, config, sampling, _ = _load(args)
     from .record import record_run
 
-    prompt, lm, config, sampling, _ = _load(args)
     run = record_run(lm, prompt, config, args.max_new_tokens, sampling, title=args.title or "", method=args.method,
                      step_cost=_step_cost(lm, config))
     Path(args.out).write_text(run.to_json(), encoding="utf-8")
@@ -219,16 +219,16 @@ def cmd_costcurve(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from .loading import load_model
-    from .measure.prompts import load_prompts
-    from .measure.sweep import sweep
-
     pool = args.pool_policy or ("prompt" if args.pool_from_prompt else "paper")
     windows = [int(w) for w in args.windows.split(",")]
     ngrams = [int(n) for n in args.ngrams.split(",")]
     for w in windows:
         for n in ngrams:
             LookaheadConfig(window=w, ngram=n, guess=w, pool=pool)  # every setting checked before the model loads
+    from .loading import load_model
+    from .measure.prompts import load_prompts
+    from .measure.sweep import sweep
+
     lm = load_model(args.model, args.device, args.dtype)
 
     def point(p):

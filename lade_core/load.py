@@ -21,7 +21,8 @@ from . import schema
 from .pool import NGramPool
 from .trace import METHODS, SCHEMA, VERSION, MethodRun, RunTrace, StepTrace
 
-MAX_TRACE_BYTES = 20 * 2**20  # 20 MiB: far above a 512-token run at the public limits (about 3 MiB)
+MAX_TRACE_BYTES = 8 * 2**20  # 8 MiB, the one limit on a trace file (the app's uploads too): a 512-token run at
+# W = G = 32, N = 8 takes about 3 MiB
 _CONTEXT_MAX = next(f.metadata["high"] for f in dataclasses.fields(RunTrace) if f.name == "context")
 
 

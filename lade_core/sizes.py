@@ -66,43 +66,46 @@ class FixedSizes:
 
 
 class AdaptiveSizes(FixedSizes):
-    """Per step: the candidates worth verifying and whether the window is worth its tokens, from expected gain over
-    measured cost.
+    """Per step: a window as wide as this device runs for (nearly) free, and the candidates worth verifying.
 
-    Gain of the r-th candidate: how much the best match grows when it is verified too, an average over the recent
-    steps that verified it (exponentially weighted, `decay`). Verifying g candidates is expected to emit
-    1 + gain(1) + ... + gain(g) tokens at the cost of a forward of 1 + width*L + g*(N-1) tokens; the step takes the g
-    with the most tokens per unit of cost. The window's tokens are paid every step for n-grams that pay later: it
-    stays on while the steps it runs in earn at least as much per unit of cost as the steps without it, measured
-    the same way, and every `probe` steps each side is tried again so that the estimate follows the text.
+    The window's tokens are paid every step for n-grams that may pay later, so it gets the tokens a step can feed at
+    no more than `slack` above a one-token step's cost (the flat start of the cost curve): on a GPU decoding a large
+    model that is the whole window W, on a CPU a column or two, and none where even one column costs more. The r-th
+    candidate's gain is how much the best match grows when it is verified too, averaged over the recent steps that
+    verified it (exponentially weighted, `decay`); a step verifies the g candidates whose 1 + gain(1) + ... + gain(g)
+    expected tokens per unit of cost is highest, so candidates that stop matching are dropped, and a step falls back
+    to plain decoding when guesses stop paying. Every `probe` steps all available candidates are verified once, so
+    that a gain that fell to zero can be seen to rise again.
     """
 
-    def __init__(self, config: LookaheadConfig, cost: StepCost, context: int, decay: float = 0.8, probe: int = 16):
+    def __init__(self, config: LookaheadConfig, cost: StepCost, context: int, decay: float = 0.7, probe: int = 8,
+                 slack: float = 0.05):
         super().__init__(config, context)
-        self.cost, self.decay, self.probe = cost, decay, probe
-        self.gain = [0.5] * config.guess  # optimistic start: every candidate is tried until it proves useless
-        self.rate = {True: 1.0, False: 1.0}  # tokens per unit of cost, with and without the window
+        self.cost, self.decay, self.probe, self.slack = cost, decay, probe, slack
+        self.gain = [1.0] * config.guess  # optimistic start: every candidate is tried until it proves useless
         self.steps = 0
-        self.window_on = True
-        self._last = (0, 0)
+
+    def window_width(self, levels: int, room: int) -> int:
+        """The widest window (up to `room`) whose tokens this device feeds at most `slack` above a one-token step."""
+        width = 0
+        while width < room and self.cost(1 + (width + 1) * max(levels, 1)) <= 1 + self.slack:
+            width += 1
+        return width
 
     def choose(self, position: int, levels: int, available: int) -> tuple[int, int]:
         width_room, guess_room = self.room(position, levels)
         self.steps += 1
-        if self.steps % self.probe == 0:  # try the other side now and then: rates drift with the text
-            self.window_on = not self.window_on
-        else:
-            self.window_on = self.rate[True] >= self.rate[False]
-        width = width_room if self.window_on else 0
+        width = self.window_width(levels, width_room)
         fed = 1 + width * max(levels, 1)
         g_max = min(guess_room, available)
+        if self.steps % self.probe == 0:
+            return width, g_max
         best, best_rate, total = 0, 1.0 / self.cost(fed), 1.0
         for g in range(1, g_max + 1):
             total += self.gain[g - 1]
             rate = total / self.cost(fed + g * (self.config.ngram - 1))
             if rate > best_rate:
                 best, best_rate = g, rate
-        self._last = (width, best)
         return width, best
 
     def observe(self, match_lengths, fed: int) -> None:
@@ -110,5 +113,3 @@ class AdaptiveSizes(FixedSizes):
         for r, m in enumerate(match_lengths):
             self.gain[r] = self.decay * self.gain[r] + (1 - self.decay) * max(0, m - best)
             best = max(best, m)
-        on = self._last[0] > 0
-        self.rate[on] = self.decay * self.rate[on] + (1 - self.decay) * (1 + best) / self.cost(fed)

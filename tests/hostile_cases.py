@@ -735,7 +735,7 @@ def raw_control_character(doc):
     return dumps(doc).replace(b"Write a Python", b"Write a \x00 Python", 1)
 
 
-@case(rejects="a trace may be at most 20 MiB")
+@case(rejects="a trace may be at most 8 MiB")
 def oversized(doc):
     """One byte over the loader's limit: a valid run padded with spaces (built when asked for, never stored)."""
     data = dumps(doc)

@@ -40,7 +40,7 @@ def test_fixed_sizes_stop_at_the_context():
 def test_adaptive_sizes_fall_back_when_guesses_stop_paying():
     """On a steep cost curve, candidates that never match are dropped; matches bring them back."""
     steep = StepCost(((1, 1.0), (2, 1.1), (40, 3.0)))
-    sizes = AdaptiveSizes(LookaheadConfig(4, 4, 4, adaptive=True), steep, context=10_000, decay=0.5)
+    sizes = AdaptiveSizes(LookaheadConfig(4, 4, 4, adaptive=True), steep, context=10_000, decay=0.5, probe=10**6)
     for _ in range(20):
         width, guess = sizes.choose(10, 3, 4)
         sizes.observe([0] * guess, 1 + width * 3 + guess * 3)
@@ -101,3 +101,12 @@ def test_from_dict_round_trips_and_refuses_unknown_fields():
 def test_jacobi_is_a_one_level_window_without_candidates():
     config = jacobi_config(6)
     assert (config.window, config.ngram, config.guess, config.tokens_per_forward) == (6, 2, 0, 7)
+
+
+def test_adaptive_window_uses_what_the_device_feeds_for_free():
+    """A flat curve (a GPU on a big model) gets the whole window; a steep one (a CPU) a column or none."""
+    config = LookaheadConfig(8, 4, 8, adaptive=True)
+    flat = AdaptiveSizes(config, StepCost(((1, 1.0), (256, 1.03))), context=10_000)
+    cpu = AdaptiveSizes(config, StepCost(((1, 1.0), (4, 1.02), (8, 1.17), (16, 1.45))), context=10_000)
+    steep = AdaptiveSizes(config, StepCost(((1, 1.0), (2, 1.3))), context=10_000)
+    assert flat.window_width(3, 8) == 8 and cpu.window_width(3, 8) == 1 and steep.window_width(3, 8) == 0

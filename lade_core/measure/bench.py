@@ -15,6 +15,7 @@ from typing import Callable
 
 from ..config import LookaheadConfig, Sampling
 from ..greedy import greedy_generate
+from ..layout import StepLayout
 from ..record import parallel_generate
 from ..sizes import StepCost
 from ..trace import MethodRun
@@ -34,12 +35,16 @@ def first_divergence(a, b) -> int | None:
 
 
 def sizes_used(run: MethodRun) -> dict:
-    """What the decoding steps fed: mean window, candidates, tokens, and the share of steps that used a window."""
+    """What the decoding steps fed: mean window, candidates, tokens, the share of steps that used a window, and the
+    verification rows per step as fed and as a token tree would feed the same candidates."""
     steps = run.steps[1:]
     n = max(len(steps), 1)
+    tree_rows = sum(StepLayout.tree(0, 0, s.candidates).nodes for s in steps if s.kind in ("lookahead", "warmup"))
     return {"mean_window": sum(s.window for s in steps) / n, "mean_candidates": sum(len(s.candidates) for s in steps) / n,
             "mean_tokens_fed": sum(s.n_input for s in steps) / n,
-            "window_share": sum(1 for s in steps if s.window) / n}
+            "window_share": sum(1 for s in steps if s.window) / n,
+            "verify_rows": sum(s.layout.nodes for s in steps if s.kind in ("lookahead", "warmup")) / n,
+            "verify_rows_as_tree": tree_rows / n}
 
 
 def bench_prompt(lm, prompt_ids, config: LookaheadConfig, max_new_tokens: int, repeat: int = 1,

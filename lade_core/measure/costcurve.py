@@ -17,10 +17,7 @@ import statistics
 import time
 from pathlib import Path
 
-import torch
-
 from ..layout import StepLayout
-from ..model import LM
 from ..paths import measurement
 from ..sizes import StepCost
 
@@ -41,8 +38,11 @@ def interleaved_medians(fns: dict, repeats: int) -> dict:
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 
-def measure_cost_curve(lm: LM, sizes=DEFAULT_SIZES, prefix: int = 100, repeats: int = 9) -> dict:
-    """Forward latency (seconds) for each number of tokens in `sizes`, plus the greedy single-token step."""
+def measure_cost_curve(lm, sizes=DEFAULT_SIZES, prefix: int = 100, repeats: int = 9) -> dict:
+    """Forward latency (seconds) for each number of tokens in `sizes`, plus the greedy single-token step, on `lm`
+    (an `LM`)."""
+    import torch
+
     cache = lm.new_cache()
     lm.prefill(cache, [(7 * i) % 1000 + 10 for i in range(prefix)])
     tokens = [(13 * i) % 1000 + 10 for i in range(max(sizes))]
@@ -78,7 +78,7 @@ def step_cost(curve: dict) -> StepCost:
 
 def curve_path(device: str) -> Path:
     """Where the saved curve of this kind of device lives: assets/costcurve-<cpu|cuda|mps>.json."""
-    return measurement(f"costcurve-{torch.device(device).type}")
+    return measurement(f"costcurve-{str(device).split(':')[0]}")
 
 
 def load_curve_file(path: Path) -> dict | None:
