@@ -248,6 +248,12 @@ def cmd_lab(args) -> int:
     from .load import parse_run
     from .measure import lab
 
+    if args.paper:  # the paper's measured speed-ups beside the model's predictions for the same settings
+        print(json.dumps({"command": "python -m lade_core " + " ".join(sys.argv[1:]),
+                          "rows": lab.paper_comparison()}, indent=1))
+        return 0
+    if not (args.run and args.device and args.model_size):
+        raise ValueError("lab needs --run, --device and --model-size (or --paper)")
     run = parse_run(Path(args.run).read_bytes())
     result = lab.predict_run(run, args.device, args.model_size, args.devices)
     if args.json:
@@ -306,9 +312,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("lab", help="the speed lab's prediction for a run on a device and model size, as JSON")
-    p.add_argument("--run", required=True, help="a trace file (its compression is what the prediction uses)")
-    p.add_argument("--device", required=True, help="cpu (this machine's measured curve), a100-80gb, h100 or h200")
-    p.add_argument("--model-size", required=True, help="parameters: 135M, 1.7B, 7B, 13B, 70B, ...")
+    p.add_argument("--run", help="a trace file (its compression is what the prediction uses)")
+    p.add_argument("--device", help="cpu (this machine's measured curve), a100-80gb, h100 or h200")
+    p.add_argument("--model-size", help="parameters: 135M, 1.7B, 7B, 13B, 70B, ...")
+    p.add_argument("--paper", action="store_true", help="the paper's measured speed-ups beside the model's predictions")
     p.add_argument("--devices", type=int, default=1, help="devices for Lookahead Parallelism (a simulation)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_lab)

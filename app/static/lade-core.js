@@ -62,6 +62,12 @@
       raw ? text : Lade.cellText(text, limit));
   };
 
+  // where a run opens: its first step that accepted the most tokens
+  Lade.interestingStep = function interestingStep(run) {
+    const steps = run.parallel.steps, best = Math.max(0, ...steps.map((s) => s.accepted.length));
+    return Math.max(0, steps.findIndex((s) => s.accepted.length === best));
+  };
+
   Lade.plural = (n, one, many = one + "s") => `${n} ${n === 1 ? one : many}`;
   Lade.fmt = (x, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) : "–");
 

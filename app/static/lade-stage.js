@@ -278,6 +278,19 @@
       if (this.onrender) this.onrender(this);
     }
 
+    // the gallery as a menu: each run opens at its first step that accepted the most tokens
+    galleryMenu() {
+      if (this.standalone || this.embed || !this.gallery.length) return null;
+      const menu = h("select", { id: "gallery-menu", "aria-label": "open a gallery run", onchange: async (ev) => {
+        const name = ev.target.value;
+        if (!name) return;
+        const run = await this.loadRun(name);
+        if (run) this.openRun(name, Lade.interestingStep(run));
+      } }, h("option", { value: "" }, "Gallery: open a recorded run…"),
+        this.gallery.map((g) => h("option", { value: g.name, selected: g.name === this.current }, g.title)));
+      return menu;
+    }
+
     renderRunbar(run) {
       this._shown = run;
       this._shownVersion = run.version;
@@ -286,6 +299,7 @@
         entry && entry.caption ? h("span", { class: "caption" }, " — ", entry.caption) : null),
       h("div", { class: "run-settings", id: "run-settings" }, "On screen: ", Lade.settingsText(run), ". ", Lade.runSummary(run)),
       h("details", { class: "prompt" }, h("summary", {}, "Prompt"), h("div", { class: "prompt-text" }, run.t.prompt)),
+      this.galleryMenu(),
       this.standalone || this.embed ? null : h("button", { class: "small primary", id: "run-yourself", onclick: () => {
         const sidebar = document.querySelector("#sidebar");
         if (sidebar && !sidebar.classList.contains("open")) sidebar.querySelector(".toggle-button").click();
