@@ -50,7 +50,7 @@ class LookaheadDecoder:
         if self.config.pool != "prompt":
             return step
         added = sequence_ngrams(self.committed, self.config.ngram)
-        return step.but(ngrams_added=tuple(added), ngrams_evicted=tuple(self.pool.add_all(added)),
+        return step.but(ngrams_added=tuple(added), ngrams_evicted=tuple(self.pool.add_all(added, source="text")),
                         pool_size=len(self.pool))
 
     def commit(self, tokens: list[int]) -> None:
@@ -84,17 +84,19 @@ class LookaheadDecoder:
         else:
             lengths, winner, accepted, draws = verify_sampled(candidates, self._target(logits, layout), self.sampler)
 
+        matched = lengths[winner] if winner >= 0 else 0
+        from_window = matched if winner >= 0 and self.pool.source(x, candidates[winner]) == "window" else 0
+
         # 4. Jacobi update of the window; completed n-grams (and the text's, by policy) go to the pool
         new_level = tuple(int(t) for t in argmax[layout.new_level_rows])
         added = self.window.update(new_level) if width else []
-        if self.config.pool != "paper":
-            added += sequence_ngrams(self.committed[-(N - 1):] + accepted, N)
-        evicted = self.pool.add_all(added)
+        text = sequence_ngrams(self.committed[-(N - 1):] + accepted, N) if self.config.pool != "paper" else []
+        evicted = self.pool.add_all(added) + self.pool.add_all(text, source="text")
+        added += text
 
         # 5. the KV cache keeps x and the accepted candidate tokens
-        matched = lengths[winner] if winner >= 0 else 0
         self.lm.keep_in_cache(self.cache, p, layout.cache_rows(max(winner, 0), matched))
-        self.sizes.observe(lengths, layout.size)
+        self.sizes.observe(lengths, layout.size, from_window)
         return self._trace(x, p, width, guess, levels, new_level, candidates, predictions, lengths, winner, accepted,
                            added, evicted, draws, forward_s, t_start)
 

@@ -5,7 +5,8 @@ accepted token is t0, the continuations under t0 become the step's verification 
 
 Policy: at most `per_key` continuations per key, no duplicates, least recently used evicted first. Adding a
 continuation that is already there counts as a use: it moves to the front and nothing is evicted. `lookup` returns
-the most recently used first, so ties in verification go to the freshest guess.
+the most recently used first, so ties in verification go to the freshest guess. Each continuation remembers where
+it came from last ("window" or "text"), so that adaptive sizes can tell what the window's n-grams earn.
 
 Worked example, per_key = 2, N = 3:
     add((5, 1, 2))  -> {5: [(1, 2)]}
@@ -26,14 +27,14 @@ class NGramPool:
         if per_key < 0:
             raise ValueError(f"per_key must be >= 0, got {per_key}")
         self.per_key = per_key
-        self._by_key: dict[int, OrderedDict[tuple[int, ...], None]] = {}
+        self._by_key: dict[int, OrderedDict[tuple[int, ...], str]] = {}
         self._size = 0
 
     def __len__(self) -> int:
         """Number of n-grams held, over all keys."""
         return self._size
 
-    def add(self, ngram: tuple[int, ...]) -> tuple[int, ...] | None:
+    def add(self, ngram: tuple[int, ...], source: str = "window") -> tuple[int, ...] | None:
         """Insert one n-gram; return the n-gram it evicted (first token included), if any."""
         if self.per_key == 0:
             return None
@@ -43,8 +44,9 @@ class NGramPool:
             bucket = self._by_key[key] = OrderedDict()
         if cont in bucket:
             bucket.move_to_end(cont)
+            bucket[cont] = source
             return None
-        bucket[cont] = None
+        bucket[cont] = source
         self._size += 1
         if len(bucket) > self.per_key:
             old, _ = bucket.popitem(last=False)
@@ -52,11 +54,11 @@ class NGramPool:
             return (key, *old)
         return None
 
-    def add_all(self, ngrams: Iterable[tuple[int, ...]]) -> list[tuple[int, ...]]:
+    def add_all(self, ngrams: Iterable[tuple[int, ...]], source: str = "window") -> list[tuple[int, ...]]:
         """Insert n-grams in order; return the evicted ones in the order they left."""
         evicted = []
         for ngram in ngrams:
-            gone = self.add(ngram)
+            gone = self.add(ngram, source)
             if gone is not None:
                 evicted.append(gone)
         return evicted
@@ -70,6 +72,11 @@ class NGramPool:
         """How many continuations are stored under `key`."""
         bucket = self._by_key.get(key)
         return len(bucket) if bucket else 0
+
+    def source(self, key: int, cont: tuple[int, ...]) -> str | None:
+        """Where the continuation `cont` under `key` came from last, or None if it is not held."""
+        bucket = self._by_key.get(key)
+        return bucket.get(tuple(cont)) if bucket else None
 
     def lookup(self, key: int, limit: int | None = None) -> list[tuple[int, ...]]:
         """Continuations stored under `key`, most recently used first, at most `limit` of them."""

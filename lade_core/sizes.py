@@ -61,55 +61,65 @@ class FixedSizes:
     def choose(self, position: int, levels: int, available: int) -> tuple[int, int]:
         return self.room(position, levels)
 
-    def observe(self, match_lengths, fed: int) -> None:
+    def observe(self, match_lengths, fed: int, from_window: int = 0) -> None:
         pass
 
 
 class AdaptiveSizes(FixedSizes):
-    """Per step: a window as wide as this device runs for (nearly) free, and the candidates worth verifying.
+    """Per step: the candidates worth verifying, and a window only where its tokens pay for themselves.
 
-    The window's tokens are paid every step for n-grams that may pay later, so it gets the tokens a step can feed at
-    no more than `slack` above a one-token step's cost (the flat start of the cost curve): on a GPU decoding a large
-    model that is the whole window W, on a CPU a column or two, and none where even one column costs more. The r-th
-    candidate's gain is how much the best match grows when it is verified too, averaged over the recent steps that
-    verified it (exponentially weighted, `decay`); a step verifies the g candidates whose 1 + gain(1) + ... + gain(g)
-    expected tokens per unit of cost is highest, so candidates that stop matching are dropped, and a step falls back
-    to plain decoding when guesses stop paying. Every `probe` steps all available candidates are verified once, so
-    that a gain that fell to zero can be seen to rise again.
+    The r-th candidate's gain is how much the best match grows when it is verified too, averaged over the recent
+    steps that verified it (exponentially weighted, `decay`); verifying g candidates is expected to emit
+    1 + gain(1) + ... + gain(g) tokens, at the cost of a forward of its tokens on this device (`StepCost`). The
+    window's tokens are paid every step for n-grams that win later: what they earn is measured too (the tokens
+    accepted from candidates the window harvested, per step), and a step runs the window, as wide as this device
+    feeds it for at most `slack` above the cheapest width, only if the expected tokens per unit of cost are higher
+    with it than without it. So on a GPU decoding a large model the whole window runs, on a CPU a column or none, and
+    a step falls back to plain decoding when guesses stop paying. Every `probe` steps the window runs and two more
+    candidates are verified, so that an earning that fell to zero can be seen to rise again.
     """
 
     def __init__(self, config: LookaheadConfig, cost: StepCost, context: int, decay: float = 0.7, probe: int = 8,
                  slack: float = 0.05):
         super().__init__(config, context)
         self.cost, self.decay, self.probe, self.slack = cost, decay, probe, slack
-        self.gain = [1.0] * config.guess  # optimistic start: every candidate is tried until it proves useless
+        self.gain = [0.5] * config.guess  # a hopeful start: every candidate is tried until it proves useless
+        self.window_gain = 0.5  # tokens per step won by the window's n-grams, likewise
         self.steps = 0
 
     def window_width(self, levels: int, room: int) -> int:
-        """The widest window (up to `room`) whose tokens this device feeds at most `slack` above a one-token step."""
-        width = 0
-        while width < room and self.cost(1 + (width + 1) * max(levels, 1)) <= 1 + self.slack:
+        """The widest window (up to `room`, at least one column) this device feeds at most `slack` above one
+        column's cost."""
+        width, one = min(1, room), self.cost(1 + max(levels, 1))
+        while width < room and self.cost(1 + (width + 1) * max(levels, 1)) <= one * (1 + self.slack):
             width += 1
         return width
 
-    def choose(self, position: int, levels: int, available: int) -> tuple[int, int]:
-        width_room, guess_room = self.room(position, levels)
-        self.steps += 1
-        width = self.window_width(levels, width_room)
-        fed = 1 + width * max(levels, 1)
-        g_max = min(guess_room, available)
-        if self.steps % self.probe == 0:
-            return width, g_max
-        best, best_rate, total = 0, 1.0 / self.cost(fed), 1.0
+    def _candidates(self, fed: int, g_max: int, window_gain: float) -> tuple[int, float]:
+        """(g, expected tokens per unit of cost) of the best number of candidates on top of `fed` tokens."""
+        best, best_rate, total = 0, (1.0 + window_gain) / self.cost(fed), 1.0 + window_gain
         for g in range(1, g_max + 1):
             total += self.gain[g - 1]
             rate = total / self.cost(fed + g * (self.config.ngram - 1))
             if rate > best_rate:
                 best, best_rate = g, rate
-        return width, best
+        return best, best_rate
 
-    def observe(self, match_lengths, fed: int) -> None:
+    def choose(self, position: int, levels: int, available: int) -> tuple[int, int]:
+        width_room, guess_room = self.room(position, levels)
+        self.steps += 1
+        g_max = min(guess_room, available)
+        width = self.window_width(levels, width_room)
+        with_window = self._candidates(1 + width * max(levels, 1), g_max, 0.0)
+        without = self._candidates(1, g_max, -min(self.window_gain, 1.0))  # what the window's wins were worth
+        probing = self.steps % self.probe == 0
+        keep = probing or with_window[1] >= 0.99 * without[1]  # a near tie keeps the window: its n-grams may pay later
+        g = with_window[0] if keep else without[0]
+        return (width if keep else 0), (min(g_max, g + 2) if probing else g)
+
+    def observe(self, match_lengths, fed: int, from_window: int = 0) -> None:
         best = 0
         for r, m in enumerate(match_lengths):
             self.gain[r] = self.decay * self.gain[r] + (1 - self.decay) * max(0, m - best)
             best = max(best, m)
+        self.window_gain = self.decay * self.window_gain + (1 - self.decay) * from_window

@@ -103,10 +103,15 @@ def test_jacobi_is_a_one_level_window_without_candidates():
     assert (config.window, config.ngram, config.guess, config.tokens_per_forward) == (6, 2, 0, 7)
 
 
-def test_adaptive_window_uses_what_the_device_feeds_for_free():
-    """A flat curve (a GPU on a big model) gets the whole window; a steep one (a CPU) a column or none."""
+def test_adaptive_window_is_as_wide_as_the_device_feeds_it_and_runs_only_if_it_pays():
+    """A flat curve (a GPU on a big model) gets the whole window, a CPU's curve one column; a window whose n-grams
+    win nothing is dropped where its tokens cost time, and kept where they are free."""
     config = LookaheadConfig(8, 4, 8, adaptive=True)
-    flat = AdaptiveSizes(config, StepCost(((1, 1.0), (256, 1.03))), context=10_000)
-    cpu = AdaptiveSizes(config, StepCost(((1, 1.0), (4, 1.02), (8, 1.17), (16, 1.45))), context=10_000)
-    steep = AdaptiveSizes(config, StepCost(((1, 1.0), (2, 1.3))), context=10_000)
-    assert flat.window_width(3, 8) == 8 and cpu.window_width(3, 8) == 1 and steep.window_width(3, 8) == 0
+    flat = AdaptiveSizes(config, StepCost(((1, 1.0), (256, 1.03))), context=10_000, probe=10**6)
+    cpu = AdaptiveSizes(config, StepCost(((1, 1.0), (4, 1.02), (8, 1.17), (16, 1.45))), context=10_000, probe=10**6)
+    assert flat.window_width(3, 8) == 8 and cpu.window_width(3, 8) == 1
+    for sizes in (flat, cpu):
+        for _ in range(30):
+            width, guess = sizes.choose(10, 3, 0)
+            sizes.observe([], 1 + width * 3, from_window=0)
+    assert flat.choose(10, 3, 0)[0] == 8 and cpu.choose(10, 3, 0)[0] == 0

@@ -114,7 +114,7 @@ def test_trace_is_consistent(lm, bench_prompts):
 def test_output_policy_adds_the_texts_ngrams(lm, bench_prompts):
     ids = lm.encode_prompt(bench_prompts[0]["prompt"])
     run = lookahead_generate(lm, ids, LookaheadConfig(4, 3, 3, pool="output"), 24)
-    text = list(ids)
+    text = list(ids) + list(run.steps[0].accepted)
     for step in run.steps[1:]:
         window = len(step.new_level) if len(step.levels_before) == 2 else 0
         text_grams = step.ngrams_added[window:]
