@@ -97,6 +97,8 @@ def facts(run: RunTrace) -> dict:
         "pool": run.config.pool, "temperature": run.sampling.temperature, "device": run.device,
         "repeat_pct": round(100 * repeat_share(run)), "tokens_per_forward": run.config.tokens_per_forward,
         "faster_or_slower": "faster than" if time(p) < time(b) else "slower than", **repetition(run),
+        "window_pct": round(100 * sum(1 for s in p.steps[1:] if s.window) / max(len(p.steps) - 1, 1)),
+        "mean_fed": round(statistics.fmean(s.n_input for s in p.steps[1:]), 1) if len(p.steps) > 1 else 0.0,
     }
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import schema
 from .pool import NGramPool
-from .trace import METHODS, SCHEMA, VERSION, MethodRun, RunTrace, StepTrace
+from .trace import SCHEMA, VERSION, MethodRun, RunTrace, StepTrace
 
 MAX_TRACE_BYTES = 8 * 2**20  # 8 MiB, the one limit on a trace file (the app's uploads too): a 512-token run at
 # W = G = 32, N = 8 takes about 3 MiB

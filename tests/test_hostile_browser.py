@@ -6,8 +6,6 @@ or in tests/test_hostile_loader.py.
 """
 
 import json
-import os
-import tempfile
 import time
 from pathlib import Path
 

@@ -4,7 +4,6 @@ accepts a guess the model did not confirm, or keeps the wrong entries in its KV 
 
 import numpy as np
 import pytest
-import torch
 
 from lade_core import Sampling, greedy_generate, jacobi_generate
 

@@ -2,7 +2,6 @@
 prediction, the output contract on a recorded run, and the paper's figures kept honest. No model, no server."""
 
 import json
-from pathlib import Path
 
 import pytest
 

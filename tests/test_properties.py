@@ -9,7 +9,6 @@ run. Examples pinned with `@example` are bugs these properties once found.
 import copy
 import json
 import math
-from pathlib import Path
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st

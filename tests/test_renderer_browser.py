@@ -5,10 +5,8 @@ with Python's own reading of it (`expected_*`), so a view whose logic drifts fro
 """
 
 import dataclasses
-import json
 import time
 
-import numpy as np
 import pytest
 
 from app.render.export import render_html

@@ -17,7 +17,6 @@ from app import events, gallery, zerogpu
 from app.stage import Held
 from conftest_app import SHOTS, launch_chromium, serve_app
 from lade_core import parse_run
-from lade_core.paths import RUNS
 
 playwright = pytest.importorskip("playwright.sync_api")
 NO_MODEL_LAUNCHER = ("import runpy, sys; import lade_core.loading as loading; loading.bundled_gguf = lambda: None; "
