@@ -17,7 +17,8 @@ from app.ui import LAUNCH_OPTIONS, build_demo
 def main() -> None:
     parser = argparse.ArgumentParser(description="Lookahead Decoding Explorer")
     parser.add_argument("--model", default=os.environ.get("LADE_MODEL") or None,
-                        help="hub id or local folder for live runs (default: $LADE_MODEL, else embedded SmolLM2-135M-Instruct)")
+                        help="hub id or local folder for live runs (default: $LADE_MODEL, else the embedded "
+                             "SmolLM2-135M-Instruct)")
     parser.add_argument("--queue-size", type=int, default=limits.QUEUE_SIZE, help="most events waiting in the queue")
     args = parser.parse_args()
     sys.stdout, sys.stderr = bounded(sys.stdout), bounded(sys.stderr)  # a refused request is not logged whole

@@ -60,8 +60,7 @@ def resolve(query: dict, names) -> Link:
     if wanted is not None:
         name = find_run(wanted, names)
         if name is None:
-            runs = ", ".join(dict.fromkeys(map(short_id, names)))
-            notices.append(f"No gallery run is called “{shown(wanted)}” (runs: {runs}).")
+            notices.append(f"No gallery run is called “{shown(wanted)}”; the explorer's gallery menu lists them.")
     number = None
     if step is not None and name is not None:
         if _STEP.fullmatch(str(step).strip()):

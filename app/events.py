@@ -204,7 +204,7 @@ def load_page(request: gr.Request):
     """The page-load handler: what a deep link asks for (a run at a step, one view embedded, a chapter)."""
     query = dict(getattr(request, "query_params", {}) or {})
     link = deeplink.resolve(query, gallery.names())
-    embed = {"view": link.view} if link.embed and link.view else ({"view": "outputs"} if link.embed and link.run else None)
+    embed = {"view": link.view or "outputs"} if link.embed and link.run else None
     hide = link.embed  # embeds show the stage only
     chrome = (gr.Sidebar(visible=not hide), gr.Column(visible=not hide))
     if link.lesson:

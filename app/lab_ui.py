@@ -86,7 +86,8 @@ def scaling_figure(device: str, size: str) -> tuple[go.Figure, str]:
                     line=dict(color="#2563eb"), error_y=dict(type="data", symmetric=False,
                     array=[r["predicted_speedup_range"][1] - r["predicted_speedup"] for r in rows],
                     arrayminus=[r["predicted_speedup"] - r["predicted_speedup_range"][0] for r in rows]),
-                    text=[f"W={r['window']} N={r['ngram']} G={r['guess']}, compression {r['compression']:.2f}" for r in rows],
+                    text=[f"W={r['window']} N={r['ngram']} G={r['guess']}, compression {r['compression']:.2f}"
+                          for r in rows],
                     hovertemplate="%{x} devices: %{y:.2f}x (%{text})<extra></extra>")
     fig.add_scatter(x=[1, max(xs)], y=[1, 1], mode="lines", name="greedy on one device", line=dict(color="#94a3b8",
                     dash="dot"), hoverinfo="skip")
@@ -96,12 +97,14 @@ def scaling_figure(device: str, size: str) -> tuple[go.Figure, str]:
     top = rows[-1]
     needed = 4 * top["step_cost"]
     best = max(p["compression"] for p in points)
-    text = (f"**A simulation, not a measurement.** On {top['devices']} devices the best swept setting (W={top['window']},"
+    text = (f"**A simulation, not a measurement.** On {top['devices']} devices the best swept setting "
+            f"(W={top['window']},"
             f" N={top['ngram']}, G={top['guess']}) costs {top['step_cost']:.2f}x a one-token step per device, so it "
             f"would run at {top['predicted_speedup']:.2f}x. Where the 4x comes from: at that cost a 4x speed-up needs "
             f"about {needed:.1f} tokens per step. The engine measured at most {best:.2f} on this project's prompts "
-            f"with this 135M model (the sweeps, 64 new tokens each); the paper's 4x is on code completion with 7B to 34B "
-            f"code models, at compression this small model does not reach on these prompts. Each device carries its share "
+            f"with this 135M model (the sweeps, 64 new tokens each); the paper's 4x is on code completion with 7B "
+            f"to 34B code models, at compression this small model does not reach on these prompts. Each device "
+            f"carries its share "
             f"of the window and candidates and the devices exchange tokens once a step ({top['comm_s'] * 1e6:.0f} us "
             f"assumed).")
     return fig, text
@@ -115,13 +118,15 @@ def prediction_text(result: dict) -> str:
 
 def paper_table() -> str:
     rows = lab.paper_comparison(points=autoconfig.load_sweeps())
-    lines = ["| model | dataset | device | W/N/G | paper measured | model predicts | paper / model |", "|---|---|---|---|---|---|---|"]
+    lines = ["| model | dataset | device | W/N/G | paper measured | model predicts | paper / model |",
+             "|---|---|---|---|---|---|---|"]
     for r in rows:
         pred = r.get("predicted_speedup")
         wng = "/".join(str(r.get(k, "?")) for k in ("window", "ngram", "guess"))
         predicted = f"{pred:.2f}x" if pred else "–"
         gap = f"{r['gap']:.2f}" if pred else "–"
-        lines.append(f"| {r.get('model', '')} {r.get('model_size', '')} | {r.get('dataset', '')} | {r.get('device', '')} | "
+        lines.append(f"| {r.get('model', '')} {r.get('model_size', '')} | {r.get('dataset', '')} | "
+                     f"{r.get('device', '')} | "
                      f"{wng} | {r['speedup']:.2f}x | {predicted} | {gap} |")
     return "\n".join(lines)
 

@@ -29,7 +29,7 @@ ENGINE_GROUP = "engine"
 ENGINE_SLOTS = 1
 QUEUE_SIZE = 24  # events waiting in the queue, all kinds together; one more is told "Queue is full"
 # Sessions whose state the server keeps (the least recently used go first; a closed tab drops its own). A session
-# holds its run as compressed JSON: at most SESSION_BYTES, so all of them together stay under SESSION_BYTES*STATE_SESSIONS.
+# holds its run as compressed JSON, at most SESSION_BYTES: together at most SESSION_BYTES * STATE_SESSIONS.
 STATE_SESSIONS = 300
 SESSION_BYTES = 2 * 2**20
 
@@ -73,7 +73,8 @@ def clean_prompt(prompt) -> str:
     try:
         prompt.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise gr.Error(f"The prompt is not valid Unicode text (a lone surrogate at character {exc.start + 1}).") from None
+        raise gr.Error(f"The prompt is not valid Unicode text (a lone surrogate at character {exc.start + 1}).") \
+            from None
     bad = _CONTROL.search(prompt)
     if bad:
         raise gr.Error(f"The prompt contains a control character (U+{ord(bad.group()):04X} at character "
@@ -102,7 +103,8 @@ def check_request(prompt, window, ngram, guess, max_new_tokens, pool) -> tuple[s
 
 def check_sampling(temperature, top_p, seed) -> Sampling:
     """The sampling settings of a request within the public limits (None = greedy's default); gr.Error otherwise."""
-    t = 0.0 if temperature is None else _number("temperature", temperature, *PUBLIC_SAMPLING["temperature"], whole=False)
+    bounds = PUBLIC_SAMPLING
+    t = 0.0 if temperature is None else _number("temperature", temperature, *bounds["temperature"], whole=False)
     p = 1.0 if top_p is None else _number("top-p", top_p, *PUBLIC_SAMPLING["top_p"], whole=False)
     s = 0 if seed is None else _number("sampling seed", seed, *PUBLIC_SAMPLING["seed"], whole=True)
     try:

@@ -83,7 +83,8 @@ class LiveRun:
         skeleton = self.partial()
         deriver, sent_ids = Deriver(skeleton), set(skeleton.token_text)
         start = {"trace": to_data(skeleton), "derived": empty_derived()}
-        yield message("live", runs={LIVE: start}, current=LIVE, step=0, mode="explorer", notice="", status=self.status())
+        yield message("live", runs={LIVE: start}, current=LIVE, step=0, mode="explorer", notice="",
+                      status=self.status())
         fresh: dict[str, list] = {"parallel": [], "baseline": []}
         last = 0.0
         try:

@@ -124,7 +124,8 @@ def _wire(demo, c: dict, stage, held, lab) -> None:
     quiet = dict(show_progress="hidden")
     engine = dict(concurrency_id=limits.ENGINE_GROUP, concurrency_limit=limits.ENGINE_SLOTS)
     shown = [stage, held, c["download"]]  # the order of events.Opened
-    gr.on([c["W"].change, c["N"].change, c["G"].change], tokens_per_forward, [c["W"], c["N"], c["G"]], c["tpf"], **quiet)
+    sizes = [c["W"], c["N"], c["G"]]
+    gr.on([c["W"].change, c["N"].change, c["G"].change], tokens_per_forward, sizes, c["tpf"], **quiet)
     c["gallery"].input(events.open_gallery, c["gallery"], shown, **quiet)
     c["upload"].upload(events.open_upload, c["upload"], shown, **quiet)
     c["export"].click(events.export, held, c["exported"])

@@ -101,7 +101,8 @@ def _prompt(args) -> str:
 def _describe(config: LookaheadConfig, method: str, choice: dict | None) -> str:
     if method == "jacobi":
         return f"jacobi W={config.window}"
-    extras = [f"{config.pool} pool"] + (["token tree"] if config.tree else []) + (["adaptive"] if config.adaptive else [])
+    extras = [f"{config.pool} pool", *(["token tree"] if config.tree else []),
+              *(["adaptive"] if config.adaptive else [])]
     text = f"lookahead W={config.window} N={config.ngram} G={config.guess}, {', '.join(extras)}"
     if choice:
         low, high = choice["predicted_speedup_range"]
@@ -192,7 +193,8 @@ def cmd_bench(args) -> int:
     print(f"mean compression {s['compression_mean']:.2f} (code {s['compression_mean_code'] or 0:.2f}, chat "
           f"{s['compression_mean_chat'] or 0:.2f}); median speed-up {s['speedup_median']:.2f}x (min "
           f"{s['speedup_min']:.2f}x, max {s['speedup_max']:.2f}x); step cost {s['step_cost_ratio_mean']:.2f}x greedy; "
-          f"overhead at most {100 * s['overhead_share_max']:.1f}%; exact on {s['exact_count']}/{len(result['prompts'])}")
+          f"overhead at most {100 * s['overhead_share_max']:.1f}%; exact on {s['exact_count']}/"
+          f"{len(result['prompts'])}")
     if choice:
         result["auto"] = choice
     result["command"] = "python -m lade_core " + " ".join(sys.argv[1:])
@@ -213,7 +215,8 @@ def cmd_costcurve(args) -> int:
     out.write_text(json.dumps(curve, indent=1), encoding="utf-8")
     print(f"{lm.name} on {lm.device}: greedy step {1000 * curve['greedy_s']:.1f} ms")
     for p in curve["points"]:
-        print(f"{p['tokens']:5d} tokens  {1000 * p['seconds']:8.1f} ms  {p['seconds'] / curve['greedy_s']:6.2f}x greedy")
+        ratio = p["seconds"] / curve["greedy_s"]
+        print(f"{p['tokens']:5d} tokens  {1000 * p['seconds']:8.1f} ms  {ratio:6.2f}x greedy")
     print(f"wrote {out}")
     return 0
 
@@ -275,7 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lade", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("generate", help="stream an answer with lookahead (or Jacobi) decoding, then compare with greedy")
+    p = sub.add_parser("generate", help="stream an answer with lookahead (or Jacobi) decoding, then compare")
     p.add_argument("--prompt", required=True)
     _model_args(p), _config_args(p)
     p.set_defaults(func=cmd_generate)

@@ -38,7 +38,8 @@ class LookaheadConfig:
     pool: where the pool's n-grams come from (`POOL_POLICIES`): "paper" the window only; "output" also the
         n-grams of the text generated so far; "prompt" also the prompt's.
     tree: verify the candidates as a token tree (candidates sharing a prefix share its rows) instead of one row
-        of N-1 tokens each: the same tokens accepted, fewer tokens fed.
+        of N-1 tokens each: the same tokens accepted, fewer tokens fed (on by default: it measured 3-5% cheaper
+        steps on this project's CPU, BENCHMARKS.md "Token tree"; off is the paper's layout).
     adaptive: choose the window and the number of candidates step by step (up to W and G) from the step cost and
         the acceptance seen so far; W and G then bound the sizes. Needs the device's step cost (`StepCost`).
     window_seed: seeds the initial window, drawn from the prompt's tokens.
@@ -48,7 +49,7 @@ class LookaheadConfig:
     ngram: int = field(default=4, metadata=schema.spec(2, MAX_NGRAM, label="ngram (N)"))
     guess: int = field(default=7, metadata=schema.spec(0, MAX_GUESS, label="guess (G)"))
     pool: str = field(default="prompt", metadata=schema.spec(choices=POOL_POLICIES, label="pool policy"))
-    tree: bool = False
+    tree: bool = True
     adaptive: bool = False
     window_seed: int = field(default=0, metadata=schema.spec(0, schema.INT_MAX, label="window seed"))
 

@@ -66,6 +66,7 @@ def upgrade_v1(body) -> dict:
     config = dict(body["config"])
     config["pool"] = "prompt" if config.pop("pool_from_prompt", False) is True else "paper"
     config["window_seed"] = config.pop("seed", 0)
+    config.setdefault("tree", False)  # version 1 verified candidates plainly
     body["config"] = config
     body["method"] = "lookahead"
     body["parallel"], body["baseline"] = body.pop("lookahead", None), body.pop("greedy", None)

@@ -32,12 +32,14 @@ def render_html(run: RunTrace, name: str | None = None) -> str:
     css, js = inline_bundle()
     title = html.escape(run.title or "Lookahead decoding replay")
     boot = ("const data = JSON.parse(document.getElementById('lade-run').textContent);"
-            f"window.Lade.mountStandalone(document.getElementById('lade-host'), data, {script_json(name or run.title or 'run')});")
+            "window.Lade.mountStandalone(document.getElementById('lade-host'), data, "
+            f"{script_json(name or run.title or 'run')});")
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        f"<title>{title}</title>\n<style>body {{ margin: 14px 18px; background: #fff; }}\n{css}</style>\n</head>\n<body>\n"
+        f"<title>{title}</title>\n<style>body {{ margin: 14px 18px; background: #fff; }}\n{css}</style>\n"
+        "</head>\n<body>\n"
         "<!-- A recorded run of the Lookahead Decoding Explorer (lookahead decoding, Fu et al., ICML 2024), replayed "
         "by the explorer's own renderer. Everything is inline; nothing is fetched. -->\n"
         "<div id=\"lade-host\"></div>\n"

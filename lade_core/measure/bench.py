@@ -40,7 +40,8 @@ def sizes_used(run: MethodRun) -> dict:
     steps = run.steps[1:]
     n = max(len(steps), 1)
     tree_rows = sum(StepLayout.tree(0, 0, s.candidates).nodes for s in steps if s.kind in ("lookahead", "warmup"))
-    return {"mean_window": sum(s.window for s in steps) / n, "mean_candidates": sum(len(s.candidates) for s in steps) / n,
+    return {"mean_window": sum(s.window for s in steps) / n,
+            "mean_candidates": sum(len(s.candidates) for s in steps) / n,
             "mean_tokens_fed": sum(s.n_input for s in steps) / n,
             "window_share": sum(1 for s in steps if s.window) / n,
             "verify_rows": sum(s.layout.nodes for s in steps if s.kind in ("lookahead", "warmup")) / n,
@@ -48,7 +49,8 @@ def sizes_used(run: MethodRun) -> dict:
 
 
 def bench_prompt(lm, prompt_ids, config: LookaheadConfig, max_new_tokens: int, repeat: int = 1,
-                 sampling: Sampling | None = None, method: str = "lookahead", step_cost: StepCost | None = None) -> dict:
+                 sampling: Sampling | None = None, method: str = "lookahead",
+                 step_cost: StepCost | None = None) -> dict:
     def parallel(n):
         return parallel_generate(lm, prompt_ids, method, config, n, sampling, step_cost)
 
