@@ -1,7 +1,8 @@
 """Files the app writes for a visitor to download (trace copies, HTML exports): one temp folder, bounded.
 
-A file is named after its content, so the same run is written once; every write first deletes files older than
-`MAX_AGE_S` and, past `MAX_TOTAL_BYTES`, the oldest ones, so the folder never grows without bound. Gradio keeps its
+A file is named after its content, so the same run is written once; every write deletes files older than `MAX_AGE_S`
+and then, while the folder is over `MAX_TOTAL_BYTES`, the oldest ones (never the file just written), so the folder
+never grows without bound. Gradio keeps its
 own copies of what it serves in its cache, which `delete_cache` empties on the same schedule (ui.py).
 """
 
@@ -25,8 +26,8 @@ def safe_stem(text: str, fallback: str) -> str:
     return stem or fallback
 
 
-def prune(now: float | None = None) -> None:
-    """Delete files past their age, then the oldest while the folder is over its size."""
+def prune(now: float | None = None, keep: Path | None = None) -> None:
+    """Delete files past their age, then the oldest while the folder is over its size; `keep` stays."""
     now = time.time() if now is None else now
     files = []
     for path in FOLDER.glob("*/*"):
@@ -42,6 +43,8 @@ def prune(now: float | None = None) -> None:
     for _, size, path in sorted(files):
         if total <= MAX_TOTAL_BYTES:
             break
+        if path == keep:
+            continue
         path.unlink(missing_ok=True)
         total -= size
     for folder in FOLDER.glob("*"):
@@ -51,7 +54,6 @@ def prune(now: float | None = None) -> None:
 
 def write(text: str, name: str) -> str:
     """`text` saved as `name` in a folder named after its content; the path."""
-    prune()
     data = text.encode("utf-8")
     folder = FOLDER / hashlib.sha256(data).hexdigest()[:20]
     path = folder / name
@@ -62,4 +64,5 @@ def write(text: str, name: str) -> str:
         os.replace(tmp, path)
     else:
         os.utime(path)
+    prune(keep=path)
     return str(path)
