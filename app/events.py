@@ -74,6 +74,14 @@ def stage_opened(held: Held, evt: gr.EventData) -> tuple:
     return held, gr.DownloadButton(value=trace_path(held))
 
 
+def release_stage(evt: gr.EventData) -> str:
+    """The page has drawn an opened run. Gradio keeps each component's last value per session, which for the stage
+    is the run's whole payload (several MB for a long run); replace it with a few bytes that name the message
+    acknowledged. The run itself stays in the session's `Held`, compressed."""
+    seq = (getattr(evt, "_data", None) or {}).get("seq")
+    return message("ack", of=seq if type(seq) is int and 0 <= seq < 2**53 else None)
+
+
 def read_trace(path) -> RunTrace:
     """The run in an uploaded file: size checked before it is read, validated whole, within the public limits."""
     import os

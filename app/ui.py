@@ -23,13 +23,15 @@ from .stage import Held, gallery_payload, message
 PAGE_CSS = """
 body[data-lade-mode="lesson"] .lade-lab-only, body[data-lade-mode="explorer"] .lade-lab-only,
 body[data-lade-mode="embed"] .lade-lab-only { display: none !important; }
+/* an embed is one view in a blog's column: no Gradio footer under it */
+body[data-lade-mode="embed"] footer { display: none !important; }
 /* Gradio's container hides overflow, which makes it the sticky playback bar's scroll box; clip instead. */
 .gradio-container { overflow-x: clip !important; overflow-y: visible !important; }
 """
 LAUNCH_OPTIONS = {"theme": gr.themes.Soft(), "css": PAGE_CSS, "state_session_capacity": limits.STATE_SESSIONS,
                   "max_file_size": limits.UPLOAD_BYTES}
-# js_on_load of the stage; the events it triggers ('opened', 'mode') are the ones Python listens to.
-MOUNT = "window.Lade.mount(element, props, watch, trigger, server); /* events: 'opened' 'mode' */"
+# js_on_load of the stage; the events it triggers ('opened', 'applied') are the ones Python listens to.
+MOUNT = "window.Lade.mount(element, props, watch, trigger, server); /* events: 'opened' 'applied' */"
 
 
 def tokens_per_forward(window, ngram, guess) -> str:
@@ -130,6 +132,7 @@ def _wire(demo, c: dict, stage, held, lab) -> None:
     c["upload"].upload(events.open_upload, c["upload"], shown, **quiet)
     c["export"].click(events.export, held, c["exported"])
     stage.opened(events.stage_opened, held, [held, c["download"]], **quiet)
+    stage.applied(events.release_stage, None, stage, api_name="release_stage", **quiet)
     settings = [c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["pool"], c["temperature"], c["top_p"], c["seed"]]
     run_event = c["run"].click(events.run_live, settings, shown, show_progress="minimal", **engine)
     # Stop is two listeners: the cancel first (the page runs a click's listeners in turn; it cancels the Run event

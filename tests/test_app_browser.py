@@ -167,6 +167,8 @@ def test_stepping_asks_nothing_of_the_server_and_is_fast(chromium, server):
     page = new_page(chromium)
     page.goto(server + "?run=code-class&step=3")
     page.wait_for_function("() => window.ladeStage && window.ladeStage.mode === 'explorer' && window.ladeStage.k === 3")
+    # the page's last exchange with the server: it acknowledged the opened run and the server answered
+    page.wait_for_function("() => window.ladeStage.released === window.ladeStage.seq")
     time.sleep(1)
     page.server_requests.clear()
     for key in ("ArrowRight", "ArrowRight", "ArrowLeft", "End", "Home"):

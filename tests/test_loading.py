@@ -126,13 +126,13 @@ def test_grouped_query_attention_shares_heads_and_changes_no_number(lm):
 
     assert lm.model.config._attn_implementation == kernels.ATTENTION
     prompt = [(7 * i) % 1000 + 10 for i in range(40)]
-    layout = StepLayout(levels=2, window=3, candidates=2, cand_len=2)
+    layout = StepLayout.plain(levels=2, window=3, candidates=2, cand_len=2)
     tokens = [(11 * i) % 900 + 5 for i in range(layout.size)]
 
     def logits():
         cache = lm.new_cache()
         out = [lm.prefill(cache, prompt), lm.decode_one(cache, 42, len(prompt))]
-        return out + [lm.step_forward(cache, tokens, layout, torch.tensor(layout.logit_rows()))]
+        return out + [lm.step_forward(cache, tokens, layout)]
 
     ours = logits()
     lm.model.set_attn_implementation("sdpa")

@@ -51,6 +51,27 @@ def test_auto_runs_in_the_engine_slot():
     assert fns["auto_settings"].concurrency_id == fns["run_live"].concurrency_id == limits.ENGINE_GROUP
 
 
+def test_the_stage_drops_an_opened_run_once_the_page_has_drawn_it():
+    """Issue 17, finding 3: Gradio keeps each component's last value per session; for the stage that was the whole
+    payload of the run on screen (3.8 MB for the largest recorded run, per session). The page's 'applied' event
+    swaps it for a few bytes (the browser test checks the page sends it and ignores the answer)."""
+    import json
+
+    from app import events
+    from app.ui import build_demo
+
+    demo = build_demo(preload=False)
+    fn = next(f for f in demo.fns.values() if f.api_name == "release_stage")
+    (trigger,) = fn.targets
+    assert demo.blocks[trigger[0]].elem_id == "stage" and trigger[1] == "applied"
+    assert [o.elem_id for o in fn.outputs] == ["stage"]
+    event = lambda data: type("Event", (), {"_data": data})()  # noqa: E731
+    ack = json.loads(events.release_stage(event({"seq": 12})))
+    assert ack["op"] == "ack" and ack["of"] == 12 and len(json.dumps(ack)) < 64
+    for bad in ({"seq": "<b>12</b>"}, {"seq": 10**30}, {"seq": True}, None):  # whatever a client sends
+        assert json.loads(events.release_stage(event(bad)))["of"] is None
+
+
 def test_temp_files_are_pruned_by_age_and_by_size(tmp_path, monkeypatch):
     """Issue 17, finding 4: downloads and exports used to stay forever."""
     monkeypatch.setattr(files, "FOLDER", tmp_path / "files")

@@ -231,3 +231,25 @@ def test_screenshots_of_every_view_at_desktop_and_phone_width(chromium, exports)
             page.locator(f"#{view}").screenshot(path=str(SHOTS / f"export-{width}-{view}.png"))
         page.screenshot(path=str(SHOTS / f"export-{width}-full.png"), full_page=True)
         page.close()
+
+
+def test_an_opened_run_is_acknowledged_and_the_ack_changes_nothing(chromium, exports):
+    """Issue 17, memory per session: Gradio keeps the stage's last value (a whole run's payload) per session, so once
+    the page has drawn an opened run it triggers 'applied' and the server swaps the value for an ack, which the page
+    ignores. A live-race update or a notice is not acknowledged (nothing large to drop, and a stream still runs)."""
+    page = open_export(chromium, exports["code-class-W7N4G7"])
+    got = page.evaluate("""() => {
+        const calls = [], host = document.createElement('div');
+        document.body.appendChild(host);
+        const stage = new Lade.Stage(host, { trigger: (name, data) => calls.push([name, data]) });
+        const name = window.ladeStage.current, run = window.ladeStage.runs.get(name);
+        const payload = { trace: run.t, derived: run.d };
+        stage.apply(JSON.stringify({ op: 'notice', seq: 1, notice: 'hello' }));
+        stage.apply(JSON.stringify({ op: 'open', seq: 2, runs: { [name]: payload }, current: name, step: 3, mode: 'explorer' }));
+        const renders = stage.renders;
+        stage.apply(JSON.stringify({ op: 'ack', seq: 3, of: 2 }));
+        return { calls, seq: stage.seq, k: stage.k, released: stage.released, rendersAfterAck: stage.renders - renders };
+    }""")
+    assert got["calls"] == [["applied", {"seq": 2}]]
+    assert got["seq"] == 2 and got["k"] == 3 and got["released"] == 2 and got["rendersAfterAck"] == 0
+    page.close()

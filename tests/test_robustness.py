@@ -146,7 +146,7 @@ BAD = [
     (("hi", 5, 3, 4, 513, False), "max new tokens must be a whole number from 1 to 512, got 513"),
     (("hi", 5, 3, 4, 0, False), "max new tokens must be a whole number from 1 to 512, got 0"),
     (("hi", 5, 3, 4, 2.5, False), "max new tokens must be a whole number from 1 to 512, got 2.5"),
-    (("hi", 10**30, 3, 4, 4, False), "got a 100-bit number"),
+    (("hi", 10**30, 3, 4, 4, False), "got a 100-bit integer"),
     (("hi", 5, 3, 4, 4, "yes"), "pool policy must be one of paper, output, prompt, got 'yes'"),
 ]
 

@@ -3,8 +3,9 @@
 // It holds the runs the page has (by name), the run and step on screen and the mode (lesson, explorer, speed lab),
 // and draws the views of the step shown. Stepping (buttons, slider, keys ← → Space Home End anywhere on the page,
 // Play at up to 30 steps/s) never asks the server anything. The server talks to it with messages (`apply`): open a
-// run, stream a live race, show a notice; it talks back with `trigger` events (a run was opened here, so downloads
-// follow) and fetches gallery runs it does not have yet through `server.load_gallery(name)`.
+// run, stream a live race, show a notice; it talks back with `trigger` events ('opened': a run was opened here, so
+// downloads follow; 'applied': an opened run is drawn, so the server may drop its copy of the message) and fetches
+// gallery runs it does not have yet through `server.load_gallery(name)`.
 (() => {
   "use strict";
   const Lade = (window.Lade = window.Lade || {});
@@ -80,7 +81,8 @@
       this.body = h("div", { class: "stage-body" }, this.runbar, this.notice, this.race, this.playbar, this.sections,
         this.honest, this.share);
       this.nav.hidden = this.standalone;
-      fill(this.root, h("div", { class: "lade-stage" }, this.nav, this.lessonBox, this.labBox, this.body));
+      this.frame = h("div", { class: "lade-stage" }, this.nav, this.lessonBox, this.labBox, this.body);
+      fill(this.root, this.frame);
     }
 
     // -- messages from the server --------------------------------------------------------------------------------
@@ -89,6 +91,10 @@
         try { msg = JSON.parse(msg); } catch (err) { return; }
       }
       if (!msg || typeof msg !== "object") return;
+      if (msg.op === "ack") {  // the server dropped its copy of message `of`; nothing to draw
+        this.released = msg.of;
+        return;
+      }
       this.seq = msg.seq;  // the last message applied (tests and tools wait on it)
       if (msg.gallery) this.gallery = msg.gallery;
       if (msg.lesson) this.lessonRoles = msg.lesson;
@@ -103,8 +109,10 @@
         this.k = msg.step === "last" ? run.lastStep() : Math.max(0, Math.min(msg.step || 0, run.lastStep()));
       }
       if (msg.chapter) this.chapter = msg.chapter;
-      if (msg.mode) this.setMode(msg.mode, false);
+      if (msg.mode) this.setMode(msg.mode);
       else this.render();
+      // Gradio keeps a component's last value per session: once an opened run is here, tell the server it may drop it
+      if (msg.op === "open" && Object.keys(msg.runs || {}).length && this.trigger) this.trigger("applied", { seq: msg.seq });
     }
 
     appendLive(msg) {
@@ -168,11 +176,11 @@
       const run = this.run();
       this.k = Math.max(0, Math.min(typeof k === "function" ? k(run) : k || 0, run.lastStep()));
       if (this.trigger && mode === "explorer") this.trigger("opened", { name, step: this.k });
-      this.setMode(mode, false);
+      this.setMode(mode);
       return true;
     }
 
-    setMode(mode, announce = true) {
+    setMode(mode) {
       this.mode = mode;
       this.pause();
       document.body.dataset.ladeMode = this.embed ? "embed" : mode;
@@ -184,7 +192,6 @@
       if (mode === "lab" && Lade.labIntro) Lade.labIntro(this);
       this.body.hidden = mode === "lab";
       if (mode === "explorer") this.setFocus(null);
-      if (announce && this.trigger) this.trigger("mode", { mode });
       this.render();
     }
 
@@ -251,7 +258,7 @@
     // -- drawing ----------------------------------------------------------------------------------------------------
     render() {
       const run = this.run();
-      this.root.classList.toggle("embedded", !!this.embed);
+      this.frame.classList.toggle("embedded", !!this.embed);
       if (!run) return;
       const visible = this.visibleViews();
       this.slider.max = Math.max(run.lastStep(), 1);
