@@ -22,6 +22,7 @@ from pathlib import Path
 
 from lade_core.paths import ROOT
 
+# `python -c NO_MODEL`: the app as `python app.py` starts it, without the bundled model (traces need none)
 NO_MODEL = ("import runpy, sys; import lade_core.loading as loading; loading.bundled_gguf = lambda: None; "
             "sys.argv = ['app.py']; runpy.run_path('app.py', run_name='__main__')")
 

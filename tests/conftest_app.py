@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from lade_core.paths import ROOT
+from scripts.session_memory import NO_MODEL, rss_mb  # noqa: F401 (the app without its model; a process's RSS)
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -66,3 +67,25 @@ def launch_chromium(pw):
         pytest.fail(f"{CHROMIUM} is missing: install Debian's Chromium with `apt-get install -y chromium` "
                     f"(.ci/run does this) to run the browser tests")
     return pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+@contextmanager
+def chromium_browser():
+    """A Chromium for a test module (screenshots go to SHOTS)."""
+    from playwright.sync_api import sync_playwright
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def upload(page, path: Path) -> None:
+    """Open a trace file through the page's "Open a saved run" button."""
+    with page.expect_file_chooser() as chooser:
+        page.click("#open-run")
+    chooser.value.set_files(str(path))
+

@@ -17,12 +17,12 @@ import pytest
 
 from app import gallery
 from app.lab_ui import lesson_data
-from conftest_app import OUT, SHOTS, launch_chromium, serve_app
+from conftest_app import OUT, SHOTS, chromium_browser, serve_app
 from lade_core import parse_run
 from lade_core.paths import ROOT
 from lesson_facts import answer, facts
 
-playwright = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("playwright.sync_api")
 pytestmark = [pytest.mark.server, pytest.mark.browser]
 MEASURED: dict = {}
 LESSON = gallery.by_role("lookahead")
@@ -38,11 +38,8 @@ def server():
 
 @pytest.fixture(scope="module")
 def chromium(server):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with playwright.sync_playwright() as pw:
-        browser = launch_chromium(pw)
+    with chromium_browser() as browser:
         yield browser
-        browser.close()
 
 
 def new_page(chromium, width=1280, height=900, **options):

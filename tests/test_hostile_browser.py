@@ -7,33 +7,23 @@ or in tests/test_hostile_loader.py.
 
 import json
 import time
-from pathlib import Path
 
 import pytest
 
 from app import files, limits
 from app.render.export import render_html
-from conftest_app import OUT, SHOTS, launch_chromium, serve_app
+from conftest_app import NO_MODEL, OUT, SHOTS, chromium_browser, rss_mb, serve_app, upload
 from hostile_cases import CASES, MARKUP
 from lade_core import parse_run
 
-playwright = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("playwright.sync_api")
 pytestmark = [pytest.mark.server, pytest.mark.browser]
-NO_MODEL = ("import runpy, sys; import lade_core.loading as loading; loading.bundled_gguf = lambda: None; "
-            "sys.argv = ['app.py']; runpy.run_path('app.py', run_name='__main__')")
 ACCEPTED = [c for c in CASES.values() if c.accepts and not c.limits]
 REJECTED = [c for c in CASES.values() if c.rejects and c.name != "oversized"]
 HOOKS = ("() => { window.__alerts = 0; window.__pwned = undefined; for (const f of ['alert', 'confirm', 'prompt'])"
          " window[f] = () => { window.__alerts += 1; }; }")
 RSS_BOUND_MB = 400  # growth of the server while 6 sessions each open the largest accepted trace
 MEASURED: dict = {}
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS")
 
 
 @pytest.fixture(scope="module")
@@ -45,11 +35,8 @@ def server():
 
 @pytest.fixture(scope="module")
 def chromium(server):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with playwright.sync_playwright() as pw:
-        browser = launch_chromium(pw)
+    with chromium_browser() as browser:
         yield browser
-        browser.close()
 
 
 def watched(chromium, url):
@@ -64,12 +51,6 @@ def watched(chromium, url):
     page.evaluate(HOOKS)
     page.click("#run-yourself")
     return page
-
-
-def upload(page, path: Path) -> None:
-    with page.expect_file_chooser() as chooser:
-        page.click("#open-run")
-    chooser.value.set_files(str(path))
 
 
 def assert_clean(page):

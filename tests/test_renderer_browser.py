@@ -10,12 +10,12 @@ import time
 import pytest
 
 from app.render.export import render_html
-from conftest_app import SHOTS, launch_chromium
+from conftest_app import SHOTS, chromium_browser
 from lade_core import parse_run
 from lade_core.paths import RUNS
 from lade_core.load import check_run
 
-playwright = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.browser
 
 RUN_NAMES = ("code-class-W7N4G7", "code-class-t0.7-W7N4G7", "code-class-jacobi-W7", "code-csv-W31N5G31")
@@ -29,10 +29,8 @@ def load(name):
 
 @pytest.fixture(scope="module")
 def chromium():
-    with playwright.sync_playwright() as pw:
-        browser = launch_chromium(pw)
+    with chromium_browser() as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")

@@ -12,13 +12,12 @@ import json
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import httpx
 import pytest
 import torch
 
-from conftest_app import OUT, launch_chromium, serve_app
+from conftest_app import OUT, chromium_browser, rss_mb, serve_app
 
 from gradio_client import Client
 from gradio_client.exceptions import AppError
@@ -38,13 +37,6 @@ LONG = ("Write a long story about a lighthouse keeper who counts ships.", 12, 5,
 CONFIGS = [(5, 3, 4, 8, False), (7, 4, 7, 10, True), (3, 2, 2, 12, False), (10, 5, 10, 8, False),
            (4, 3, 0, 10, False), (6, 4, 3, 12, True), (8, 3, 8, 9, False), (2, 5, 5, 11, False)]
 MEASURED: dict = {}
-
-def _rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS")
-
 
 @pytest.fixture(scope="module")
 def server():
@@ -227,14 +219,14 @@ def test_fifty_runs_keep_memory_bounded(server):
     client = Client(url, verbose=False)
     prompts = [p["prompt"] for p in load_prompts()]
     generate(client, prompts[0], 5, 3, 4, 6)
-    before = _rss_mb(proc.pid)
+    before = rss_mb(proc.pid)
     t0 = time.perf_counter()
     for i in range(50):
         W, N, G, _, seed = CONFIGS[i % len(CONFIGS)]
         assert generate(client, prompts[i % len(prompts)], W, N, G, 6, seed)["exact"]
         if i == 24:
-            middle = _rss_mb(proc.pid)
-    after = _rss_mb(proc.pid)
+            middle = rss_mb(proc.pid)
+    after = rss_mb(proc.pid)
     MEASURED.update(rss_before_mb=round(before, 1), rss_after_25_runs_mb=round(middle, 1),
                     rss_after_50_runs_mb=round(after, 1), fifty_runs_s=round(time.perf_counter() - t0, 1))
     print(f"\nRSS of the server: {before:.1f} MB after a warm-up run, {middle:.1f} MB after 25 runs, "
@@ -249,10 +241,9 @@ RACING = ("() => { const r = window.ladeStage && window.ladeStage.runs.get('live
 
 @pytest.mark.browser
 def test_browser_shows_limits_refusals_queue_position_and_stop_frees_the_slot(server, lm):
-    playwright = pytest.importorskip("playwright.sync_api")
+    pytest.importorskip("playwright.sync_api")
     url, _ = server
-    with playwright.sync_playwright() as pw:
-        browser = launch_chromium(pw)
+    with chromium_browser() as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.set_default_timeout(60_000)
         page.goto(url + "?run=code-class")
@@ -299,4 +290,3 @@ def test_browser_shows_limits_refusals_queue_position_and_stop_frees_the_slot(se
         MEASURED["run_after_tab_closed_s"] = round(time.perf_counter() - t0, 1)
         print(f"run after closing the tab mid-run: {MEASURED['run_after_tab_closed_s']} s")
         assert MEASURED["run_after_tab_closed_s"] < FREED_S
-        browser.close()

@@ -15,27 +15,22 @@ import pytest
 
 from app import events, gallery, zerogpu
 from app.stage import Held
-from conftest_app import SHOTS, launch_chromium, serve_app
+from conftest_app import NO_MODEL, SHOTS, chromium_browser, serve_app, upload
 from lade_core import parse_run
 
-playwright = pytest.importorskip("playwright.sync_api")
-NO_MODEL_LAUNCHER = ("import runpy, sys; import lade_core.loading as loading; loading.bundled_gguf = lambda: None; "
-                     "sys.argv = ['app.py']; runpy.run_path('app.py', run_name='__main__')")
+pytest.importorskip("playwright.sync_api")
 
 
 @pytest.fixture(scope="module")
 def server():
-    with serve_app(["-c", NO_MODEL_LAUNCHER], "app-share-test.log", HF_HUB_OFFLINE="1") as (url, _):
+    with serve_app(["-c", NO_MODEL], "app-share-test.log", HF_HUB_OFFLINE="1") as (url, _):
         yield url
 
 
 @pytest.fixture(scope="module")
 def chromium(server):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with playwright.sync_playwright() as pw:
-        browser = launch_chromium(pw)
+    with chromium_browser() as browser:
         yield browser
-        browser.close()
 
 
 def explorer(chromium, server, query="?run=code-class", **options):
@@ -45,12 +40,6 @@ def explorer(chromium, server, query="?run=code-class", **options):
     page.wait_for_function("() => window.ladeStage && window.ladeStage.mode === 'explorer'")
     page.click("#run-yourself")
     return page
-
-
-def upload(page, path: Path) -> None:
-    with page.expect_file_chooser() as chooser:
-        page.click("#open-run")
-    chooser.value.set_files(str(path))
 
 
 def test_without_the_model_a_run_explains_the_install(chromium, server):
