@@ -1,22 +1,29 @@
-"""What every decoding engine shares: the request check, the prompt's prefill step, and the step loop.
+"""What every decoding engine shares: the request check, the decoder's state, the step clock, and the step loop.
 
-An engine is a `Decoder`: `prefill()` and `step()` each make one forward pass and return its `StepTrace`;
-`commit(tokens)` tells it which of the step's tokens were kept. `steps()` is the loop around any decoder: it cuts each
-step's tokens at EOS and at the budget, commits them, yields the step, polls for cancellation and asks for the next
-step; so greedy, Jacobi and lookahead decoding stop, stream and cancel in exactly the same way, and two decoders can
-be stepped in turn (a race on one wall clock, `record.race`). `generate()` runs the loop to the end.
+An engine is a `Decoder`: `prefill()` and `step()` each make one forward pass of the model (plus, for a
+speculative method, the draft's passes) and return its `StepTrace`; `commit(tokens)` tells it which of the step's
+tokens were kept. `DecoderState` is the state all of them keep (the model, its KV cache, the committed tokens, the
+random stream) with the prefill they share; `StepClock` times a step's forward, its drafting and the rest.
+`steps()` is the loop around any decoder: it cuts each step's tokens at EOS and at the budget, commits them, yields
+the step, polls for cancellation and asks for the next step; so every engine stops, streams and cancels in exactly
+the same way, and several decoders can be stepped in turn (a race on one wall clock, `record.py`). `generate()`
+runs the loop to the end.
 """
 
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Protocol
 
+import numpy as np
+
 from .config import Sampling
 from .model import LM
-from .sampling import Sampler, next_token
+from .sampling import Sampler, next_token, warp
 from .trace import MethodRun, StepTrace
+from .verify import Verdict, verify_greedy, verify_sampled
 
 StepCallback = Callable[[StepTrace], None]
 StopCheck = Callable[[], bool]
@@ -30,6 +37,73 @@ class Decoder(Protocol):
     def commit(self, tokens: list[int]) -> None: ...
 
 
+class StepClock:
+    """One step's time, split the way `StepTrace` records it: the target model's forward, drafting (a draft
+    model's passes, or prompt lookup's search), and the rest (overhead). Started when made."""
+
+    def __init__(self):
+        self.start = time.perf_counter()
+        self.forward_s = self.draft_s = 0.0
+
+    @contextmanager
+    def timed(self, phase: str, lm: LM | None = None):
+        """Time the block as `phase` ("forward" or "draft"), waiting for `lm`'s queued device work at its end."""
+        t0 = time.perf_counter()
+        yield
+        if lm is not None:
+            lm.sync()
+        elapsed = time.perf_counter() - t0
+        if phase == "forward":
+            self.forward_s += elapsed
+        else:
+            self.draft_s += elapsed
+
+    def split(self) -> dict:
+        """forward_s, draft_s and overhead_s (everything else since the clock started), for a `StepTrace`."""
+        total = time.perf_counter() - self.start
+        return {"forward_s": self.forward_s, "draft_s": self.draft_s,
+                "overhead_s": max(total - self.forward_s - self.draft_s, 0.0)}
+
+
+class DecoderState:
+    """What every decoder keeps between steps: the model, its KV cache, the committed tokens (prompt first), the
+    seeded random stream when it samples, the step counter; and the prefill and verification they share."""
+
+    def __init__(self, lm: LM, prompt_ids, sampling: Sampling | None = None):
+        self.lm, self.sampling = lm, sampling or Sampling()
+        self.sampler = None if self.sampling.greedy else Sampler(self.sampling.sample_seed)
+        self.cache = lm.new_cache()
+        self.prompt = tuple(prompt_ids)
+        self.committed = list(prompt_ids)
+        self.index = 0
+
+    def prefill(self) -> StepTrace:
+        return prefill_step(self.lm, self.cache, self.committed, self.sampling, self.sampler)
+
+    def commit(self, tokens: list[int]) -> None:
+        self.committed += tokens
+
+    def advance(self) -> tuple[int, int]:
+        """Start the next step: (x, p), the last committed token and its position."""
+        self.index += 1
+        return self.committed[-1], len(self.committed) - 1
+
+    def verify(self, candidates, logits, argmax: np.ndarray, rows) -> Verdict:
+        """Greedy or sampled verification of `candidates` against the kept rows' logits (and their `argmax`):
+        `rows[c]` are the rows after x, then after each token of candidate c (a layout's `prediction_rows`)."""
+        if self.sampling.greedy:
+            return verify_greedy(candidates, [argmax[list(r)] for r in rows], argmax[0])
+        warped: dict[int, np.ndarray] = {}
+
+        def target(c: int, k: int) -> np.ndarray:
+            row = int(rows[c][k]) if rows else 0  # k = 0 is row 0 (after x), whatever the candidate
+            if row not in warped:
+                warped[row] = warp(logits[row], self.sampling)
+            return warped[row]
+
+        return verify_sampled(candidates, target, self.sampler)
+
+
 def clip(tokens: list[int], eos_ids: frozenset[int], room: int) -> tuple[list[int], str | None]:
     """Cut a step's tokens at the first EOS (kept) and at `room` tokens; say why generation stops, if it does."""
     for i, t in enumerate(tokens[:room]):
@@ -41,8 +115,8 @@ def clip(tokens: list[int], eos_ids: frozenset[int], room: int) -> tuple[list[in
 
 
 def check_request(lm: LM, prompt_ids, max_new_tokens) -> None:
-    """Reject a request no engine can serve, with the numbers. Lookahead asks no more room than greedy decoding:
-    near the end of the context it narrows its window instead (`room_for_window`)."""
+    """Reject a request no engine can serve, with the numbers. The parallel engines ask no more room than greedy
+    decoding: near the end of the context they narrow their window or draft instead."""
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be a whole number >= 1, got {max_new_tokens!r}")
     if len(prompt_ids) == 0:
@@ -55,12 +129,12 @@ def check_request(lm: LM, prompt_ids, max_new_tokens) -> None:
 
 def prefill_step(lm: LM, cache, prompt_ids: list[int], sampling: Sampling, sampler: Sampler | None) -> StepTrace:
     """Step 0 of every method: the prompt in one causal forward, which yields the first new token."""
-    t0 = time.perf_counter()
-    logits = lm.prefill(cache, prompt_ids)
-    lm.sync()
-    t1 = time.perf_counter()
+    clock = StepClock()
+    with clock.timed("forward", lm):
+        logits = lm.prefill(cache, prompt_ids)
     token = next_token(logits, sampling, sampler)
-    return StepTrace(0, "prefill", len(prompt_ids) - 1, prompt_ids[-1], (token,), t1 - t0, time.perf_counter() - t1)
+    return StepTrace(index=0, kind="prefill", position=len(prompt_ids) - 1, input_token=prompt_ids[-1],
+                     accepted=(token,), **clock.split())
 
 
 @dataclass

@@ -16,83 +16,54 @@ one only after decoding has already reached it. Lookahead decoding keeps those t
 from __future__ import annotations
 
 import random
-import time
-
-import numpy as np
 
 from .config import Sampling, jacobi_config
-from .decoding import StepCallback, StopCheck, check_request, generate, prefill_step
+from .decoding import DecoderState, StepCallback, StepClock, StopCheck, check_request, generate
 from .layout import StepLayout
 from .model import LM
-from .sampling import Sampler, warp
 from .trace import MethodRun, StepTrace
-from .verify import verify_greedy, verify_sampled
 
 
-class JacobiDecoder:
+class JacobiDecoder(DecoderState):
     """The decoding state between steps: KV cache, committed tokens, the guess block."""
 
-    def __init__(self, lm: LM, prompt_ids: list[int], window: int, sampling: Sampling | None = None, seed: int = 0):
-        self.lm, self.width, self.sampling = lm, window, sampling or Sampling()
-        self.sampler = None if self.sampling.greedy else Sampler(self.sampling.seed)
-        self.cache = lm.new_cache()
-        self.committed = list(prompt_ids)
-        self.prompt = tuple(prompt_ids)
-        self._pick = random.Random(seed)
+    def __init__(self, lm: LM, prompt_ids: list[int], window: int, sampling: Sampling | None = None,
+                 window_seed: int = 0):
+        super().__init__(lm, prompt_ids, sampling)
+        self.width = window
+        self._pick = random.Random(window_seed)
         self.guess = self._fill(())
-        self.index = 0
 
     def _fill(self, kept) -> tuple[int, ...]:
         """`kept` guesses, then tokens drawn from the prompt up to the block's width."""
         return (*kept, *(self._pick.choice(self.prompt) for _ in range(self.width - len(kept))))
 
-    def prefill(self) -> StepTrace:
-        return prefill_step(self.lm, self.cache, self.committed, self.sampling, self.sampler)
-
-    def commit(self, tokens: list[int]) -> None:
-        self.committed += tokens
-
     def step(self) -> StepTrace:
-        t_start = time.perf_counter()
-        self.index += 1
-        x, p = self.committed[-1], len(self.committed) - 1
+        clock = StepClock()
+        x, p = self.advance()
         W = max(0, min(self.width, self.lm.max_positions - 1 - p))  # near the end of the context the block narrows
-        self.guess = self.guess[:W]
+        guess = self.guess = self.guess[:W]
 
         # 1-2. one forward pass over x and the guess block
         layout = StepLayout.plain(1, W, 0, 0)
-        t0 = time.perf_counter()
-        logits = self.lm.step_forward(self.cache, [x, *self.guess], layout)
-        self.lm.sync()
-        forward_s = time.perf_counter() - t0
+        with clock.timed("forward", self.lm):
+            logits = self.lm.step_forward(self.cache, [x, *guess], layout)
         argmax = logits.argmax(dim=-1).cpu().numpy()  # (W + 1,): after x, then after each guess token
 
         # 3. verify the guess as the one candidate
-        if self.sampling.greedy:
-            lengths, winner, accepted = verify_greedy(np.array([self.guess]), argmax[None, :], argmax[0])
-            draws = []
-        else:
-            target = {}
+        verdict = self.verify([guess], logits, argmax, [layout.guess_rows()])
+        predicted = layout.read(argmax, layout.guess_rows())  # the model's token after x, then after each guess
 
-            def at(c: int, k: int) -> np.ndarray:
-                return target.setdefault(k, warp(logits[k], self.sampling))
-
-            lengths, winner, accepted, draws = verify_sampled([self.guess], at, self.sampler)
-
-        # 4. Jacobi update: the argmaxes past the accepted prefix are the next guess, at their positions
-        matched = lengths[0]
-        guess = self.guess
-        self.guess = self._fill(tuple(int(t) for t in argmax[len(accepted):]))
+        # 4. Jacobi update: the model's tokens past the accepted prefix are the next guess, at their positions
+        self.guess = self._fill(predicted[len(verdict.accepted):])
 
         # 5. the KV cache keeps x and the accepted guess tokens
-        self.lm.keep_in_cache(self.cache, p, [0, *layout.window_rows(0, matched)])
-        step = StepTrace(
-            index=self.index, kind="jacobi", position=p, input_token=x, accepted=tuple(accepted),
-            forward_s=forward_s, overhead_s=0.0, window=W, ngram=W + 1, levels_before=(guess,),
-            new_level=tuple(int(t) for t in argmax[1:]), candidates=(guess,),
-            predictions=(tuple(int(t) for t in argmax),), match_lengths=(int(matched),), winner=winner,
-            draws=tuple(draws))
-        return step.but(overhead_s=time.perf_counter() - t_start - forward_s)
+        self.lm.keep_in_cache(self.cache, p, layout.guess_cache_rows(verdict.matched))
+        return StepTrace(
+            index=self.index, kind="jacobi", position=p, input_token=x, accepted=verdict.accepted, window=W,
+            ngram=W + 1, levels_before=(guess,), new_level=predicted[1:], candidates=(guess,),
+            predictions=(predicted,), match_lengths=verdict.lengths, winner=verdict.winner, draws=verdict.draws,
+            **clock.split())
 
 
 def jacobi_generate(
@@ -103,10 +74,10 @@ def jacobi_generate(
     on_step: StepCallback | None = None,
     sampling: Sampling | None = None,
     should_stop: StopCheck | None = None,
-    seed: int = 0,
+    window_seed: int = 0,
 ) -> MethodRun:
     """Decode up to `max_new_tokens` tokens with Jacobi decoding over a block of `window` guesses."""
     check_request(lm, prompt_ids, max_new_tokens)
-    jacobi_config(window, seed)  # the same range checks as lookahead's window
-    decoder = JacobiDecoder(lm, list(prompt_ids), window, sampling, seed)
+    jacobi_config(window, window_seed)  # the same range checks as lookahead's window
+    decoder = JacobiDecoder(lm, list(prompt_ids), window, sampling, window_seed)
     return generate(decoder, lm.eos_ids, max_new_tokens, on_step, should_stop)

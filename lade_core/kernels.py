@@ -8,7 +8,7 @@ runs oneDNN's inner product on ordinary dense activations (no per-call conversio
 These are the two operators torch's own compiler uses for the same purpose on a CPU
 (`torch.ops.mkldnn._reorder_linear_weight`, `torch.ops.mkldnn._linear_pointwise`); they are not public API, so
 `packing_available` checks that they exist and agree with `nn.Linear` before `load_model` relies on them, and torch
-is pinned. Greedy output is token for token the same (tests/test_loading.py, BENCHMARKS.md "CPU kernels").
+is pinned. Greedy output is token for token the same (tests/test_checkpoint.py, BENCHMARKS.md "CPU kernels").
 
 The model's code is untouched: its `nn.Linear` children are swapped for `PackedLinear` modules, as
 `torch.utils.mkldnn.to_mkldnn` does for its own (slower, per-call converting) `MkldnnLinear`; the attention function

@@ -134,11 +134,29 @@ class StepLayout:
         return np.arange(1, 1 + (self.window if self.levels else 0))
 
     @cached_property
-    def prediction_rows(self) -> np.ndarray:
-        """(g, N) kept rows of the model's tokens for candidate c: after x, then after each of its N-1 tokens."""
+    def prediction_rows(self) -> tuple[tuple[int, ...], ...]:
+        """Per candidate c, the kept rows of the model's tokens for it: after x, then after each of its tokens
+        (N rows for an n-gram of N-1 tokens; one more than its length for a draft)."""
         first = 1 + (self.window if self.levels else 0)
-        rows = [[0, *(first + node for node in path)] for path in self.paths]
-        return np.array(rows, dtype=np.int64) if rows else np.zeros((0, 1), dtype=np.int64)
+        return tuple((0, *(first + node for node in path)) for path in self.paths)
+
+    @staticmethod
+    def read(argmax, rows) -> tuple[int, ...]:
+        """The model's tokens at kept `rows`, from the (kept rows,) argmax of a step's logits."""
+        return tuple(int(argmax[r]) for r in rows)
+
+    def predictions(self, argmax) -> tuple[tuple[int, ...], ...]:
+        """The model's tokens for each candidate, read off the kept rows' argmax (`prediction_rows`)."""
+        return tuple(self.read(argmax, rows) for rows in self.prediction_rows)
+
+    def new_level(self, argmax) -> tuple[int, ...]:
+        """The Jacobi update: the model's tokens at the newest window level."""
+        return self.read(argmax, self.new_level_rows)
+
+    def guess_rows(self) -> tuple[int, ...]:
+        """Kept rows of a one-level window read as one candidate (Jacobi decoding's guess block): after x, then
+        after each token of the level."""
+        return (0, *(int(r) for r in self.new_level_rows))
 
     def cache_rows(self, candidate: int, accepted: int) -> list[int]:
         """Input rows to keep in the KV cache when `accepted` tokens of `candidate` were accepted: x, then those
@@ -150,6 +168,11 @@ class StepLayout:
         """Input rows of the first `columns` tokens of window level `level`."""
         start = 1 + level * self.window
         return list(range(start, start + columns))
+
+    def guess_cache_rows(self, accepted: int) -> list[int]:
+        """Input rows to keep in the KV cache when the first `accepted` tokens of a one-level window (Jacobi
+        decoding's guess block) were accepted: x, then those tokens."""
+        return [0, *self.window_rows(0, accepted)]
 
     # -- structure -------------------------------------------------------------------------------------------------
     @cached_property
@@ -178,6 +201,12 @@ class StepLayout:
                 seen[i, j] = True
                 j = self.parents[j]
         return seen
+
+    def token_kinds(self) -> list[int]:
+        """Per token: 0 x, 1 window level 0, 2 window level >= 1, 3 verification node (what the mask's reason
+        rules tell apart)."""
+        part, level = self._parts[0], self._parts[1]
+        return [0 if p == X else (1 if lv == 0 else 2) if p == WINDOW else 3 for p, lv in zip(part, level)]
 
     def positions(self) -> np.ndarray:
         """(size,) position offsets from p."""

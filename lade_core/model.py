@@ -2,7 +2,7 @@
 
 Everything the engines need from transformers goes through here, and only through public APIs: the model's forward
 with explicit `position_ids`, a 4D additive attention mask and `logits_to_keep`; the `DynamicCache` and its `crop`.
-No monkeypatching, no forked model files. Loading a model lives in `loading.py`, the CPU kernels it swaps in
+No monkeypatching, no forked model files. Loading a model lives in `checkpoint.py`, the CPU kernels it swaps in
 (through `nn.Module` and transformers' attention registry) in `kernels.py`.
 """
 
@@ -34,6 +34,7 @@ class LM:
         self._piece = lru_cache(maxsize=None)(self._decode_one)
         self._blocks: OrderedDict[StepLayout, tuple[torch.Tensor, ...]] = OrderedDict()
         self._block_bytes = 0
+        self.drafts: dict[str, "LM"] = {}  # draft models built or loaded for this model, by name (`checkpoint.py`)
 
     # -- text --------------------------------------------------------------------------------------------------
     @property
@@ -45,14 +46,15 @@ class LM:
         return int(getattr(self.model.config, "max_position_embeddings", 2048) or 2048)
 
     def encode_prompt(self, text: str, chat: bool | None = None) -> list[int]:
-        """Token ids of a user prompt, wrapped in the chat template (with its default system message) if it has one."""
+        """Token ids of a user prompt, wrapped in the chat template (with its default system message) if it has one.
+
+        The user's text is tokenised as text: a special token's spelling typed in it (`<|im_end|>`) stays text and
+        never becomes a control token (`chat.py`); the template's own control tokens are kept."""
+        from .chat import encode_chat, encode_plain
+
         if chat if chat is not None else self.is_chat:
-            messages = [{"role": "user", "content": text}]
-            ids = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
-            if isinstance(ids, dict) or hasattr(ids, "input_ids"):
-                ids = ids["input_ids"]
-            return [int(t) for t in ids]
-        return [int(t) for t in self.tokenizer(text, add_special_tokens=True)["input_ids"]]
+            return encode_chat(self.tokenizer, text)
+        return encode_plain(self.tokenizer, text)
 
     def decode(self, ids: list[int]) -> str:
         return self.tokenizer.decode(list(ids), skip_special_tokens=False)
@@ -96,6 +98,23 @@ class LM:
         position_ids = torch.tensor([[position]], device=self.device)
         out = self.model(input_ids=input_ids, position_ids=position_ids, cache=cache, use_cache=True, logits_to_keep=1)
         return out.logits[0, -1].float()
+
+    @torch.inference_mode()
+    def extend(self, cache: DynamicCache, ids: list[int], position: int) -> torch.Tensor:
+        """Feed `ids` (causal among themselves) at positions `position`.. on top of `cache`; return the (vocab,)
+        logits at the last of them. A draft model's pass: catching up on the accepted tokens, or one more guess."""
+        input_ids = torch.tensor([ids], device=self.device)
+        position_ids = torch.arange(position, position + len(ids), device=self.device)[None]
+        out = self.model(input_ids=input_ids, position_ids=position_ids, cache=cache, use_cache=True,
+                         logits_to_keep=1)
+        return out.logits[0, -1].float()
+
+    @staticmethod
+    def truncate(cache: DynamicCache, length: int) -> None:
+        """Keep the first `length` positions of `cache` (a draft's cache, back to what the model accepted)."""
+        extra = cache.get_seq_length() - length
+        if extra > 0:
+            cache.crop(-extra)
 
     def _block(self, layout: StepLayout) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(q, q) additive mask block, (q,) position offsets and the rows to keep logits of, for a layout: built

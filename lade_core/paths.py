@@ -11,7 +11,7 @@ ASSETS = ROOT / "assets"
 RUNS = ASSETS / "runs"  # recorded runs
 GALLERY = ASSETS / "gallery.json"  # which recorded runs the app shows, and how it captions them
 BENCH = ASSETS / "bench"  # bench, sweep and peer results, raw JSON
-PROMPTS = ASSETS / "prompts.jsonl"  # the benchmark prompts (code and chat)
+PROMPTS = ASSETS / "prompts.jsonl"  # the benchmark prompts (code, chat, and grounded: the answer copies the prompt)
 
 
 def measurement(name: str) -> Path:

@@ -1,27 +1,39 @@
-"""Record a run: a parallel method (lookahead or Jacobi decoding) and autoregressive decoding of one prompt, as a race
-on one wall clock, kept as a `RunTrace`.
+"""Record a run: autoregressive decoding (the baseline) raced against up to three methods on one wall clock, kept
+as a `RunTrace`.
 
-The two decoders take turns: the one that has spent less time so far makes the next step, so at every moment both
+The decoders take turns: the one that has spent the least time so far makes the next step, so at every moment all
 lanes stand where they would stand had they started together, and a viewer watching the steps arrive sees one lane
-pull ahead. Each lane's `wall_s` is the time its own steps took. This is what the app streams and replays, what
-`python -m lade_core trace` saves, and what the HTML export draws.
+pull ahead. Each lane's `wall_s` is the time its own steps took (`StepTrace.seconds`). The first method is the
+run's main one (`parallel`, what the step views draw); the others become its `lanes`. This is what the app streams
+and replays, what `python -m lade_core trace` saves, and what the HTML export draws.
 """
 
 from __future__ import annotations
 
 import datetime
-from typing import Callable
+from dataclasses import dataclass
+from typing import Callable, Sequence
 
-from .config import LookaheadConfig, Sampling
-from .decoding import Progress, StopCheck, check_request, generate, steps
-from .greedy import AutoregressiveDecoder
-from .jacobi import JacobiDecoder
-from .lookahead import LookaheadDecoder
+from .autoregressive import AutoregressiveDecoder
+from .config import ConfigError, LookaheadConfig, MethodSpec, Sampling
+from .decoding import Progress, StopCheck, check_request, steps
+from .methods import as_spec, make_decoder
 from .model import LM
-from .sizes import StepCost
-from .trace import MethodRun, RunTrace, StepTrace
+from .trace import MAX_LANES, Lane, MethodRun, RunTrace, StepTrace
 
 LaneCallback = Callable[[str, StepTrace], None]
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What a recorded run was asked: the prompt (as text and, chat template applied, as ids), the budget, the
+    sampling settings and a title."""
+
+    prompt: str
+    prompt_ids: tuple[int, ...]
+    max_new_tokens: int
+    sampling: Sampling = Sampling()
+    title: str = ""
 
 
 def run_ids(run: MethodRun) -> set[int]:
@@ -35,25 +47,6 @@ def run_ids(run: MethodRun) -> set[int]:
         ids.update(s.new_level)
         ids.update(d.token for d in s.draws)
     return ids
-
-
-def parallel_decoder(lm: LM, prompt_ids: list[int], method: str, config: LookaheadConfig, sampling: Sampling,
-                     step_cost: StepCost | None = None):
-    """The decoder of `method`: "lookahead", or "jacobi" (a block of W guesses)."""
-    if method == "jacobi":
-        return JacobiDecoder(lm, prompt_ids, config.window, sampling, config.window_seed)
-    if method == "lookahead":
-        return LookaheadDecoder(lm, prompt_ids, config, sampling, step_cost)
-    raise ValueError(f"method must be lookahead or jacobi, got {method!r}")
-
-
-def parallel_generate(lm: LM, prompt_ids: list[int], method: str, config: LookaheadConfig, max_new_tokens: int,
-                      sampling: Sampling | None = None, step_cost: StepCost | None = None,
-                      on_step=None, should_stop: StopCheck | None = None) -> MethodRun:
-    """`lookahead_generate` or `jacobi_generate`, by name: what bench and sweep call."""
-    check_request(lm, prompt_ids, max_new_tokens)
-    decoder = parallel_decoder(lm, list(prompt_ids), method, config, sampling or Sampling(), step_cost)
-    return generate(decoder, lm.eos_ids, max_new_tokens, on_step, should_stop)
 
 
 class _Lane:
@@ -71,51 +64,54 @@ class _Lane:
             self.done = True
             return None
         self.steps.append(step)
-        self.clock += step.forward_s + step.overhead_s
+        self.clock += step.seconds
         return step
 
     def result(self) -> MethodRun:
         return MethodRun(tuple(self.progress.tokens), tuple(self.steps), self.clock, self.progress.reason or "running")
 
 
-def record_run(
-    lm: LM,
-    prompt: str,
-    config: LookaheadConfig,
-    max_new_tokens: int,
-    sampling: Sampling | None = None,
-    title: str = "",
-    on_step: LaneCallback | None = None,
-    should_stop: StopCheck | None = None,
-    method: str = "lookahead",
-    step_cost: StepCost | None = None,
-) -> RunTrace:
-    """Race `method` against autoregressive decoding on `prompt` (chat template applied for chat models).
-    `on_step(lane, step)` streams steps as they are made, lane being "parallel" or "baseline"."""
+def lane_names(count: int) -> list[str]:
+    """What `on_step` calls the lanes of a race of `count` methods: "parallel", then "lanes[0]", "lanes[1]"."""
+    return ["parallel", *(f"lanes[{i}]" for i in range(count - 1))]
+
+
+def record_run(lm: LM, prompt: str, methods: LookaheadConfig | MethodSpec | Sequence[MethodSpec],
+               max_new_tokens: int, sampling: Sampling | None = None, title: str = "",
+               on_step: LaneCallback | None = None, should_stop: StopCheck | None = None) -> RunTrace:
+    """Race autoregressive decoding against `methods` (a `LookaheadConfig` is lookahead with it; a sequence is up
+    to three lanes, the main one first) on `prompt`, chat template applied for chat models. `on_step(lane, step)`
+    streams steps as they are made, lane being "baseline" or one of `lane_names`."""
+    specs = [as_spec(m) for m in (methods if isinstance(methods, (list, tuple)) else [methods])]
+    if not 1 <= len(specs) <= MAX_LANES + 1:
+        raise ConfigError(f"a race has 1 to {MAX_LANES + 1} methods beside the baseline, got {len(specs)}")
     sampling = sampling or Sampling()
     prompt_ids = lm.encode_prompt(prompt)
     check_request(lm, prompt_ids, max_new_tokens)
-    lanes = {
-        "parallel": _Lane(parallel_decoder(lm, prompt_ids, method, config, sampling, step_cost), lm, max_new_tokens,
-                          should_stop),
-        "baseline": _Lane(AutoregressiveDecoder(lm, prompt_ids, sampling), lm, max_new_tokens, should_stop),
-    }
+    lanes = {name: _Lane(make_decoder(lm, list(prompt_ids), spec, sampling), lm, max_new_tokens, should_stop)
+             for name, spec in zip(lane_names(len(specs)), specs)}
+    lanes["baseline"] = _Lane(AutoregressiveDecoder(lm, prompt_ids, sampling), lm, max_new_tokens, should_stop)
     while not all(lane.done for lane in lanes.values()):
         name = min((n for n, lane in lanes.items() if not lane.done), key=lambda n: lanes[n].clock)
         step = lanes[name].advance()
         if step is not None and on_step:
             on_step(name, step)
-    parallel, baseline = lanes["parallel"].result(), lanes["baseline"].result()
-    return make_trace(lm, prompt, prompt_ids, method, config, sampling, max_new_tokens, parallel, baseline, title)
+    request = RunRequest(prompt, tuple(prompt_ids), max_new_tokens, sampling, title)
+    raced = [Lane(spec.method, spec.config, spec.draft, lanes[name].result())
+             for name, spec in zip(lane_names(len(specs)), specs)]
+    return make_trace(lm, request, raced, lanes["baseline"].result())
 
 
-def make_trace(lm: LM, prompt: str, prompt_ids, method: str, config: LookaheadConfig, sampling: Sampling,
-               max_new_tokens: int, parallel: MethodRun, baseline: MethodRun, title: str = "") -> RunTrace:
-    """A `RunTrace` of two method runs on `lm`, with the text of every token they show."""
-    ids = run_ids(parallel) | run_ids(baseline) | set(prompt_ids)
+def make_trace(lm: LM, request: RunRequest, lanes: Sequence[Lane], baseline: MethodRun) -> RunTrace:
+    """A `RunTrace` of `lanes` (the main one first) and the baseline on `lm`, with the text of every token they
+    show."""
+    main, *more = lanes
+    ids = set(request.prompt_ids) | run_ids(baseline)
+    for lane in lanes:
+        ids |= run_ids(lane.run)
     return RunTrace(
-        prompt=prompt, prompt_ids=tuple(prompt_ids), model=lm.name, device=str(lm.device),
+        prompt=request.prompt, prompt_ids=tuple(request.prompt_ids), model=lm.name, device=str(lm.device),
         dtype=str(lm.dtype).removeprefix("torch."), vocab_size=lm.vocab_size, context=lm.max_positions,
-        method=method, config=config, sampling=sampling, max_new_tokens=max_new_tokens, parallel=parallel,
-        baseline=baseline, token_text=lm.token_texts(sorted(ids)), title=title,
-        recorded_at=datetime.date.today().isoformat())
+        method=main.method, config=main.config, sampling=request.sampling, max_new_tokens=request.max_new_tokens,
+        parallel=main.run, baseline=baseline, token_text=lm.token_texts(sorted(ids)), title=request.title,
+        recorded_at=datetime.date.today().isoformat(), draft=main.draft, lanes=tuple(more))

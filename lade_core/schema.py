@@ -6,10 +6,11 @@ and the allowed range when something is wrong:
 
     parallel.steps[12].window must be between 0 and 256, got 2000
 
-`check(obj)` runs the same checks on an instance made in Python (the settings' `__post_init__`), and
-`check_bounds(obj, bounds)` checks tighter ranges over the same fields (the public app's limits), with the same
-messages. Adding a field to a dataclass adds it to the loader, the checks and the JSON: nothing else lists fields.
-Cost: one pass over the data, so loading is linear in the size of the JSON text.
+`check(obj)` runs the same checks on an instance made in Python (the settings' `__post_init__`),
+`check_bounds(obj, bounds)` checks tighter ranges over the same fields (the public app's limits on a trace), and
+`check_form(cls, values, bounds)` takes the same fields as a form or a JSON client sends them (7.0, "7", None, ...)
+and checks them against those tighter ranges, with the same labels. Adding a field to a dataclass adds it to the
+loader, the checks and the JSON: nothing else lists fields. Cost: one pass over the data, so loading is linear in the size of the JSON text.
 """
 
 from __future__ import annotations
@@ -158,6 +159,49 @@ def check_bounds(obj, bounds: dict[str, tuple], error=SchemaError) -> None:
     for field, (low, high) in bounds.items():
         label = metas[field]["label"] or field
         _number(getattr(obj, field), type(getattr(obj, field)), label, {**spec(), "low": low, "high": high}, error)
+
+
+def _parsed(value, kind):
+    """A form's or a JSON client's value as a finite number (None where it is none): sliders send 7.0, JSON clients
+    "7" or 7; a bool is not a number, and text only where it spells one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if len(text) > 40:
+            return None
+        try:
+            value = int(text)
+        except ValueError:
+            try:
+                value = float(text)
+            except ValueError:
+                return None
+    if isinstance(value, int):
+        return value if kind is float or abs(value) <= INT_MAX else None
+    if isinstance(value, float) and math.isfinite(value):
+        return int(value) if kind is int and value.is_integer() else value
+    return None
+
+
+def form_value(value, kind, label: str, low, high, error=SchemaError):
+    """`value` from a form or a JSON client as `kind` (int or float) within [low, high], or `error` with a message
+    naming the field, the value and the range: "window (W) must be a whole number from 1 to 32, got 3.5"."""
+    number = _parsed(value, kind)
+    ok = number is not None and (kind is float or isinstance(number, int)) and low <= number <= high
+    if not ok:
+        what = "a whole number" if kind is int else "a number"
+        raise error(f"{label} must be {what} from {low:g} to {high:g}, got {shown(value)}" if kind is float else
+                    f"{label} must be {what} from {low} to {high}, got {shown(value)}")
+    return float(number) if kind is float else number
+
+
+def check_form(cls, values: dict, bounds: dict[str, tuple], error=SchemaError) -> dict:
+    """Form values (field -> raw value) for fields of the dataclass `cls`, each converted to its declared type and
+    checked against its tighter range in `bounds`, with its declared label; returns field -> value."""
+    kinds = {f[0]: (f[1], f[2]["label"] or f[0]) for f in _fields(cls)}
+    return {name: form_value(value, kinds[name][0], kinds[name][1], *bounds[name], error)
+            for name, value in values.items()}
 
 
 def label(cls, field: str) -> str:

@@ -11,8 +11,17 @@ whatever the sizes: they change how many tokens a step may accept, never which.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple, Sequence
 
 from .config import LookaheadConfig
+from .trace import Verdict
+
+
+class Sizes(NamedTuple):
+    """The branches of one step: the window's width (0: no lookahead branch) and the most candidates verified."""
+
+    width: int
+    guess: int
 
 
 @dataclass(frozen=True)
@@ -52,17 +61,18 @@ class FixedSizes:
     def __init__(self, config: LookaheadConfig, context: int):
         self.config, self.context = config, context
 
-    def room(self, position: int, levels: int) -> tuple[int, int]:
+    def room(self, position: int, levels: int) -> Sizes:
         """The widest window and the most candidates a step at `position` may feed within the context."""
         width = max(0, min(self.config.window, self.context - position - max(levels, 1)))
         guess = self.config.guess if position + self.config.ngram - 1 < self.context else 0
-        return width, guess
+        return Sizes(width, guess)
 
-    def choose(self, position: int, levels: int, available: int) -> tuple[int, int]:
+    def choose(self, position: int, levels: int, available: int) -> Sizes:
         return self.room(position, levels)
 
-    def observe(self, match_lengths, fed: int, from_window: int = 0) -> None:
-        pass
+    def observe(self, verdict: Verdict, fed: int, sources: Sequence[str | None] = ()) -> None:
+        """What a step showed (its verdict, the tokens it fed, where each candidate came from); fixed sizes ignore
+        it."""
 
 
 class AdaptiveSizes(FixedSizes):
@@ -105,7 +115,7 @@ class AdaptiveSizes(FixedSizes):
                 best, best_rate = g, rate
         return best, best_rate
 
-    def choose(self, position: int, levels: int, available: int) -> tuple[int, int]:
+    def choose(self, position: int, levels: int, available: int) -> Sizes:
         width_room, guess_room = self.room(position, levels)
         self.steps += 1
         g_max = min(guess_room, available)
@@ -115,11 +125,15 @@ class AdaptiveSizes(FixedSizes):
         probing = self.steps % self.probe == 0
         keep = probing or with_window[1] >= 0.99 * without[1]  # a near tie keeps the window: its n-grams may pay later
         g = with_window[0] if keep else without[0]
-        return (width if keep else 0), (min(g_max, g + 2) if probing else g)
+        return Sizes(width if keep else 0, min(g_max, g + 2) if probing else g)
 
-    def observe(self, match_lengths, fed: int, from_window: int = 0) -> None:
+    def observe(self, verdict: Verdict, fed: int, sources: Sequence[str | None] = ()) -> None:
+        """Update each candidate rank's gain from the match lengths, and the window's earning: the tokens accepted
+        from a winning candidate the window harvested (`sources[c]`, read before the step changed the pool)."""
+        won = verdict.winner >= 0 and verdict.winner < len(sources) and sources[verdict.winner] == "window"
+        from_window = verdict.matched if won else 0
         best = 0
-        for r, m in enumerate(match_lengths):
+        for r, m in zip(range(len(self.gain)), verdict.lengths):  # the pool's ranks (a copied candidate is last)
             self.gain[r] = self.decay * self.gain[r] + (1 - self.decay) * max(0, m - best)
             best = max(best, m)
         self.window_gain = self.decay * self.window_gain + (1 - self.decay) * from_window

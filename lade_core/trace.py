@@ -1,5 +1,8 @@
 """The contract between the engines and the views: `StepTrace` (one forward pass) and `RunTrace` (a whole run).
 
+Time: a step's seconds are `forward_s + overhead_s + draft_s` (the target model's forward, the engine's own work,
+and drafting: a draft model's passes or prompt lookup's search), and a run's `wall_s` is the sum over its steps.
+
 Both are frozen plain data (ints, strings, tuples), so a view can draw a step without torch or the model, and a run
 saved as JSON loads back equal. Each field is declared once, here: its type in the annotation and its range in the
 `spec` beside it; the JSON, the loader (`load.parse_run`) and the browser's renderer all use these names. Token text
@@ -12,17 +15,20 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from . import schema
-from .config import MAX_GUESS, MAX_NGRAM, MAX_WINDOW, LookaheadConfig, Sampling
+from .config import (DRAFT_KINDS, MAX_DRAFT, MAX_GUESS, MAX_NGRAM, MAX_WINDOW, METHODS, DraftConfig, LookaheadConfig,
+                     Sampling)
 from .layout import StepLayout
 
 SCHEMA = "lade-explorer/run"
-VERSION = 2
+VERSION = 3
 MAX_STEPS = 100_000  # far beyond any run the engines make; bounds what a file can ask a view to draw
 MAX_TEXT = 100_000  # characters of a prompt
-STEP_KINDS = ("prefill", "autoregressive", "warmup", "lookahead", "jacobi")
-METHODS = ("lookahead", "jacobi")
+MAX_LANES = 2  # lanes beside the main one: a race is the baseline and up to three methods
+# A speculative method's steps are of its method's kind (DRAFT_KINDS: "pld", "early-exit", "draft").
+STEP_KINDS = ("prefill", "autoregressive", "warmup", "lookahead", "jacobi", *DRAFT_KINDS)
 STOP_REASONS = ("eos", "length", "cancelled")
 
 Ids = tuple[int, ...]
@@ -43,6 +49,22 @@ class Draw:
     uniform: float = field(metadata=schema.spec(0.0, 1.0))  # the draw: accepted when uniform < prob
     accepted: bool
     residual_mass: float = field(metadata=_PROBABILITY)  # mass left after removing rejected tokens
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What verification decided: each candidate's accepted prefix length, the winner (-1: none matched), the
+    tokens the step emits, and the sampling draws made (none when greedy)."""
+
+    lengths: tuple[int, ...]
+    winner: int
+    accepted: tuple[int, ...]
+    draws: tuple[Draw, ...] = ()
+
+    @property
+    def matched(self) -> int:
+        """Draft tokens accepted: the winner's matched prefix (0 when nothing matched)."""
+        return self.lengths[self.winner] if self.winner >= 0 else 0
 
 
 @dataclass(frozen=True)
@@ -68,16 +90,27 @@ class StepTrace:
     ngrams_evicted: tuple[Ids, ...] = field(default=(), metadata=schema.spec(max_len=10**6))
     pool_size: int = field(default=0, metadata=schema.spec(0, 10**7))
     draws: tuple[Draw, ...] = field(default=(), metadata=schema.spec(max_len=MAX_GUESS * MAX_NGRAM + 1))
+    draft_s: float = field(default=0.0, metadata=_SECONDS)  # drafting: a draft model's passes, prompt lookup's search
+    draft_passes: int = field(default=0, metadata=schema.spec(0, MAX_DRAFT))  # forward passes of a draft model
+    copied: int = field(default=0, metadata=schema.spec(0, 2))  # lookahead: the last candidates are prompt lookup's
 
     def but(self, **changes) -> "StepTrace":
         return replace(self, **changes)
 
     @property
+    def seconds(self) -> float:
+        """The step's time: its forward, its engine overhead and its drafting."""
+        return self.forward_s + self.overhead_s + self.draft_s
+
+    @cached_property  # frozen, so computed once: the lab and the views ask it of every step many times
     def layout(self) -> StepLayout:
         """Layout of this step's forward; `layout.mask()` is the boolean attention mask the model used. Jacobi
-        decoding feeds its guess once, as a one-level window, and verifies that level as its one candidate."""
+        decoding feeds its guess once, as a one-level window, and verifies that level as its one candidate; a
+        speculative step feeds its draft as a token tree with no window (one path for one proposal)."""
         if self.kind == "jacobi":
             return StepLayout.plain(1, self.window, 0, 0)
+        if self.kind in DRAFT_KINDS:
+            return StepLayout.tree(0, 0, self.candidates)
         return StepLayout.for_candidates(len(self.levels_before), self.window, self.candidates,
                                          max(self.ngram - 1, 0), self.tree)
 
@@ -114,11 +147,27 @@ class MethodRun:
     def overhead_s(self) -> float:
         return sum(s.overhead_s for s in self.steps)
 
+    @property
+    def draft_s(self) -> float:
+        return sum(s.draft_s for s in self.steps)
+
+
+@dataclass(frozen=True)
+class Lane:
+    """A method raced beside the run's main one: its name, its settings (`config` for lookahead and Jacobi
+    decoding, `draft` for the speculative methods; the other one keeps its defaults) and its run."""
+
+    method: str = field(metadata=schema.spec(choices=METHODS))
+    config: LookaheadConfig
+    draft: DraftConfig
+    run: MethodRun
+
 
 @dataclass(frozen=True)
 class RunTrace:
-    """A recorded run: one prompt decoded by a parallel method (lookahead or Jacobi decoding) and by plain
-    autoregressive decoding (greedy, or plain sampling when the run samples), with what both saw."""
+    """A recorded run: one prompt decoded by a main method (`method`, with `config` or `draft`, in `parallel`: what
+    the step views draw), by plain autoregressive decoding (greedy, or plain sampling when the run samples) in
+    `baseline`, and by up to `MAX_LANES` more methods raced on the same clock (`lanes`), with what all of them saw."""
 
     prompt: str = field(metadata=schema.spec(max_len=MAX_TEXT))
     prompt_ids: Ids = field(metadata=schema.spec(max_len=10**6))
@@ -131,11 +180,22 @@ class RunTrace:
     config: LookaheadConfig
     sampling: Sampling
     max_new_tokens: int = field(metadata=schema.spec(1, 10**6))
-    parallel: MethodRun  # lookahead (or Jacobi) decoding
+    parallel: MethodRun  # the main method's run
     baseline: MethodRun  # autoregressive decoding: greedy, or plain sampling
     token_text: dict[int, str] = field(default_factory=dict, metadata=schema.spec(max_len=256))
     title: str = field(default="", metadata=schema.spec(max_len=200))
     recorded_at: str = field(default="", metadata=schema.spec(max_len=40))  # ISO date of the recording
+    draft: DraftConfig = field(default_factory=DraftConfig)  # the main method's draft settings (speculative ones)
+    lanes: tuple[Lane, ...] = field(default=(), metadata=schema.spec(max_len=MAX_LANES))
+
+    @property
+    def main_lane(self) -> Lane:
+        return Lane(self.method, self.config, self.draft, self.parallel)
+
+    @property
+    def all_lanes(self) -> tuple[Lane, ...]:
+        """The main lane, then the others (the baseline apart)."""
+        return (self.main_lane, *self.lanes)
 
     def text(self, ids) -> str:
         return "".join(self.token_text.get(int(t), f"<{int(t)}>") for t in ids)

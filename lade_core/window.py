@@ -20,9 +20,9 @@ import random
 
 
 class JacobiWindow:
-    def __init__(self, prompt_ids: list[int], width: int, ngram: int, seed: int):
+    def __init__(self, prompt_ids: list[int], width: int, ngram: int, window_seed: int):
         self.ngram = ngram
-        self._pick = random.Random(seed)
+        self._pick = random.Random(window_seed)
         self._source = list(prompt_ids)
         self.levels: list[tuple[int, ...]] = [self._fresh(width)]
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import torch
 
-from lade_core import LookaheadConfig, load_model
+from lade_core import LookaheadConfig, MethodSpec, load_model
 from lade_core.measure.bench import bench_prompt, summarize
 from lade_core.measure.prompts import load_prompts
 from lade_core.measure.costcurve import measure_cost_curve
@@ -53,7 +53,7 @@ def main() -> int:
             for p in prompts:
                 ids = lm.encode_prompt(p["prompt"])
                 rows.append({"id": p["id"], "kind": p["kind"],
-                             **bench_prompt(lm, ids, config, args.max_new_tokens, args.repeat)})
+                             **bench_prompt(lm, ids, MethodSpec(config=config), args.max_new_tokens, args.repeat)})
             summary = summarize(rows)
             entry["configs"].append({"config": config.to_dict(), "prompts": rows, "summary": summary})
             print(f"{dtype} W={wng[0]} N={wng[1]} G={wng[2]}: compression {summary['compression_mean']:.2f}, "

@@ -7,7 +7,7 @@ this project's engine, on the same model, prompts, settings and machine, in one 
 What it does
 ------------
 1. Builds (or reuses) a separate venv for the official code, `<cache>/peers-venv-pypi` (<cache> is
-   `lade_core.loading.cache_root()`: $LADE_CACHE_DIR, else ~/.cache/lade-explorer), from PyPI only:
+   `lade_core.checkpoint.cache_root()`: $LADE_CACHE_DIR, else ~/.cache/lade-explorer), from PyPI only:
        pip install torch==2.13.0 transformers==4.34.0 accelerate==0.23.0
        pip install --no-deps lade==0.0.2
    lade 0.0.2 is the official implementation as released in November 2023; transformers 4.34.0 and accelerate
@@ -20,8 +20,8 @@ What it does
    official greedy baseline (stock transformers 4.34 `generate(do_sample=False)` with USE_LADE=0) and official
    lookahead decoding (`lade.augment_all()`, `lade.config_lade(...)`, the same `generate` call with USE_LADE=1). It
    loads the model once and answers JSON lines on stdin/stdout. This process loads the same model folder once with
-   `lade_core.load_model` and runs this project's `greedy_generate` and `lookahead_generate` (pool="paper", and the
-   default pool policy).
+   `lade_core.load_model` and runs this project's `autoregressive_generate` and `lookahead_generate` (pool="paper",
+   and the default pool policy).
 3. Goes prompt by prompt: the two greedy runs, then per config the official and the project lookahead runs,
    the side that goes first swapping from one prompt to the next, so that machine load falls on both sides alike.
    One untimed warm-up per method first. Every process runs one thread (OMP_NUM_THREADS=1, torch.set_num_threads).
@@ -29,7 +29,9 @@ What it does
    date, machine load, versions of each side, thread count, and how each side counts steps).
 
 `--only-setup` builds the venv and runs one 16-token smoke generation of every method on the first prompt (written
-to --out only if --out is given).
+to --out only if --out is given). `--relatives` measures something else, in this venv and without the official
+code: transformers' own greedy, prompt lookup and early-exit `generate` beside this project's engines; and
+`--greedy-threads 1,2` greedy decoding four ways at each thread count (`scripts/peers_relatives.py`).
 
 Settings mapping (W/N/G)
 ------------------------
@@ -88,7 +90,7 @@ Workarounds (lade's code is used as PyPI ships it, never edited or copied)
   (`apply_chat_template(messages, add_generation_prompt=True)` via `LM.encode_prompt`) and sends the same token ids
   to every method.
 - The hub is off: the worker runs with HF_HUB_OFFLINE=1 and TRANSFORMERS_OFFLINE=1 and loads the local safetensors
-  copy (`lade_core.loading.default_model_path()`; transformers 4.34 cannot read the GGUF original).
+  copy (`lade_core.checkpoint.default_model_path()`; transformers 4.34 cannot read the GGUF original).
 - lade prints its DEBUG summary to stdout; the worker captures it, copies it to stderr, and answers on a duplicate
   of the original stdout, so prints cannot corrupt the protocol. Worker stderr goes to <cache>/peers-logs/.
 - The worker starts with PYTHONPATH/PYTHONHOME/VIRTUAL_ENV removed and PYTHONNOUSERSITE=1, so this venv's packages
@@ -114,8 +116,8 @@ from pathlib import Path  # noqa: E402
 
 import torch  # noqa: E402
 
-from lade_core import LookaheadConfig, greedy_generate, load_model, lookahead_generate  # noqa: E402
-from lade_core.loading import cache_root, default_model_path  # noqa: E402
+from lade_core import LookaheadConfig, autoregressive_generate, load_model, lookahead_generate  # noqa: E402
+from lade_core.checkpoint import cache_root, default_model_path  # noqa: E402
 from lade_core.measure.prompts import load_prompts  # noqa: E402
 from lade_core.paths import BENCH, PROMPTS  # noqa: E402
 
@@ -299,7 +301,7 @@ class Methods:
             config = LookaheadConfig(window=w, ngram=ng, guess=g, **({"pool": pool} if pool else {}))
         t = time.perf_counter()
         if config is None:
-            run = greedy_generate(self.lm, ids, n)
+            run = autoregressive_generate(self.lm, ids, n)
         else:
             run = lookahead_generate(self.lm, ids, config, n)
         wall = time.perf_counter() - t
@@ -493,7 +495,21 @@ def main() -> None:
     ap.add_argument("--peers-venv", default=None, help=f"venv of the official side (default <cache>/{VENV_NAME})")
     ap.add_argument("--only-setup", action="store_true",
                     help="build the venv and run a 16-token smoke generation of every method on one prompt")
+    ap.add_argument("--relatives", action="store_true", help="instead: transformers' greedy, prompt lookup and early "
+                    "exit beside this project's engines, in this venv (scripts/peers_relatives.py)")
+    ap.add_argument("--methods", default=None, help="with --relatives: a comma-separated subset of its methods")
+    ap.add_argument("--greedy-threads", default=None, help="instead: greedy four ways (generate or this engine, "
+                    "stock or packed layers) at these thread counts, e.g. 1,2")
     args = ap.parse_args()
+    if args.relatives or args.greedy_threads:
+        from scripts import peers_relatives
+
+        args.argv = sys.argv[1:]
+        doc = peers_relatives.main(args)
+        out = Path(args.out or BENCH / ("greedy-threads.json" if args.greedy_threads else "peers-relatives.json"))
+        out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+        say(f"wrote {out}")
+        return
 
     torch.set_num_threads(args.threads)
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")

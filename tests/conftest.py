@@ -11,8 +11,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
 
 from lade_core.measure.prompts import load_prompts  # noqa: E402
+
+# Property tests: 150 examples each in a full run, 40 in `make test-fast` (`--hypothesis-profile=quick`).
+settings.register_profile("thorough", max_examples=150)
+settings.register_profile("quick", max_examples=40)
+settings.load_profile("thorough")
 
 NEEDS = {"lm": "model", "server": "server", "browser": "browser", "page": "browser", "chromium": "browser"}
 

@@ -15,7 +15,8 @@ JSON data, or bytes). The decorator states the expectation:
 
 `base="sampled"` or `base="jacobi"` starts from the sampled or Jacobi run instead of the greedy lookahead one.
 `raw("1e999")` puts literal JSON text where JSON data cannot say it. `python tests/hostile_cases.py` lists the cases;
-`--write DIR` writes each as DIR/<name>.json (`write(folder)` from a test); `--bases` recuts the bases from assets/runs.
+`--write DIR` writes each as DIR/<name>.json (`write(folder)` from a test); `--bases [NAME ...]` recuts the bases
+from assets/runs (all, or the ones named).
 """
 
 from __future__ import annotations
@@ -28,14 +29,16 @@ from functools import cache
 from pathlib import Path
 from typing import Callable
 
-from lade_core.load import MAX_TRACE_BYTES
+from lade_core.tracefile import MAX_TRACE_BYTES
 from lade_core.paths import ROOT, RUNS
 
 HERE = ROOT / "tests" / "hostile"
 # Base traces: (recorded run, parallel steps kept). Each keeps a step that the cases below bend: greedy step 24 (two
 # candidates, winner 0, four tokens), sampled step 21 (draws, winner 0), Jacobi step 41 (two tokens accepted).
 BASES = {"greedy": ("code-class-W7N4G7", 25), "sampled": ("code-class-t0.7-W7N4G7", 22),
-         "jacobi": ("code-class-jacobi-W7", 42)}
+         "jacobi": ("code-class-jacobi-W7", 42), "race": ("relatives-race-grounded", 4)}
+# The race base (version 3): lookahead with prompt lookup candidates in `parallel`, prompt lookup decoding and an
+# early-exit draft in `lanes`, each cut to the tokens its first 4 main steps wrote.
 
 IMG = "<img src=x onerror=alert(document.domain)>"
 SCRIPT = "<script>window.__pwned=1</script>"
@@ -48,6 +51,21 @@ TELLTALES = ("<img src=x", "<script>window.__pwned", "<svg onload", "</script><s
 BIDI = "\u202eexe.txt\u202c \u2066isolate\u2069 \u200fRLM"  # right-to-left override, isolates, marks
 ZERO_WIDTH = "a\u200bb\u200cc\u200dd\u2060e\ufeff"
 EMOJI = "👩‍👩‍👧‍👦 🇺🇳 👍🏽 🧑‍💻 e" + "\u0301" * 40  # ZWJ family, flag, skin tone, combining marks
+# Characters that show nothing (default-ignorable or format), each kind carried by one token of `token_text_invisible`:
+# a grid cell must name every one of them (⟨U+E0041⟩), so that a token cannot carry hidden text.
+INVISIBLE = {
+    "tags": "ok" + "".join(chr(0xE0000 + ord(c)) for c in "ignore all") + "\U000E007F",  # Unicode tag characters
+    "variation_selectors": "a\ufe00b\ufe0ec\U000E0100d\U000E01EF",
+    "hangul_fillers": "\u115f\u1160\u3164\uffa0",
+    "mongolian_vowel_separator": "x\u180ey",
+    "other_ignorables": "\u00ad\u034f\u061c\u17b4\u17b5\u2061\u2064\u206a\u206f\ufff9\ufffb\U0001D173\U0001BCA0",
+}
+INVISIBLE_CODEPOINTS = sorted({ord(c) for text in INVISIBLE.values() for c in text if not c.isascii()})
+# A model name made of Markdown and HTML that would fetch from another origin and show a link if rendered as
+# Markdown (the speed lab did): at most 200 characters, the field's limit. No request may go to OFF_ORIGIN.
+OFF_ORIGIN = ("attacker.example", "evil.example")
+MODEL_MARKDOWN = ('![a](https://attacker.example/a.png) <img src="https://attacker.example/b.png"> '
+                  '[Log in again](https://evil.example/login) **bold** # Heading')
 
 
 @dataclass(frozen=True)
@@ -117,7 +135,8 @@ def base_doc(name: str) -> dict:
 
 
 def cut(doc: dict, keep: int) -> dict:
-    """A recorded run cut to its first `keep` parallel steps: tokens, budget, baseline and token texts to match."""
+    """A recorded run cut to its first `keep` parallel steps: tokens, budget, baseline, the other lanes (each to
+    its steps within those tokens, "cancelled" where that falls short) and token texts to match."""
     run = doc["run"]
     par, base = run["parallel"], run["baseline"]
     par["steps"] = par["steps"][:keep]
@@ -125,7 +144,17 @@ def cut(doc: dict, keep: int) -> dict:
     par["tokens"], base["tokens"], base["steps"] = par["tokens"][:n], base["tokens"][:n], base["steps"][:n]
     par["stop_reason"] = base["stop_reason"] = "length"
     run["max_new_tokens"] = n
-    used = set(re.findall(r"(?<![\d.])\d+(?![\d.])", json.dumps([run["prompt_ids"], par, base])))  # ints only
+    for lane in run.get("lanes", []):
+        steps, total = [], 0
+        for s in lane["run"]["steps"]:
+            if total + len(s["accepted"]) > n:
+                break
+            steps.append(s)
+            total += len(s["accepted"])
+        lane["run"].update(steps=steps, tokens=lane["run"]["tokens"][:total],
+                           stop_reason="length" if total == n else "cancelled")
+    lanes = [lane["run"] for lane in run.get("lanes", [])]
+    used = set(re.findall(r"(?<![\d.])\d+(?![\d.])", json.dumps([run["prompt_ids"], par, base, lanes])))  # ints
     run["token_text"] = {k: v for k, v in run["token_text"].items() if k in used}
     return doc
 
@@ -188,6 +217,12 @@ def title_markup(doc):
 def model_markup(doc):
     """Markup and Markdown as the model's name (at most 200 characters)."""
     doc["run"]["model"] = " ".join((IMG, SCRIPT, SVG, MD_IMAGE, MD_LINK))
+
+
+@case(accepts=True)
+def model_markdown_lab(doc):
+    """Markdown image links, an <img> and a "Log in again" link to other origins as the model's name (the lab)."""
+    doc["run"]["model"] = MODEL_MARKDOWN
 
 
 @case(accepts=True)
@@ -587,7 +622,7 @@ def context_too_small(doc):
     doc["run"]["context"] = 10
 
 
-@case(rejects="run.sampling: top_p must be above 0")
+@case(rejects="run.sampling: top-p must be above 0")
 def top_p_zero(doc):
     """top_p = 0, refused by the settings' own check across fields."""
     doc["run"]["sampling"]["top_p"] = 0.0
@@ -650,10 +685,10 @@ def wrong_schema(doc):
     doc["schema"] = IMG
 
 
-@case(rejects="trace version 3 is not supported")
-def version_3(doc):
+@case(rejects="trace version 4 is not supported")
+def version_4(doc):
     """A version from the future."""
-    doc["version"] = 3
+    doc["version"] = 4
 
 
 @case(rejects="trace version '2' is not supported")
@@ -795,6 +830,16 @@ def token_text_bidi(doc):
 
 
 @case(accepts=True)
+def token_text_invisible(doc):
+    """Token texts carrying Unicode tag characters, variation selectors, Hangul fillers, U+180E and other
+    default-ignorable characters (one kind per token, INVISIBLE)."""
+    ids = list(dict.fromkeys(doc["run"]["parallel"]["tokens"]))
+    assert len(ids) >= len(INVISIBLE)
+    for token, text in zip(ids, INVISIBLE.values()):
+        doc["run"]["token_text"][str(token)] = text
+
+
+@case(accepts=True)
 def prompt_bidi(doc):
     """A right-to-left override and zero-width characters in the prompt."""
     doc["run"]["prompt"] = BIDI + ZERO_WIDTH + doc["run"]["prompt"]
@@ -852,6 +897,129 @@ def max_new_tokens_over_public_limit(doc):
     run["parallel"]["stop_reason"] = run["baseline"]["stop_reason"] = "eos"
 
 
+# -- lanes and the speculative methods (version 3) ------------------------------------------------------------------
+def lane_step(doc: dict, lane: int, want) -> dict:
+    """The first decoding step of run.lanes[lane] for which `want(step)` holds."""
+    return next(s for s in doc["run"]["lanes"][lane]["run"]["steps"][1:] if want(s))
+
+
+def drafted(s: dict) -> bool:
+    return bool(s["candidates"])
+
+
+@case(accepts=True, base="race")
+def race_as_recorded(doc):
+    """A four-lane race (lookahead with copied candidates, prompt lookup, early exit; the baseline) loads."""
+
+
+@case(rejects="run.lanes[0].method must be one of", base="race")
+def lane_method_markup(doc):
+    """A lane's method is a closed set."""
+    doc["run"]["lanes"][0]["method"] = IMG
+
+
+@case(rejects="run.lanes has 3 items; at most 2 are allowed", base="race")
+def too_many_lanes(doc):
+    """Three lanes beside the main one: a race has four at most."""
+    doc["run"]["lanes"].append(doc["run"]["lanes"][0])
+
+
+@case(rejects="run.lanes[0].draft.tokens must be between 1 and 64, got 1000", base="race")
+def draft_tokens_huge(doc):
+    """A lane's K past the engine's range."""
+    doc["run"]["lanes"][0]["draft"]["tokens"] = 1000
+
+
+@case(rejects="run.lanes[1].draft.draft_model: a draft-model run names its draft model", base="race")
+def draft_lane_without_a_model(doc):
+    """A draft-model lane that names no draft model."""
+    doc["run"]["lanes"][1]["method"] = "draft"
+
+
+@case(rejects="expected pld", base="race")
+def early_exit_step_in_a_pld_lane(doc):
+    """A step of another method's kind inside a prompt lookup lane."""
+    lane_step(doc, 0, drafted)["kind"] = "early-exit"
+
+
+@case(rejects=": prompt lookup copies text, but this draft has a token the text lacks", base="race")
+def pld_draft_not_in_the_text(doc):
+    """Prompt lookup proposing a token that neither the prompt nor the output holds."""
+    s = lane_step(doc, 0, drafted)
+    s["candidates"][0][-1] = doc["run"]["vocab_size"] - 1
+
+
+@case(rejects=".draft_passes: is 2; a pld draft of these tokens takes 0", base="race")
+def pld_with_draft_passes(doc):
+    """Prompt lookup claiming draft model passes."""
+    lane_step(doc, 0, drafted)["draft_passes"] = 2
+
+
+@case(rejects="; a early-exit draft of these tokens takes", base="race")
+def early_exit_passes_do_not_match_the_draft(doc):
+    """An early-exit step whose draft passes are not its draft's tokens."""
+    s = lane_step(doc, 1, drafted)
+    s["draft_passes"] = len(s["candidates"][0]) + 1
+
+
+@case(rejects="; a draft has 1 to K = 10", base="race")
+def pld_draft_longer_than_k(doc):
+    """A prompt lookup draft of more than K tokens (predictions to match)."""
+    s = lane_step(doc, 0, drafted)
+    s["candidates"][0] = (s["candidates"][0] * 12)[:12]
+    s["predictions"][0] = (s["predictions"][0] * 13)[:13]
+
+
+@case(rejects="a pld step has no window and no pool", base="race")
+def pld_step_with_a_window(doc):
+    """A speculative step with window levels."""
+    s = lane_step(doc, 0, drafted)
+    s["window"], s["levels_before"] = 2, [[1, 2]]
+
+
+@case(rejects=".position: is", base="race")
+def lane_position_out_of_order(doc):
+    """A lane's step at the wrong position."""
+    lane_step(doc, 0, drafted)["position"] += 1
+
+
+@case(rejects=".match_lengths: are", base="race")
+def lane_match_lengths_disagree(doc):
+    """A lane's step claiming more of its draft matched than its predictions say (the winner unchanged)."""
+    def partly(s):
+        return s["candidates"] and 1 <= s["match_lengths"][0] < len(s["candidates"][0])
+
+    lanes = doc["run"]["lanes"]
+    s = next(t for lane in lanes for t in lane["run"]["steps"][1:] if partly(t))
+    s["match_lengths"][0] += 1
+
+
+@case(rejects="a lookahead step does no drafting", base="race")
+def draft_time_in_a_lookahead_step(doc):
+    """Drafting time on a lookahead step."""
+    step(doc, 3)["draft_s"] = 0.5
+
+
+@case(rejects="a copied candidate has 1 to 10 tokens of the text", base="race")
+def copied_candidate_too_long(doc):
+    """Lookahead's copied candidate longer than the run's prompt lookup K."""
+    s = next(t for t in doc["run"]["parallel"]["steps"] if t.get("copied"))
+    s["candidates"][-1] = (s["candidates"][-1] * 11)[:11]
+    s["predictions"][-1] = (s["predictions"][-1] * 12)[:12]
+
+
+@case(rejects="only a lookahead step of a run with prompt lookup candidates verifies a copied one")
+def copied_candidate_without_lookup(doc):
+    """A copied candidate in a run recorded without prompt lookup candidates."""
+    step(doc, 24)["copied"] = 1
+
+
+@case(rejects="run.sampling has unknown fields: 'seed'", base="race")
+def old_seed_name_in_version_3(doc):
+    """Version 3 calls the sampling seed `sample_seed`; the old name is refused there (version 2 upgrades it)."""
+    doc["run"]["sampling"]["seed"] = doc["run"]["sampling"].pop("sample_seed")
+
+
 def write(folder: Path, names=None) -> dict[str, Path]:
     """Each case (or those in `names`) as folder/<name>.json, for a test that uploads files; name -> path."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -864,8 +1032,10 @@ def write(folder: Path, names=None) -> dict[str, Path]:
 
 
 def main(argv: list[str]) -> None:
-    if argv[:1] == ["--bases"]:
+    if argv[:1] == ["--bases"]:  # all of them, or the names given after it
         for name, (recorded, keep) in BASES.items():
+            if argv[1:] and name not in argv[1:]:
+                continue
             doc = cut(json.loads((RUNS / f"{recorded}.json").read_text(encoding="utf-8")), keep)
             (HERE / f"base-{name}.json").write_text(json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n",
                                                     encoding="utf-8")

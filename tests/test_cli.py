@@ -1,6 +1,7 @@
-"""The command line, run as a user would (`python -m lade_core` and the `lade` script): answers, summaries, bench
-JSON, traces, the lab's JSON contract, and one-line errors. Would catch a subcommand that drifts from its documented
-arguments or output, or an error that ends in a traceback."""
+"""The command line, run as a user would (`python -m lade_core`, the engine's commands; the `lade` script and
+`python -m app`, those plus the app's): answers, summaries, bench JSON, traces, the lab's JSON contract, the method
+choices and seeds, and one-line errors. Would catch a subcommand that drifts from its documented arguments or output,
+an error that ends in a traceback, or the engine's command line importing the app."""
 
 import json
 import os
@@ -13,22 +14,23 @@ import pytest
 from lade_core.paths import ROOT, RUNS
 
 
-def cli(*args, timeout=600, script=False):
+def cli(*args, timeout=600, script=False, app=False):
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    command = [shutil.which("lade") or str(ROOT / ".venv" / "bin" / "lade")] if script else [sys.executable, "-m", "lade_core"]
+    command = [shutil.which("lade") or str(ROOT / ".venv" / "bin" / "lade")] if script else \
+        [sys.executable, "-m", "app" if app else "lade_core"]
     return subprocess.run([*command, *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=timeout)
 
 
 @pytest.mark.model
 def test_generate_streams_the_answer_and_a_summary(lm):
-    from lade_core import greedy_generate
+    from lade_core import autoregressive_generate
 
     prompt = "Write a Python function that adds two numbers."
     out = cli("generate", "--prompt", prompt, "--max-new-tokens", "24", "-W", "5", "-N", "3", "-G", "5")
     assert out.returncode == 0, out.stderr
-    expected = lm.decode(greedy_generate(lm, lm.encode_prompt(prompt), 24).tokens)
+    expected = lm.decode(autoregressive_generate(lm, lm.encode_prompt(prompt), 24).tokens)
     assert expected in out.stdout
-    assert "lookahead: 24 tokens" in out.stdout and "greedy   : 24 tokens, 24 steps" in out.stdout
+    assert "lookahead : 24 tokens" in out.stdout and "greedy    : 24 tokens, 24 steps" in out.stdout
     assert "identical to greedy" in out.stdout and "tokens/s" in out.stdout
 
 
@@ -36,7 +38,17 @@ def test_generate_streams_the_answer_and_a_summary(lm):
 def test_jacobi_method_is_selectable_and_exact(lm):
     out = cli("generate", "--method", "jacobi", "-W", "4", "--prompt", "Count to five.", "--max-new-tokens", "16")
     assert out.returncode == 0, out.stderr
-    assert "[jacobi W=4" in out.stdout and "jacobi   : 16 tokens" in out.stdout and "identical to greedy" in out.stdout
+    assert "[jacobi W=4" in out.stdout and "jacobi    : 16 tokens" in out.stdout and "identical to greedy" in out.stdout
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("method, extra", [("pld", []), ("early-exit", ["--exit-layer", "6", "-K", "4"])])
+def test_speculative_methods_are_selectable_and_exact(lm, method, extra):
+    out = cli("generate", "--method", method, *extra, "--prompt", "Write a Python function that adds two numbers.",
+              "--max-new-tokens", "16")
+    assert out.returncode == 0, out.stderr
+    assert f"[{method} " in out.stdout and f"{method:10s}: 16 tokens" in out.stdout
+    assert f"{method} output identical to greedy" in out.stdout
 
 
 def test_bad_input_gives_one_line_and_status_2():
@@ -45,21 +57,51 @@ def test_bad_input_gives_one_line_and_status_2():
         (["generate", "--prompt", "hi", "--window", "0"], "window (W) must be between 1"),
         (["generate", "--prompt", "hi", "--ngram", "1"], "ngram (N) must be between 2"),
         (["generate", "--prompt", "hi", "--pool-policy", "prompt", "--no-pool-from-prompt"], "contradicts"),
-        (["export-html", "/nonexistent.json", "/tmp/x.html"], "error:"),
         (["lab", "--run", str(RUNS / "code-class-W7N4G7.json"), "--device", "tpu", "--model-size", "7B"], "error:"),
         (["sweep", "--windows", "0"], "window (W) must be between 1"),
+        (["generate", "--prompt", "hi", "--method", "draft"], "needs a draft model: pass --draft-model"),
+        (["generate", "--prompt", "hi", "--method", "pld", "-K", "0"], "draft tokens (K) must be between 1 and 64"),
     ]:
         out = cli(*args)
         assert out.returncode == 2, (args, out.stderr)
         assert needle in out.stderr and "Traceback" not in out.stderr
         assert len(out.stderr.strip().splitlines()) == 1
+    out = cli("export-html", "/nonexistent.json", "/tmp/x.html", app=True)
+    assert out.returncode == 2 and "error:" in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
-def test_the_lade_script_is_the_same_command_line():
-    """`pip install -e .` puts `lade` on the venv's PATH; it is `python -m lade_core`."""
-    a, b = cli("--help"), cli("--help", script=True)
-    assert a.returncode == b.returncode == 0 and "generate" in b.stdout and "export-html" in b.stdout
-    assert a.stdout.split("\n", 2)[2] == b.stdout.split("\n", 2)[2]
+def test_the_lade_script_is_the_engine_command_line_plus_the_apps():
+    """`pip install -e .` puts `lade` on the venv's PATH; it is `python -m app`: the engine's commands
+    (`python -m lade_core`) plus export-html, which only the app has."""
+    engine, app, script = cli("--help"), cli("--help", app=True), cli("--help", script=True)
+    assert engine.returncode == app.returncode == script.returncode == 0
+    assert "export-html" in app.stdout and "export-html" not in engine.stdout and script.stdout == app.stdout
+    for command in ("generate", "trace", "bench", "costcurve", "sweep", "lab"):
+        assert command in engine.stdout and command in app.stdout
+
+
+def test_method_choices_and_seeds():
+    """--method takes the five methods; --seed sets both seeds unless one is given by its own name."""
+    from lade_core.cli import build_parser
+    from lade_core.cli_options import settings
+
+    def made(*flags):
+        return settings(build_parser().parse_args(["bench", *flags]))
+
+    for method in ("lookahead", "jacobi", "pld", "early-exit"):
+        assert made("--method", method)[0].method == method
+    assert made("--method", "draft", "--draft-model", "x")[0].draft.draft_model == "x"
+    spec, sampling, _ = made("--seed", "5")
+    assert (sampling.sample_seed, spec.config.window_seed) == (5, 5)
+    spec, sampling, _ = made("--seed", "5", "--window-seed", "2")
+    assert (sampling.sample_seed, spec.config.window_seed) == (5, 2)
+    spec, sampling, _ = made("--sample-seed", "3")
+    assert (sampling.sample_seed, spec.config.window_seed) == (3, 0)
+    spec = made("--method", "pld", "-K", "6", "--match", "3")[0]
+    assert (spec.draft.tokens, spec.draft.match) == (6, 3)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["bench", "--method", "medusa"])
+    assert "sets both --sample-seed and --window-seed" in cli("bench", "--help").stdout
 
 
 def test_lab_prints_its_json_contract():
@@ -80,7 +122,9 @@ def test_lab_prints_its_json_contract():
 def test_bench_writes_the_documented_json(tmp_path, lm):
     prompts = tmp_path / "p.jsonl"
     prompts.write_text(json.dumps({"id": "fib", "kind": "code", "prompt": "Write fib(n) in Python."}) + "\n")
-    for extra in ([], ["--method", "jacobi"], ["--adaptive"], ["--pool-from-prompt"], ["--pool-policy", "output"]):
+    early_exit = ["--method", "early-exit", "--exit-layer", "8", "-K", "3"]
+    for extra in ([], ["--method", "jacobi"], ["--method", "pld"], early_exit, ["--adaptive"], ["--pool-from-prompt"],
+                  ["--pool-policy", "output"]):
         out = cli("bench", "--prompts", str(prompts), "--max-new-tokens", "16", "-W", "3", "-N", "3", "-G", "3",
                   "--json", str(tmp_path / "b.json"), *extra)
         assert out.returncode == 0, (extra, out.stderr)
@@ -88,8 +132,10 @@ def test_bench_writes_the_documented_json(tmp_path, lm):
         assert {"model", "device", "dtype", "config", "prompts", "summary", "method", "command"} <= set(doc)
         row = doc["prompts"][0]
         for key in ["id", "new_tokens", "steps", "compression", "exact", "first_divergence", "lookahead_s", "greedy_s",
-                    "forward_s", "overhead_s", "ms_per_token", "sizes"]:
+                    "forward_s", "overhead_s", "draft_s", "ms_per_token", "sizes", "metrics"]:
             assert key in row
+        assert {"mean_acceptance_length", "per_position_acceptance", "drafted_per_step"} <= set(row["metrics"])
+        assert doc["summary"]["by_class"]["code"]["prompts"] == 1
         assert row["exact"] and row["new_tokens"] == 16 and row["compression"] == 16 / row["steps"]
         assert {"compression_mean", "speedup_median", "all_exact"} <= set(doc["summary"])
     assert doc["config"]["pool"] == "output"
@@ -99,18 +145,22 @@ def test_bench_writes_the_documented_json(tmp_path, lm):
 def test_trace_command_writes_a_loadable_run(tmp_path, lm):
     from lade_core import parse_run
 
-    out = cli("trace", "--prompt", "Count to five.", "--max-new-tokens", "12", "--out", str(tmp_path / "r.json"))
+    out = cli("trace", "--prompt", "Count to five.", "--max-new-tokens", "12", "--out", str(tmp_path / "r.json"),
+              "--also", "pld", "--also", "jacobi", "-W", "4")
     assert out.returncode == 0, out.stderr
     run = parse_run((tmp_path / "r.json").read_text())
     assert run.parallel.tokens == run.baseline.tokens and len(run.parallel.tokens) == 12
+    assert [lane.method for lane in run.lanes] == ["pld", "jacobi"]
+    assert all(lane.run.tokens == run.baseline.tokens for lane in run.lanes)
 
 
 def test_pool_flags_map_to_policies():
     """--pool-from-prompt (kept from earlier versions) is the prompt policy; --no-pool-from-prompt the paper's."""
-    from lade_core.cli import _settings, build_parser
+    from lade_core.cli import build_parser
+    from lade_core.cli_options import settings
 
     def config(*flags):
-        return _settings(build_parser().parse_args(["bench", *flags]))[0]
+        return settings(build_parser().parse_args(["bench", *flags]))[0].config
 
     assert config().pool == "prompt" and config("--no-pool-from-prompt").pool == "paper"
     assert config("--pool-from-prompt").pool == "prompt" and config("--pool-policy", "output").pool == "output"

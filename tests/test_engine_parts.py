@@ -7,12 +7,13 @@ import pytest
 from lade_core import ConfigError, LookaheadConfig, Sampling, StepCost
 from lade_core.config import jacobi_config
 from lade_core.schema import check_bounds, SchemaError
-from lade_core.sizes import AdaptiveSizes, FixedSizes, size_policy
+from lade_core.sizes import AdaptiveSizes, FixedSizes, Sizes, size_policy
+from lade_core.trace import Verdict
 from lade_core.window import JacobiWindow
 
 
 def test_window_docstring_example():
-    window = JacobiWindow([10, 11], width=2, ngram=3, seed=0)
+    window = JacobiWindow([10, 11], width=2, ngram=3, window_seed=0)
     a, b = window.levels[0]
     assert window.update((3, 4)) == [] and window.full
     assert window.update((5, 6)) == [(a, 3, 5), (b, 4, 6)]
@@ -20,7 +21,7 @@ def test_window_docstring_example():
 
 
 def test_window_resizes_and_pauses():
-    window = JacobiWindow([7], width=3, ngram=3, seed=1)
+    window = JacobiWindow([7], width=3, ngram=3, window_seed=1)
     window.update((1, 2, 3))
     window.resize(2)
     assert window.levels == [(7, 7), (1, 2)]
@@ -32,7 +33,7 @@ def test_window_resizes_and_pauses():
 
 def test_fixed_sizes_stop_at_the_context():
     sizes = FixedSizes(LookaheadConfig(7, 4, 7), context=100)
-    assert sizes.choose(50, 3, 5) == (7, 7)
+    assert sizes.choose(50, 3, 5) == Sizes(width=7, guess=7)
     assert sizes.choose(92, 3, 5) == (5, 7)  # the newest level reaches p + L + W - 1 <= 99
     assert sizes.choose(98, 3, 5) == (0, 0)  # no room for the window, nor for a candidate of N-1 = 3
 
@@ -43,12 +44,26 @@ def test_adaptive_sizes_fall_back_when_guesses_stop_paying():
     sizes = AdaptiveSizes(LookaheadConfig(4, 4, 4, adaptive=True), steep, context=10_000, decay=0.5, probe=10**6)
     for _ in range(20):
         width, guess = sizes.choose(10, 3, 4)
-        sizes.observe([0] * guess, 1 + width * 3 + guess * 3)
+        sizes.observe(Verdict((0,) * guess, -1, (1,)), 1 + width * 3 + guess * 3)
     assert sizes.choose(10, 3, 4)[1] == 0
     for _ in range(30):
         width, guess = sizes.choose(10, 3, 4)
-        sizes.observe([3] * max(guess, 1), 1 + width * 3 + guess * 3)
+        sizes.observe(Verdict((3,) * max(guess, 1), 0, (1, 2, 3, 4)), 1 + width * 3 + guess * 3)
     assert sizes.choose(10, 3, 4)[1] >= 1
+
+
+def test_the_window_earns_only_from_candidates_it_harvested():
+    """observe() credits the window with a winner's matched tokens only where that candidate came from the window:
+    a text n-gram winning 3 tokens leaves its earning decaying, a window n-gram winning 3 raises it (0.5 -> 1.6)."""
+    sizes = AdaptiveSizes(LookaheadConfig(4, 4, 2, adaptive=True), StepCost(((1, 1.0), (40, 2.0))), context=1000,
+                          decay=0.5)
+    won = Verdict((3, 0), 0, (1, 2, 3, 4))
+    sizes.observe(won, 20, ("text", "window"))
+    assert sizes.window_gain == 0.25
+    sizes.observe(won, 20, ("window", "text"))
+    assert sizes.window_gain == 0.5 * 0.25 + 0.5 * 3
+    sizes.observe(Verdict((0, 0), -1, (1,)), 20, ("window", "window"))  # no winner: nothing earned
+    assert sizes.window_gain == 0.5 * (0.5 * 0.25 + 0.5 * 3)
 
 
 def test_adaptive_needs_a_step_cost():
@@ -75,11 +90,11 @@ def test_config_messages_name_field_value_and_range(kwargs, message):
 @pytest.mark.parametrize("kwargs, message", [
     ({"temperature": -1}, "temperature must be between 0 and 100, got -1"),
     ({"temperature": float("nan")}, "temperature must be a finite number"),
-    ({"top_p": 0.0}, "top_p must be above 0"),
-    ({"seed": -5}, "sampling seed must be between 0"),
+    ({"top_p": 0.0}, "top-p must be above 0"),
+    ({"sample_seed": -5}, "sampling seed must be between 0"),
 ])
 def test_sampling_messages(kwargs, message):
-    with pytest.raises(ConfigError, match=None) as err:
+    with pytest.raises(ConfigError) as err:
         Sampling(**kwargs)
     assert message in str(err.value)
 
@@ -113,5 +128,5 @@ def test_adaptive_window_is_as_wide_as_the_device_feeds_it_and_runs_only_if_it_p
     for sizes in (flat, cpu):
         for _ in range(30):
             width, guess = sizes.choose(10, 3, 0)
-            sizes.observe([], 1 + width * 3, from_window=0)
+            sizes.observe(Verdict((), -1, (1,)), 1 + width * 3)
     assert flat.choose(10, 3, 0)[0] == 8 and cpu.choose(10, 3, 0)[0] == 0

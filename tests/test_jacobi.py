@@ -41,8 +41,9 @@ def test_each_step_is_the_guess_block_verified_as_one_candidate(lm):
             assert run.steps[step.index + 1].levels_before[0][: len(kept)] == kept  # the Jacobi update, shifted
 
 
-def test_jacobi_samples_from_the_model(lm):
+def test_jacobi_sampling_is_reproducible_per_seed(lm):
+    """The same sampling seed, the same draws (that they have the model's law is tests/test_sampling.py's)."""
     ids = lm.encode_prompt("Name a colour.")
-    a = jacobi_generate(lm, ids, 4, 12, sampling=Sampling(0.8, seed=3))
-    b = jacobi_generate(lm, ids, 4, 12, sampling=Sampling(0.8, seed=3))
+    a = jacobi_generate(lm, ids, 4, 12, sampling=Sampling(0.8, sample_seed=3))
+    b = jacobi_generate(lm, ids, 4, 12, sampling=Sampling(0.8, sample_seed=3))
     assert a.tokens == b.tokens and any(s.draws for s in a.steps[1:])

@@ -1,19 +1,22 @@
-"""The speed lab: the roofline pinned to hand-worked numbers, the simulation's one-device case equal to the plain
-prediction, the output contract on a recorded run, and the paper's figures kept honest. No model, no server."""
+"""The speed lab's predictions: the output contract on a recorded run, ranges computed (never widened) with each
+part named, the batch dial, the break-even batch, the simulation's one-device case, and the CLI. Hand-made runs
+carry only what a prediction reads (each step's accepted tokens, tokens fed and position). No model, no server."""
 
 import json
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from lade_core import cli
-from lade_core.load import parse_run
-from lade_core.measure import lab
-
+from lade_core.config import LookaheadConfig
+from lade_core.measure import lab, roofline
 from lade_core.paths import RUNS
+from lade_core.tracefile import parse_run
 
 RUN = RUNS / "code-class-W7N4G7.json"
-CONTRACT = {"predicted_speedup", "predicted_speedup_range", "compression", "device", "model_size", "devices",
-            "assumptions", "kind"}
+CONTRACT = {"predicted_speedup", "predicted_speedup_range", "range_parts", "compression", "device", "model_size",
+            "devices", "batch", "assumptions", "kind", "step_cost", "step_cost_range", "tokens_fed"}
 
 
 @pytest.fixture(scope="module")
@@ -21,88 +24,125 @@ def run():
     return parse_run(RUN.read_bytes())
 
 
+def made_run(accepted, fed, position=0, window=7, ngram=4, guess=7, model="SmolLM2-135M-Instruct"):
+    """A run whose prefill emits one token and whose lookahead steps emit `accepted[i]` tokens feeding `fed[i]`."""
+    steps = [SimpleNamespace(accepted=(1,), n_input=0, position=position)]
+    steps += [SimpleNamespace(accepted=(1,) * a, n_input=f, position=position) for a, f in zip(accepted, fed)]
+    tokens = sum(len(s.accepted) for s in steps)
+    return SimpleNamespace(parallel=SimpleNamespace(steps=steps, compression=tokens / len(steps)), model=model,
+                           dtype="float32", method="lookahead", config=LookaheadConfig(window, ngram, guess))
+
+
 def _point(w, n, g, compression, fed, by_prompt=None):
     return {"window": w, "ngram": n, "guess": g, "compression": compression, "mean_tokens_fed": fed,
             "compression_by_prompt": by_prompt or {"a": compression * 0.8, "b": compression, "c": compression * 1.2}}
 
 
-def test_published_shapes_give_published_parameter_counts():
-    """A typo in a layer count or hidden size would shift every prediction for that size; the derived counts must
-    equal the published totals."""
-    assert lab.model_shape("7B").params == 6_738_415_616
-    assert lab.model_shape("70B").params == 68_976_648_192
-    assert lab.model_shape("34B").params == 33_743_970_304
-    assert lab.model_shape("135M").params == 134_515_008
-
-
-def test_model_sizes_parse_as_written():
-    assert lab.model_shape("1.7b").name == "SmolLM2-1.7B"
-    assert lab.model_shape(" 135M ").name == "SmolLM2-135M"
-    assert lab.model_shape("13B").layers == 40
-
-
-def test_7b_on_a100_one_token_is_memory_bound():
-    """Llama-2-7B in bf16 on an A100 80GB, one token, empty cache:
-    weights 6,738,415,616 * 2 B = 13,476,831,232 B at 2.039e12 * 0.7 = 1.4273e12 B/s -> 9.4422 ms;
-    compute 2 * 6,738,415,616 FLOP at 312e12 * 0.5 = 1.56e14 FLOP/s -> 0.0864 ms;
-    overhead 32 layers * 20 us = 0.64 ms; total max(9.4422, 0.0864) + 0.64 = 10.0822 ms, memory-bound."""
-    f = lab.forward_seconds("a100-80gb", "7B", 1, 0)
-    assert f["memory_s"] == pytest.approx(9.4422e-3, rel=1e-4)
-    assert f["compute_s"] == pytest.approx(0.08639e-3, rel=1e-3)
-    assert f["seconds"] == pytest.approx(10.0822e-3, rel=1e-4)
-    assert f["bound"] == "memory"
-
-
-def test_7b_on_a100_at_the_papers_7b_setting_turns_compute_bound():
-    """W=15, N=5, G=15 feeds 1 + 30 * 4 = 121 tokens: compute 121 * 13,476,831,232 FLOP / 1.56e14 = 10.4532 ms now
-    exceeds the 9.4422 ms of memory; total 10.4532 + 0.64 = 11.0932 ms, 1.1003x the one-token forward."""
-    f = lab.forward_seconds("a100-80gb", "7B", 121, 0)
-    assert f["compute_s"] == pytest.approx(10.4532e-3, rel=1e-4)
-    assert f["seconds"] == pytest.approx(11.0932e-3, rel=1e-4)
-    assert f["bound"] == "compute"
-    relative = lab.cost_curve("a100-80gb", "7B", [1, 121], context=0)[1]["relative"]
-    assert relative == pytest.approx(1.1003, rel=1e-4)
-
-
-def test_135m_on_h100_is_launch_bound_and_counts_the_kv_cache():
-    """SmolLM2-135M on an H100, one token over 512 cached positions:
-    weights 134,515,008 * 2 B = 269,030,016 B at 3.35e12 * 0.7 = 2.345e12 B/s -> 0.114725 ms;
-    KV cache 2 * 30 layers * 3 heads * 64 * 512 positions * 2 B = 11,796,480 B -> 0.005030 ms (the attention term);
-    overhead 30 * 20 us = 0.6 ms dwarfs both: total 0.119755 + 0.6 = 0.719755 ms."""
-    f = lab.forward_seconds("h100", "135M", 1, 512)
-    assert f["attention_s"] == pytest.approx(0.005030e-3, rel=1e-3)
-    assert f["memory_s"] == pytest.approx(0.119755e-3, rel=1e-4)
-    assert f["seconds"] == pytest.approx(0.719755e-3, rel=1e-4)
-    assert f["bound"] == "overhead"
-
-
-def test_busiest_device_share():
-    """W=7, G=7, N=4 feeds 43 tokens; over 2 devices the busiest carries ceil(7/2) + ceil(7/2) = 8 of the 14 rows:
-    1 + 42 * 8 / 14 = 25 tokens. One device carries all of them."""
-    assert lab.tokens_per_device(43, 7, 7, 2) == pytest.approx(25)
-    assert lab.tokens_per_device(43, 7, 7, 1) == 43
-
-
 def test_predict_run_keeps_the_contract(run):
-    """The JSON `lade lab` prints is read by outside checks: these fields, a range around the prediction, a kind
-    that never says measured."""
+    """The JSON `lade lab` prints is read by outside checks: these fields, a kind that never says measured."""
     result = lab.predict_run(run, "h100", "7B")
     assert CONTRACT <= set(result)
-    low, high = result["predicted_speedup_range"]
-    assert low <= result["predicted_speedup"] <= high
     assert result["compression"] == pytest.approx(run.parallel.compression)
     assert (result["device"], result["model_size"], result["devices"], result["kind"]) == ("h100", "7B", 1, "model")
-    assert {"bandwidth", "peak_flops", "precision", "efficiency", "overhead", "context"} <= set(result["assumptions"])
-    json.dumps(result)
+    assert {"bandwidth", "peak_flops", "precision", "efficiency", "overlap", "bounds", "context"} <= set(
+        result["assumptions"])
+    json.dumps(result, allow_nan=False)
     assert lab.predict_run(run, "h100", "7B") == result  # the bootstrap is seeded
 
 
-def test_predict_run_on_this_cpu_uses_the_measured_curve(run):
+def test_the_range_is_computed_never_widened_to_hold_the_point():
+    """A compression band that lies above the point stays above it: the old code stretched the range to the point,
+    so `low <= predicted` held whatever the numbers."""
+    t = lab.target("a100-80gb", "7B", 0)
+    cost = lab.step_cost({"window": 7, "guess": 7, "ngram": 4}, 20, t)
+    result = lab._result(2.0, [2.2, 2.6], cost, t, 1, "made up")
+    assert result["predicted_speedup"] == pytest.approx(2.0 / cost["step_cost"])
+    assert result["predicted_speedup_range"][0] > result["predicted_speedup"]
+
+
+def test_identical_steps_leave_only_the_assumptions_in_the_range():
+    """Every step accepts 2 tokens feeding 22: the bootstrap cannot move the compression (its part has zero width),
+    so the whole range is the roofline's bounds: [C / high cost, C / low cost] at 22 tokens."""
+    r = made_run([2] * 40, [22] * 40)
+    result = lab.predict_run(r, "a100-80gb", "7B")
+    c, (low, high) = r.parallel.compression, result["step_cost_range"]
+    assert result["range_parts"]["compression"] == pytest.approx([result["predicted_speedup"]] * 2)
+    assert result["range_parts"]["assumptions"] == pytest.approx([c / high, c / low])
+    assert result["predicted_speedup_range"] == pytest.approx([c / high, c / low])
+
+
+def test_below_the_crossover_the_prediction_still_has_a_range():
+    """A 22-token step on a 7B A100 is far below the crossover: it costs about one greedy step (mid), but not
+    certainly so: with the overlap and efficiencies at their bounds it costs several percent more."""
+    result = lab.predict_run(made_run([2] * 40, [22] * 40), "a100-80gb", "7B")
+    assert result["step_cost"] == pytest.approx(1.0, abs=0.005)
+    assert result["step_cost_range"][1] > 1.03
+    assert result["predicted_speedup_range"][0] < 0.97 * result["predicted_speedup"]
+
+
+def test_a_spread_of_steps_shows_in_the_compression_part():
+    """Half the steps accept 1 token, half 3: the bootstrap band around the mean compression is wide, and the
+    total range is at least as wide as either part."""
+    result = lab.predict_run(made_run([1, 3] * 30, [22] * 60), "a100-80gb", "7B")
+    (c_low, c_high), (a_low, a_high) = result["range_parts"]["compression"], result["range_parts"]["assumptions"]
+    low, high = result["predicted_speedup_range"]
+    assert c_high - c_low > 0.2
+    assert low <= min(c_low, a_low) and high >= max(c_high, a_high)
+
+
+def test_the_range_parts_name_their_sources(run):
+    assert set(lab.predict_run(run, "h200", "13B")["range_parts"]) == {"compression", "assumptions"}
+    assert set(lab.predict_run(run, "cpu", "135M")["range_parts"]) == {"compression", "measurement"}
+
+
+def test_a_batch_makes_the_extra_tokens_stop_being_free():
+    """31 tokens a step on a 7B A100: alone it costs about one greedy step; with 64 sequences the batch is
+    compute-bound and the step costs about 17 of the batch's greedy steps (tests/test_roofline.py), so lookahead
+    runs at a tenth of greedy's speed."""
+    r = made_run([2] * 20, [31] * 20)
+    alone, crowd = (lab.predict_run(r, "a100-80gb", "7B", batch=b) for b in (1, 64))
+    assert alone["predicted_speedup"] > 1.8 and alone["breakdown"]["bound"] == "memory"
+    assert crowd["predicted_speedup"] < 0.15 and crowd["breakdown"]["bound"] == "compute"
+    assert crowd["batch"] == 64 and crowd["step_cost"] == pytest.approx(
+        roofline.relative_cost("a100-80gb", "7B", 31, 0, batch=64), rel=1e-9)
+
+
+def test_break_even_batch_is_the_first_batch_below_one():
+    """Compression 1.5 at 31 tokens a step, 7B on an A100: the predicted break-even is the first B whose relative
+    cost passes 1.5 (found here by scanning the roofline directly); the range runs earliest to latest."""
+    setting = {"window": 7, "guess": 7, "ngram": 4}
+    t = lab.target("a100-80gb", "7B", 0)
+    even = lab.break_even_batch(setting, 31, 1.5, [1.3, 1.7], t)
+    scan = next(b for b in range(1, 257) if 1.5 / roofline.relative_cost("a100-80gb", "7B", 31, 0, batch=b) < 1)
+    assert even["predicted"] == scan
+    early, late = even["range"]
+    assert early < scan < late
+    assert early <= min(even["range_parts"]["compression"][0], even["range_parts"]["assumptions"][0])
+    assert lab.break_even_batch(setting, 1, 1.5, [1.3, 1.7], t)["predicted"] is None  # one token a step: free
+
+
+def test_the_cpu_reads_its_batched_curve_at_a_measured_batch():
+    """At batch 2 the CPU's step cost is the batched curve's: interpolated between its 16- and 32-token points
+    (relative 2.0 and 3.0 of the batch's one-token forward), 24 tokens cost 2.5, and between the quartiles (2.0 to
+    2.0 at 16, 2.5 to 3.5 at 32) 2.25 to 2.75; an unmeasured batch is refused."""
+    single = {"model": "m", "dtype": "float32", "prefix": 100, "greedy_s": 0.05, "source": "shipped",
+              "machine_description": "x", "points": [{"tokens": 1, "seconds": 0.05}, {"tokens": 64, "seconds": 0.2}]}
+    batched = {"model": "m", "dtype": "float32", "source": "shipped", "machine_description": "x", "curves": [
+        {"batch": 2, "greedy_s": 0.1, "points": [
+            {"tokens": 1, "seconds": 0.1, "q1": 0.1, "q3": 0.1}, {"tokens": 16, "seconds": 0.2, "q1": 0.2, "q3": 0.2},
+            {"tokens": 32, "seconds": 0.3, "q1": 0.25, "q3": 0.35}]}]}
+    t = lab.Target("cpu", roofline.model_shape("135M"), 100, curves={"single": single, "batched": batched})
+    result = lab.predict_run(made_run([2] * 10, [24] * 10), "cpu", "135M", batch=2, t=t)
+    assert result["step_cost"] == pytest.approx(2.5) and result["step_cost_range"] == pytest.approx([2.25, 2.75])
+    with pytest.raises(ValueError, match=r"measured at batch \[2\]"):
+        lab.predict_run(made_run([2] * 10, [24] * 10), "cpu", "135M", batch=4, t=t)
+
+
+def test_predict_run_on_this_cpu_uses_a_measured_curve(run):
     result = lab.predict_run(run, "cpu", "135M")
     assert result["breakdown"]["bound"] == "measured" and result["kind"] == "model"
-    assert result["step_cost"] > 1.2  # a 31-token forward costs this CPU clearly more than a 1-token one
-    low, high = result["predicted_speedup_range"]
-    assert low <= result["predicted_speedup"] <= high
+    assert result["step_cost"] > 1.2  # a 27-token forward costs this CPU clearly more than a 1-token one
+    assert result["assumptions"]["source"] in ("shipped", "measured here")
 
 
 def test_kind_is_never_measured(run):
@@ -114,17 +154,18 @@ def test_kind_is_never_measured(run):
     assert kinds == {"model", "simulation"}
 
 
-@pytest.mark.parametrize("device, size, devices, message", [
-    ("tpu-v5", "7B", 1, "unknown device"),
-    ("h100", "8B", 1, "no model of size"),
-    ("h100", "seven", 1, "write it like"),
-    ("cpu", "7B", 1, "SmolLM2-135M only"),
-    ("cpu", "135M", 2, "GPUs"),
-    ("h100", "7B", 0, "at least 1"),
+@pytest.mark.parametrize("device, size, devices, batch, message", [
+    ("tpu-v5", "7B", 1, 1, "unknown device"),
+    ("h100", "8B", 1, 1, "no model of size"),
+    ("h100", "seven", 1, 1, "write it like"),
+    ("cpu", "7B", 1, 1, "SmolLM2-135M only"),
+    ("cpu", "135M", 2, 1, "GPUs"),
+    ("h100", "7B", 0, 1, "at least 1"),
+    ("h100", "7B", 1, 0, "at least 1"),
 ])
-def test_bad_device_or_size_says_what_is_wrong(run, device, size, devices, message):
+def test_bad_device_size_or_batch_says_what_is_wrong(run, device, size, devices, batch, message):
     with pytest.raises(ValueError, match=message):
-        lab.predict_run(run, device, size, devices)
+        lab.predict_run(run, device, size, devices, batch=batch)
 
 
 def test_simulation_on_one_device_is_the_plain_prediction():
@@ -153,33 +194,21 @@ def test_parallelism_pays_for_a_wide_window():
     assert curve[1]["comm_s"] == pytest.approx(15e-6, rel=0.01) and curve[0]["comm_s"] == 0
 
 
-def test_paper_rows_are_sourced_and_single_device():
-    """Every measured row names its source and figure; no single-device row may carry the multi-GPU 4x (the blog's
-    single-GPU range is 1.5x to 2.3x)."""
-    paper = lab.paper_figures()
-    rows = [paper["rows_defaults"] | r for r in paper["rows"]]
-    assert rows and all(r["source"].startswith("https://") and r["figure"] for r in rows)
-    assert all(r["devices"] == 1 and 1.0 < r["speedup"] <= 2.3 for r in rows)
-    assert paper["missing"]
-
-
-def test_paper_comparison_sets_prediction_beside_measurement():
-    """With compression 2.0 at the 7B setting (W=15, N=5, G=15) and an empty cache, the prediction is
-    2.0 / 1.1003 = 1.8177x and the gap for MT-Bench 7B (measured 1.64x) is 1.64 / 1.8177 = 0.9022. The 70B row has
-    no W, N, G in the sources, so no prediction."""
-    given = {(15, 5, 15): 2.0, (10, 5, 10): 2.0, (7, 5, 7): 2.0}
-    rows = lab.paper_comparison(given, points=[], context=0)
-    mt7 = next(r for r in rows if r["dataset"] == "MT-Bench" and r["model_size"] == "7B")
-    assert mt7["predicted_speedup"] == pytest.approx(1.8177, rel=1e-4)
-    assert mt7["gap"] == pytest.approx(0.9022, rel=1e-3)
-    assert mt7["compression_source"] == "given"
-    mt70 = next(r for r in rows if r["model_size"] == "70B")
-    assert mt70["predicted_speedup"] is None and mt70["gap"] is None
+def test_busiest_device_share():
+    """W=7, G=7, N=4 feeds 43 tokens; over 2 devices the busiest carries ceil(7/2) + ceil(7/2) = 8 of the 14 rows:
+    1 + 42 * 8 / 14 = 25 tokens. One device carries all of them."""
+    assert lab.tokens_per_device(43, 7, 7, 2) == pytest.approx(25)
+    assert lab.tokens_per_device(43, 7, 7, 1) == 43
+    assert list(lab.tokens_per_device(np.array([43.0, 15.0]), 7, 7, 2)) == pytest.approx([25, 9])
 
 
 def test_cli_lab_prints_the_contract(capsys):
     assert cli.main(["lab", "--run", str(RUN), "--device", "h200", "--model-size", "1.7B", "--json"]) == 0
     assert CONTRACT <= set(json.loads(capsys.readouterr().out))
+    assert cli.main(["lab", "--run", str(RUN), "--device", "a100-80gb", "--model-size", "7B", "--batch", "64",
+                     "--json"]) == 0
+    crowded = json.loads(capsys.readouterr().out)
+    assert crowded["batch"] == 64 and crowded["predicted_speedup"] < 1
     assert cli.main(["lab", "--run", str(RUN), "--device", "a100-80gb", "--model-size", "7B", "--devices", "4"]) == 0
     assert "Simulation" in capsys.readouterr().out
     assert cli.main(["lab", "--run", str(RUN), "--device", "cpu", "--model-size", "7B"]) == 2

@@ -5,7 +5,7 @@ import numpy as np
 
 from lade_core.layout import StepLayout
 
-# W=3, N=3 (two levels), two candidates of N-1=2 tokens: the example of ../shared/ALGORITHM.md.
+# W=3, N=3 (two levels), two candidates of N-1=2 tokens: the example drawn in lade_core/layout.py.
 HAND_DRAWN = """
 x    # . . . . . . . . . .
 a0   # # . . . . . . . . .
@@ -70,11 +70,11 @@ def test_rows_read_back_follow_the_layout():
     accepted tokens' input rows; in a tree, candidates that share a prefix share those rows."""
     plain = StepLayout.plain(levels=2, window=3, candidates=2, cand_len=2)
     assert plain.logit_rows() == [0, 4, 5, 6, 7, 8, 9, 10]  # x, the newest level, every candidate token
-    assert plain.prediction_rows.tolist() == [[0, 4, 5], [0, 6, 7]]
+    assert plain.prediction_rows == ((0, 4, 5), (0, 6, 7))
     assert plain.new_level_rows.tolist() == [1, 2, 3]
     assert plain.cache_rows(1, 2) == [0, 9, 10] and plain.cache_rows(0, 0) == [0]
     tree = StepLayout.tree(1, 2, [(5, 6), (5, 7)])
-    assert tree.prediction_rows.tolist() == [[0, 3, 4], [0, 3, 5]]
+    assert tree.prediction_rows == ((0, 3, 4), (0, 3, 5))
     assert tree.cache_rows(1, 2) == [0, 3, 5]
     assert tree.window_rows(0, 2) == [1, 2]
 
@@ -82,4 +82,4 @@ def test_rows_read_back_follow_the_layout():
 def test_no_window_and_no_candidates_is_x_alone():
     layout = StepLayout.plain(0, 0, 0, 3)
     assert layout.size == 1 and layout.logit_rows() == [0] and layout.mask().tolist() == [[True]]
-    assert layout.prediction_rows.shape == (0, 1)
+    assert layout.prediction_rows == ()

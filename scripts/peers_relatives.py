@@ -1,0 +1,179 @@
+"""Peers, part two: what a transformers user would pick instead, measured beside this project's engines on the same
+weights, chat template, prompts and machine, interleaved, one thread (`python -m scripts.peers --relatives`).
+
+    python -m scripts.peers --relatives --out assets/bench/peers-relatives.json [--max-new-tokens 128] [--repeat 1]
+    python -m scripts.peers --greedy-threads 1,2 --out assets/bench/greedy-threads.json
+
+Methods (`--methods` picks some):
+    tf-greedy       transformers' `generate(do_sample=False)` on the stock model (what a user runs)
+    tf-pld          `generate(prompt_lookup_num_tokens=10)`: prompt lookup decoding, transformers' own
+    tf-early-exit   `generate(assistant_early_exit=K)`: transformers' self-speculative decoding, the model's first
+                    K layers as the draft (its own default schedule of draft lengths)
+    lade-greedy, lade-pld, lade-early-exit, lade-747, lade-424, lade-434-lookup: this project's engines
+                    (packed CPU kernels), greedy; the last is lookahead with prompt lookup candidates (W=4 N=3 G=4,
+                    10 copied tokens at most)
+Per prompt, the methods run in an order rotated from one prompt to the next, each best of `--repeat`, after one
+untimed warm-up each. Tokens per step = new tokens / the target model's forward passes (a forward hook counts
+them; for tf-early-exit, passes at the full depth only; the prefill counts as a step on both sides).
+
+`--greedy-threads` answers why this project's greedy looked slower per token than transformers' `generate`
+although its packed kernels measured 1.81x faster (BENCHMARKS.md, CPU kernels): greedy decoding four ways (generate
+or this engine, stock or packed layers), interleaved, at each thread count.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import torch
+
+from lade_core import DraftConfig, LookaheadConfig, MethodSpec, autoregressive_generate, decode
+from lade_core.model import LM
+
+LADE = {"lade-pld": MethodSpec("pld"), "lade-early-exit": MethodSpec("early-exit", draft=DraftConfig(exit_layer=8)),
+        "lade-747": MethodSpec(config=LookaheadConfig(7, 4, 7)),
+        "lade-424": MethodSpec(config=LookaheadConfig(4, 2, 4)),
+        "lade-434-lookup": MethodSpec(config=LookaheadConfig(4, 3, 4, lookup=10))}
+TF = {"tf-greedy": {}, "tf-pld": {"prompt_lookup_num_tokens": 10}, "tf-early-exit": {"assistant_early_exit": 8}}
+METHODS = ("tf-greedy", "tf-pld", "tf-early-exit", "lade-greedy", *LADE)
+
+
+class Passes:
+    """Counts a model's forward passes at its full depth (an early-exit draft runs the same modules shallower)."""
+
+    def __init__(self, model):
+        self.count, self.model = 0, model
+        self.depth = model.config.num_hidden_layers
+        model.register_forward_pre_hook(self._hook)
+
+    def _hook(self, *_):
+        self.count += getattr(self.model, self.model.base_model_prefix).config.num_hidden_layers == self.depth
+
+
+def stock_model(path: str):
+    """The same weights with transformers' own layers and attention: what `generate` users run."""
+    from transformers import AutoModelForCausalLM
+
+    return AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval()
+
+
+def run_tf(model, passes: Passes, ids, n: int, kwargs: dict) -> dict:
+    passes.count = 0
+    t = time.perf_counter()
+    with torch.inference_mode():
+        out = model.generate(torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+                             max_new_tokens=n, do_sample=False, **kwargs)
+    wall = time.perf_counter() - t
+    return {"tokens": out[0, len(ids):].tolist(), "steps": passes.count, "wall_s": wall}
+
+
+def run_lade(lm, ids, n: int, spec: MethodSpec | None) -> dict:
+    t = time.perf_counter()
+    run = autoregressive_generate(lm, ids, n) if spec is None else decode(lm, ids, spec, n)
+    wall = time.perf_counter() - t
+    return {"tokens": list(run.tokens), "steps": len(run.steps), "wall_s": wall, "draft_s": run.draft_s}
+
+
+def runner(lm, stock, passes):
+    def run(name, ids, n):
+        if name in TF:
+            return run_tf(stock, passes, ids, n, TF[name])
+        return run_lade(lm, ids, n, LADE.get(name))
+    return run
+
+
+def best(run, name, ids, n, repeat) -> dict:
+    out = None
+    for _ in range(max(repeat, 1)):
+        r = run(name, ids, n)
+        out = r if out is None or r["wall_s"] < out["wall_s"] else out
+    k = len(out["tokens"])
+    return {**out, "new_tokens": k, "tokens_per_step": k / max(out["steps"], 1),
+            "ms_per_token": 1000 * out["wall_s"] / max(k, 1)}
+
+
+def relatives(lm, path: str, prompts, n: int, repeat: int, methods=METHODS) -> dict:
+    stock = stock_model(path)
+    run = runner(lm, stock, Passes(stock))
+    encoded = [(p, lm.encode_prompt(p["prompt"])) for p in prompts]
+    for name in methods:  # warm-up, untimed
+        run(name, encoded[0][1], 8)
+    rows = []
+    for i, (p, ids) in enumerate(encoded):
+        order = list(methods[i % len(methods):]) + list(methods[:i % len(methods)])
+        results = {name: best(run, name, ids, n, repeat) for name in order}
+        reference = results.get("tf-greedy", results.get("lade-greedy"))["tokens"]
+        for r in results.values():
+            r["identical_to_greedy"] = r.pop("tokens") == reference
+        rows.append({"id": p["id"], "kind": p["kind"], "prompt_tokens": len(ids), "order": order, "runs": results})
+        print(f"[peers] {p['id']}: " + ", ".join(f"{k} {v['ms_per_token']:.1f} ms {v['tokens_per_step']:.2f}/step"
+                                               for k, v in results.items()), flush=True)
+    return {"rows": rows, "summary": summarize(rows, methods)}
+
+
+def summarize(rows, methods) -> dict:
+    out = {}
+    classes = {"all": rows, **{k: [r for r in rows if r["kind"] == k] for k in dict.fromkeys(r["kind"] for r in rows)}}
+    for cls, part in classes.items():
+        out[cls] = {m: {"prompts": len(part),
+                        "ms_per_token_median": statistics.median(r["runs"][m]["ms_per_token"] for r in part),
+                        "tokens_per_step_mean": statistics.fmean(r["runs"][m]["tokens_per_step"] for r in part),
+                        "identical": sum(r["runs"][m]["identical_to_greedy"] for r in part)} for m in methods}
+    return out
+
+
+def greedy_threads(lm, path: str, prompts, n: int, threads) -> dict:
+    """Greedy four ways at each thread count: generate or this engine, on stock or packed layers; each way warmed
+    up once, then run on every prompt in an order rotated from prompt to prompt."""
+    stock = stock_model(path)
+    stock_lm = LM(stock, lm.tokenizer, lm.name + " (stock layers)", lm.device, lm.dtype, lm.eos_ids)
+    counts = {id(stock): Passes(stock), id(lm.model): Passes(lm.model)}
+    ways = {"generate, stock layers": lambda ids: run_tf(stock, counts[id(stock)], ids, n, {}),
+            "generate, packed layers": lambda ids: run_tf(lm.model, counts[id(lm.model)], ids, n, {}),
+            "engine, stock layers": lambda ids: run_lade(stock_lm, ids, n, None),
+            "engine, packed layers": lambda ids: run_lade(lm, ids, n, None)}
+    encoded = [lm.encode_prompt(p["prompt"]) for p in prompts]
+    result = {}
+    for k in threads:
+        torch.set_num_threads(k)
+        for way in ways.values():
+            way(encoded[0][:])
+        per = {w: [] for w in ways}
+        for i, ids in enumerate(encoded):
+            for w in list(ways)[i % 4:] + list(ways)[:i % 4]:
+                r = ways[w](ids)
+                per[w].append(1000 * r["wall_s"] / max(len(r["tokens"]), 1))
+        result[str(k)] = {w: {"ms_per_token_median": statistics.median(v), "ms_per_token": v} for w, v in per.items()}
+        print(f"[peers] {k} thread(s): " + ", ".join(f"{w} {statistics.median(v):.1f} ms" for w, v in per.items()),
+              flush=True)
+    return result
+
+
+def main(args) -> dict:
+    """`python -m scripts.peers --relatives` or `--greedy-threads`: the measurement, as one JSON document."""
+    import os
+    import platform
+
+    from lade_core import load_model
+    from lade_core.checkpoint import default_model_path
+    from lade_core.measure.prompts import load_prompts
+
+    prompts = load_prompts(args.prompts)[: args.limit or None]
+    torch.set_num_threads(1)
+    lm, path = load_model(), default_model_path()
+    doc = {"command": "python -m scripts.peers " + " ".join(args.argv), "machine": platform.platform(),
+           "cpus": os.cpu_count(), "loadavg_start": os.getloadavg(), "model": lm.name, "kernels": lm.kernels,
+           "max_new_tokens": args.max_new_tokens, "prompts": [p["id"] for p in prompts]}
+    if args.greedy_threads:
+        threads = [int(t) for t in args.greedy_threads.split(",")]
+        doc["greedy_threads"] = greedy_threads(lm, path, prompts, args.max_new_tokens, threads)
+    else:
+        methods = tuple(args.methods.split(",")) if args.methods else METHODS
+        doc.update(threads=1, repeat=args.repeat, methods=list(methods), settings={
+            "tf-pld": TF["tf-pld"], "tf-early-exit": TF["tf-early-exit"],
+            **{k: {"method": v.method, "config": v.config.to_dict(), "draft": v.draft.to_dict()}
+               for k, v in LADE.items()}})
+        doc.update(relatives(lm, path, prompts, args.max_new_tokens, args.repeat, methods))
+    doc["loadavg_end"] = os.getloadavg()
+    return doc
