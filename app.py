@@ -3,13 +3,16 @@
 Wiring only: the page is `app.ui.build_demo`. Serves on 127.0.0.1:7860 unless GRADIO_SERVER_NAME / GRADIO_SERVER_PORT
 say otherwise. The model is the operator's choice (`--model`, else LADE_MODEL, else the embedded default), never the
 visitor's. The queue holds at most `--queue-size` waiting events (limits.QUEUE_SIZE); one more is told it is full.
+Every request passes `app.guard` first (bodies, uploads, arguments, engine jobs per client: `--per-client`;
+`--trust-proxy` behind a reverse proxy, as on a Hugging Face Space: set LADE_TRUST_PROXY there).
 """
 
 import argparse
 import os
 import sys
 
-from app import limits
+from app import guard, limits
+from app.guard import trust_proxy_from_env
 from app.logs import bounded
 from app.ui import LAUNCH_OPTIONS, build_demo
 
@@ -20,13 +23,21 @@ def main() -> None:
                         help="hub id or local folder for live runs (default: $LADE_MODEL, else the embedded "
                              "SmolLM2-135M-Instruct)")
     parser.add_argument("--queue-size", type=int, default=limits.QUEUE_SIZE, help="most events waiting in the queue")
+    parser.add_argument("--per-client", type=int, default=int(os.environ.get("LADE_PER_CLIENT", limits.PER_CLIENT)),
+                        help="engine jobs (Run, /generate, Auto) one client may have waiting or running; 0: no limit "
+                             "(default: $LADE_PER_CLIENT, else %(default)s)")
+    parser.add_argument("--trust-proxy", type=int, default=trust_proxy_from_env(), metavar="HOPS",
+                        help="the server is behind HOPS reverse proxies: a client is the X-Forwarded-For entry HOPS "
+                             "from the right, not the connecting address (default: $LADE_TRUST_PROXY, else 0)")
     args = parser.parse_args()
-    sys.stdout, sys.stderr = bounded(sys.stdout), bounded(sys.stderr)  # a refused request is not logged whole
+    sys.stdout, sys.stderr = bounded(sys.stdout), bounded(sys.stderr)  # a refused request is one line in the log
     demo = build_demo(model=args.model)
-    demo.queue(default_concurrency_limit=2, max_size=args.queue_size)
+    # api_open=False: no engine call skips the queue through /run/<api> (a Space's default, made explicit here)
+    demo.queue(default_concurrency_limit=2, max_size=args.queue_size, api_open=False)
     demo.launch(
         server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
+        app_kwargs={"middleware": [guard.middleware(demo, trust_proxy=args.trust_proxy, per_client=args.per_client)]},
         **LAUNCH_OPTIONS,
     )
 

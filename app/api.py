@@ -34,36 +34,41 @@ def summary(run: RunTrace, done: bool, decode) -> dict:
     return {"done": done, "model": run.model, "prompt_tokens": len(run.prompt_ids),
             "config": {"window": cfg.window, "ngram": cfg.ngram, "guess": cfg.guess, "pool": cfg.pool,
                        "pool_from_prompt": cfg.pool == "prompt"}, "max_new_tokens": run.max_new_tokens,
-            "sampling": {"greedy": s.greedy, "temperature": s.temperature, "top_p": s.top_p, "seed": s.seed},
-            "lookahead": method(run.parallel), "greedy": method(run.baseline),
-            "exact": run.parallel.tokens == run.baseline.tokens if done and s.greedy else None}
+            "sampling": {"greedy": s.greedy, "temperature": s.temperature, "top_p": s.top_p, "seed": s.sample_seed},
+            "method": run.method, "lookahead": method(run.parallel), "baseline": method(run.baseline),
+            "greedy": method(run.baseline), "lanes": [{"method": lane.method, **method(lane.run)} for lane in run.lanes],
+            "exact": all(m.tokens == run.baseline.tokens for m in (run.parallel, *(lane.run for lane in run.lanes)))
+            if done and s.greedy else None}
 
 
 def generate(prompt: str, window: int = 7, ngram: int = 4, guess: int = 7, max_new_tokens: int = 64,
              pool_from_prompt: bool | str | None = None, temperature: float = 0.0, top_p: float = 1.0, seed: int = 0,
-             request: gr.Request = None) -> Iterator[dict]:
+             methods: list[str] | None = None, request: gr.Request = None) -> Iterator[dict]:
     """Run lookahead and greedy decoding on `prompt` with W, N, G; yields JSON summaries, the last one with done=true.
 
     The lookahead text and token ids, the greedy token ids, the steps of each, the compression (tokens per step) and
     whether the two outputs are identical (they are, in fp32). With a temperature above 0 both methods sample
     (top-p, seed) instead: lookahead then keeps the model's distribution, not the plain run's tokens, and `exact`
-    is None. The "greedy" entry is always the plain one-token-per-step run. `pool_from_prompt`: true for the
-    prompt-seeded pool, false for the paper's plain pool, a policy name ("paper", "output", "prompt"), or left out
-    for the default.
+    is None. The "baseline" entry is always the plain one-token-per-step run, greedy or sampled ("greedy" is the
+    same entry under its old name). `pool_from_prompt`: true for the prompt-seeded pool, false for the paper's plain
+    pool, a policy name ("paper", "output", "prompt"), or left out for the default. `methods`: up to three of
+    "lookahead", "jacobi", "pld", "early-exit" raced against the baseline, the first in "lookahead" (named by
+    "method"), the others in "lanes"; left out, lookahead alone.
     """
     live = events.start_run(prompt, window, ngram, guess, max_new_tokens, pool_from_prompt, events.session_of(request),
-                            temperature, top_p, seed)
+                            (temperature, top_p, seed), methods)
     try:
         if zerogpu.available():  # as the Run button: one GPU call computes the whole run
-            run = zerogpu.record_on_gpu(live.prompt, live.config, live.max_new_tokens, live.sampling)
+            run = zerogpu.record_on_gpu(live.prompt, live.specs, live.max_new_tokens, live.sampling)
             yield summary(run, True, live.lm.decode)
             return
         last = 0.0
-        for msg in live.messages():
-            done = live.result is not None
-            if done or time.monotonic() - last > 1.0:  # a summary a second while it runs, then the last one
+        for _ in live.follow():
+            if time.monotonic() - last > 1.0:  # a summary a second while it runs, then the last one
                 last = time.monotonic()
-                yield summary(live.result or live.partial(), done, live.lm.decode)
+                yield summary(live.partial(), False, live.lm.decode)
+        events.finished(events.session_of(request), live)
+        yield summary(live.result, True, live.lm.decode)
     except (ValueError, RuntimeError) as exc:
         raise gr.Error(f"The run failed: {exc}") from None
     finally:

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from .render.views import VIEW_GROUPS, VIEW_IDS
 
-_STEP = re.compile(r"\d{1,6}")
+_STEP = re.compile(r"[0-9]{1,6}")  # ASCII digits only, as the page reads them
 _MARKUP = "<>[]()`&"  # never echoed: a notice stays plain text even if something renders it as HTML or Markdown
-CHAPTERS = 8
+CHAPTERS = 9
 
 
 @dataclass(frozen=True)

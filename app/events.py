@@ -1,28 +1,31 @@
 """Event handlers of the page: plain functions from what Gradio passes to what it updates.
 
-The page's state is in the browser's stage (runs, step, mode); per session the server keeps only which run is shown
-(`stage.Held`), for its download and export. Each handler that changes the run on screen returns `Opened`: the
-stage's message, the held run, and the download button's file. Live runs have one lifecycle, shared by the Run
-button and the `/generate` API: `start_run` checks the request and registers the run; the caller streams it.
+The page's state lives in the browser's stage; the server sends it a few bytes naming what to show (`stage`), and
+the page pulls runs by handle (`store`). Per session the server keeps only the run on screen (`stage.Held`), for
+its download and export. Each handler that changes the run on screen returns `Opened`: the stage's value, the held
+run and the download button's file. Live runs have one lifecycle, shared by the Run button and the `/generate` API:
+`start_run` checks the request, registers the run and starts it on the engine's thread; the caller follows it.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import NamedTuple
 
 import gradio as gr
 
 from lade_core import RunTrace
-from lade_core.load import TraceError, parse_run
+from lade_core.tracefile import TraceError, parse_run
 from lade_core.schema import SchemaError
 
-from . import deeplink, files, gallery, limits, zerogpu
-from .live import LIVE, LiveRun, forget, register, stop_session
+from . import deeplink, files, gallery, limits, stage, zerogpu
+from .live import LiveRun, forget, register, stop_session
 from .model import MODEL
 from .render.export import render_html
 from .render.payload import PayloadTooLarge, payload
-from .stage import Held, gallery_payload, interesting_step, message, open_message
+from .stage import Held, interesting_step
+from .store import STORE, Gone
 
 _ended: dict[str, LiveRun] = {}  # the last live run of each session, for settling after a cancel
 _ended_lock = threading.Lock()
@@ -31,7 +34,7 @@ _ended_lock = threading.Lock()
 class Opened(NamedTuple):
     """The outputs of every handler that puts a run on screen, in this order."""
 
-    stage: object  # the stage's message
+    stage: object  # the stage's value
     held: object  # stage.Held
     download: object  # gr.DownloadButton update
 
@@ -48,44 +51,52 @@ def trace_path(held: Held, run: RunTrace | None = None) -> str:
     return files.write(run.to_json(), f"{files.safe_stem(run.title, 'lookahead-run')}.json")
 
 
-def opened(held: Held, msg: dict, run: RunTrace | None = None) -> Opened:
-    return Opened(msg, held, gr.DownloadButton(value=trace_path(held, run)))
+def opened(held: Held, value: str, run: RunTrace | None = None, path: str | None = None) -> Opened:
+    """The outputs that put `held` on screen; the download offers `path` (a file already on disk) or a copy."""
+    return Opened(value, held, gr.DownloadButton(value=path or trace_path(held, run)))
 
 
 def notice(text: str) -> Opened:
-    return Opened(message("notice", notice=text), gr.skip(), gr.skip())
+    return Opened(stage.notice(text), gr.skip(), gr.skip())
+
+
+def nothing() -> Opened:
+    return Opened(gr.skip(), gr.skip(), gr.skip())
+
+
+# -- the stage's server function ---------------------------------------------------------------------------------
+def load_run(handle, since=None) -> dict:
+    """The stage's `server.load_run(handle, since)`: a run's payload, or the steps of a live run the page lacks."""
+    try:
+        return STORE.get(handle, since)
+    except Gone:
+        return {"error": f"The run {deeplink.shown(handle)} is not held by this server any more: open it again."}
 
 
 # -- opening runs ------------------------------------------------------------------------------------------------
-def open_gallery(name: str) -> Opened:
-    """A gallery run, at its opening step, in the explorer."""
+def open_gallery(name) -> Opened:
+    """A gallery run from the sidebar's menu, at its opening step, in the explorer."""
+    if not name:  # the menu was left without a choice
+        return nothing()
     if name not in gallery.names():
         return notice(f"No gallery run is called {deeplink.shown(name)}.")
-    run = gallery.load(name)
-    return opened(Held(name), open_message(name, gallery_payload(name), interesting_step(run)))
+    return opened(Held(name), stage.show(name, interesting_step(gallery.load(name))))
 
 
 def stage_opened(held: Held, evt: gr.EventData) -> tuple:
-    """The stage opened a gallery run by itself (the lesson's "try it"): downloads follow it."""
-    name = (getattr(evt, "_data", None) or {}).get("name")
-    if not isinstance(name, str) or name not in gallery.names() or name == getattr(held, "name", None):
+    """The page opened a run by itself (its gallery menu, a link, the lesson's "try it"): downloads follow it."""
+    handle = getattr(evt, "run", None)
+    if not isinstance(handle, str) or handle == getattr(held, "name", None):
         return gr.skip(), gr.skip()
-    held = Held(name)
-    return held, gr.DownloadButton(value=trace_path(held))
-
-
-def release_stage(evt: gr.EventData) -> str:
-    """The page has drawn an opened run. Gradio keeps each component's last value per session, which for the stage
-    is the run's whole payload (several MB for a long run); replace it with a few bytes that name the message
-    acknowledged. The run itself stays in the session's `Held`, compressed."""
-    seq = (getattr(evt, "_data", None) or {}).get("seq")
-    return message("ack", of=seq if type(seq) is int and 0 <= seq < 2**53 else None)
+    run = STORE.run(handle)
+    if run is None:
+        return gr.skip(), gr.skip()
+    held = Held.of(handle, run)
+    return held, gr.DownloadButton(value=trace_path(held, run))
 
 
 def read_trace(path) -> RunTrace:
     """The run in an uploaded file: size checked before it is read, validated whole, within the public limits."""
-    import os
-
     size = os.path.getsize(path)
     if size > limits.UPLOAD_BYTES:
         raise TraceError(f"the file is {size / 2**20:.1f} MiB; a trace may be at most {limits.UPLOAD_MIB} MiB")
@@ -98,62 +109,76 @@ def read_trace(path) -> RunTrace:
 def open_upload(path) -> Opened:
     """An uploaded trace, or a notice saying in one line why it cannot be opened (the page stays as it was)."""
     if not path:
-        return Opened(gr.skip(), gr.skip(), gr.skip())
+        return nothing()
     try:
         run = read_trace(path)
         data = payload(run)
-        held = Held.of(files.safe_stem(run.title, "saved-run"), run)
+        handle = STORE.add_run(run, data)
+        held = Held.of(handle, run)
     except (SchemaError, PayloadTooLarge, ValueError, OSError) as exc:
         return notice(f"Could not open that file: {str(exc)[:300]}")
-    name = held.name if held.name not in gallery.names() and held.name != LIVE else f"{held.name}-opened"
-    held = Held(name, held.blob)
-    return opened(held, open_message(name, data, interesting_step(run), notice=""), run)
+    return opened(held, stage.show(handle, interesting_step(run)), run, path=str(path))
 
 
 def export(held: Held):
     """The run on screen as one self-contained HTML replay, offered for download."""
     run = held.run()
-    path = files.write(render_html(run, held.name), f"{files.safe_stem(held.name, 'lookahead-run')}.html")
+    name = files.safe_stem(run.title or held.name, "lookahead-run")
+    path = files.write(render_html(run, name), f"{name}.html")
     return gr.DownloadButton(value=path, visible=True)
 
 
 # -- live runs -----------------------------------------------------------------------------------------------------
-def start_run(prompt, window, ngram, guess, max_new_tokens, pool, session: str, temperature=0.0, top_p=1.0,
-              sample_seed=0) -> LiveRun:
-    """The session's live run, checked against the public limits (gr.Error otherwise) and registered, which stops
-    the session's previous one. Shared by the Run button and the `generate` API endpoint."""
+def start_run(prompt, window, ngram, guess, max_new_tokens, pool, session: str, sampling=(0.0, 1.0, 0),
+              methods=None) -> LiveRun:
+    """The session's live run, checked against the public limits (gr.Error otherwise), registered (which stops the
+    session's previous one), held by the store under a fresh handle and started. Shared by the Run button and the
+    `generate` API endpoint. `sampling` is (temperature, top-p, seed) as the request sent them; `methods` the names
+    raced against the baseline (None: lookahead alone)."""
     prompt, config, max_new = limits.check_request(prompt, window, ngram, guess, max_new_tokens, pool)
-    sampling = limits.check_sampling(temperature, top_p, sample_seed)
+    sampled = limits.check_sampling(*sampling)
+    specs = limits.check_methods(methods, config)
     try:
         lm = MODEL.get()
-        live = LiveRun(lm, prompt, config, max_new, sampling=sampling, lock=MODEL.engine_lock)
+        live = LiveRun(lm, prompt, specs, max_new, sampling=sampled)
     except Exception as exc:
         raise gr.Error(f"Could not start the run: {exc}") from None
     limits.check_context(len(live.prompt_ids), lm.max_positions, max_new)
+    live.handle = STORE.add_live(live)
+    live.on_done = lambda run: STORE.finish(live.handle, run)
     register(session, live)
     with _ended_lock:
         _ended[session] = live
         while len(_ended) > limits.STATE_SESSIONS:
             _ended.pop(next(iter(_ended)))
+    if not zerogpu.available():
+        live.start(MODEL.engine_lock)
     return live
 
 
-def run_live(prompt, window, ngram, guess, max_new_tokens, pool, temperature, top_p, sample_seed,
+def run_live(prompt, window, ngram, guess, max_new_tokens, pool, temperature, top_p, sample_seed, methods,
              request: gr.Request):
-    """Generator of `Opened`: the race streaming in, then the finished run held for download."""
+    """Generator of `Opened`: the race's handle and status as it records, then the finished run held for download."""
     session = session_of(request)
-    live = start_run(prompt, window, ngram, guess, max_new_tokens, pool, session, temperature, top_p, sample_seed)
+    live = start_run(prompt, window, ngram, guess, max_new_tokens, pool, session, (temperature, top_p, sample_seed),
+                     methods)
     try:
         if zerogpu.available():  # one GPU call computes the whole run, then the page plays it back
-            run = zerogpu.record_on_gpu(live.prompt, live.config, live.max_new_tokens, live.sampling)
-            yield opened(Held.of(LIVE, run), open_message(LIVE, payload(run), 0, notice="Computed on ZeroGPU in one "
-                                                          "call; press Play to watch it."), run)
+            run = zerogpu.record_on_gpu(live.prompt, live.specs, live.max_new_tokens, live.sampling)
+            STORE.finish(live.handle, run)
+            finished(session, live)
+            yield opened(Held.of(live.handle, run), stage.show(live.handle, 0, notice="Computed on ZeroGPU in one "
+                                                                "call; press Play to watch it."), run)
             return
-        for msg in live.messages():
+        yield Opened(stage.live(live.handle, "Live race: starting."), gr.skip(), gr.skip())
+        for status in live.follow(pulled=True):
             if live.result is None:
-                yield Opened(msg, gr.skip(), gr.skip())
-            else:
-                yield opened(Held.of(LIVE, live.result), msg, live.result)
+                yield Opened(stage.live(live.handle, status), gr.skip(), gr.skip())
+        finished(session, live)
+        # Stop may reach the engine before it cancels this event: the run then ends here, stopped, and says so
+        value = stage.show(live.handle, "last", notice="Live run stopped.") if live.cancelled else \
+            stage.live(live.handle, live.status(), done=True)
+        yield opened(Held.of(live.handle, live.result), value, live.result)
     except (ValueError, RuntimeError) as exc:
         raise gr.Error(f"The run failed: {exc}") from None
     finally:
@@ -161,15 +186,22 @@ def run_live(prompt, window, ngram, guess, max_new_tokens, pool, temperature, to
         forget(session, live)
 
 
+def finished(session: str, live: LiveRun) -> None:
+    """A run that ended by itself needs no settling: the session stops keeping it (it holds the whole run)."""
+    with _ended_lock:
+        if _ended.get(session) is live:
+            del _ended[session]
+
+
 def stop_live(request: gr.Request) -> None:
-    """Stop the session's live run at its next step (the engine runs in its own thread, which cancelling the Run
+    """Stop the session's live run at its next step (the engine runs on its own thread, which cancelling the Run
     event does not reach)."""
     stop_session(session_of(request))
 
 
 def settle_run(request: gr.Request):
-    """After the Run event ended, however it ended: a run that Stop cut short is put on screen as it stood, marked
-    cancelled, and held for download. A run that finished already did so itself."""
+    """After the Run event ended without finishing (Stop, an error): a run that was cut short is put on screen as it
+    stood, marked cancelled, and held for download. A run that finished already did so itself."""
     with _ended_lock:
         live = _ended.pop(session_of(request), None)
     if live is None:  # it never started: say so where it stays, if the model is the reason
@@ -177,13 +209,12 @@ def settle_run(request: gr.Request):
             MODEL.get()
         except Exception as exc:
             return notice(f"No live runs here: {exc} The gallery's runs and saved traces work without the model.")
-    if live is None or live.result is not None or not live.steps["parallel"]:
-        return Opened(gr.skip(), gr.skip(), gr.skip())
-    run = live.partial()
-    cut = {lane: getattr(run, lane).__class__(**{**getattr(run, lane).__dict__, "stop_reason": "cancelled"})
-           for lane in ("parallel", "baseline")}
-    run = RunTrace(**{**run.__dict__, **cut})
-    return opened(Held.of(LIVE, run), open_message(LIVE, payload(run), "last", notice="Live run stopped."), run)
+        return nothing()
+    live.wait(timeout=30)  # the engine stops at its next step
+    if live.result is None or not live.steps["parallel"]:
+        return nothing()
+    return opened(Held.of(live.handle, live.result), stage.show(live.handle, "last", notice="Live run stopped."),
+                  live.result)
 
 
 def auto_settings():
@@ -205,26 +236,21 @@ def auto_reason(best: dict) -> str:
     return (f"Auto: W={best['window']}, N={best['ngram']}, G={best['guess']} with the {best['pool']} pool feeds "
             f"{best['mean_tokens_fed']:.1f} tokens a step at {best['step_cost']:.2f}x the cost of a greedy step and is "
             f"predicted to run at {best['predicted_speedup_median']:.2f}x greedy's speed (median over the benchmark "
-            f"prompts; {low:.2f}x to {high:.2f}x).{verdict}")
+            f"prompts; {low:.2f}x to {high:.2f}x), read off {curve_source(best.get('cost_curve') or {})}.{verdict}")
+
+
+def curve_source(curve: dict) -> str:
+    """Which cost curve a prediction read, in words: measured on this machine, or the shipped one."""
+    where = curve.get("machine_description") or curve.get("machine") or "an unrecorded machine"
+    return f"the cost curve {curve.get('source', 'shipped')} ({where})"
 
 
 def load_page(request: gr.Request):
-    """The page-load handler: what a deep link asks for (a run at a step, one view embedded, a chapter)."""
+    """The page-load handler. The page reads its own link (`?run=&step=&view=&embed=1`, `?lesson=`); here the
+    server follows it for what only the server has: the download of a linked run, and no sidebar in an embed."""
     query = dict(getattr(request, "query_params", {}) or {})
     link = deeplink.resolve(query, gallery.names())
-    embed = {"view": link.view or "outputs"} if link.embed and link.run else None
-    hide = link.embed  # embeds show the stage only
-    chrome = (gr.Sidebar(visible=not hide), gr.Column(visible=not hide))
-    if link.lesson:
-        msg = message("open", mode="lesson", chapter=link.lesson, embed={"lesson": True} if link.embed else None,
-                      notice=link.notice)
-        return (*Opened(msg, gr.skip(), gr.skip()), *chrome)
+    chrome = gr.Sidebar(visible=not link.embed)
     if link.run:
-        run = gallery.load(link.run)
-        step = interesting_step(run) if link.step is None else min(link.step, max(len(run.parallel.steps),
-                                                                                     len(run.baseline.steps)) - 1)
-        return (*opened(Held(link.run), open_message(link.run, gallery_payload(link.run), step, embed=embed,
-                                                     notice=link.notice)), *chrome)
-    if link.notice:
-        return (*notice(link.notice), *chrome)
-    return (*Opened(gr.skip(), gr.skip(), gr.skip()), *chrome)
+        return (*opened(Held(link.run), gr.skip()), chrome)
+    return (*nothing(), chrome)

@@ -2,8 +2,9 @@
 
 A file is named after its content, so the same run is written once; every write deletes files older than `MAX_AGE_S`
 and then, while the folder is over `MAX_TOTAL_BYTES`, the oldest ones (never the file just written), so the folder
-never grows without bound. Gradio keeps its
-own copies of what it serves in its cache, which `delete_cache` empties on the same schedule (ui.py).
+never grows without bound. The folder lies inside Gradio's own temp folder (its cache, `GRADIO_TEMP_DIR`), so
+Gradio serves these files where they are instead of copying each into its cache (a download or an export used to
+be written twice); `delete_cache` (ui.py) and the guard's cap on that folder (app/guard.py) cover it too.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
 import time
 from pathlib import Path
 
-FOLDER = Path(tempfile.gettempdir()) / "lade-explorer-files"
+from gradio.utils import get_upload_folder
+
+FOLDER = Path(get_upload_folder()) / "lade-explorer-files"
 MAX_AGE_S = 3600
 MAX_TOTAL_BYTES = 512 * 2**20
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

@@ -1,25 +1,26 @@
 """The public app's limits: tighter bounds over the engine's own settings, and the checks of a request against them.
 
 The settings and their engine-wide ranges are declared once, in lade_core/config.py; here are only narrower ranges
-for a shared CPU server (`PUBLIC`), checked by the same machinery (`schema.check_bounds`) with the same messages,
-plus what only the app has: the prompt's length and text, the upload size, the queue and the sessions. The Run
-button, the `/generate` API and opened trace files all pass through these checks; a value that arrives as 3.5, -1,
-"abc" or None gets a message (`gr.Error`), never a traceback.
+for a shared CPU server (`PUBLIC`, `PUBLIC_SAMPLING`), checked by the schema's own machinery: `schema.check_form` for
+a request's values as a form or a JSON client sends them, `schema.check_bounds` for an opened trace's settings; plus
+what only the app has: the prompt's length and text, the upload size, the queue and the sessions. The Run button,
+the `/generate` API and opened trace files all pass through these checks; a value that arrives as 3.5, -1, "abc",
+None, NaN, 1e30 or true gets a message naming the field, the value and the range (`gr.Error`), never a traceback.
 """
 
 from __future__ import annotations
 
-import math
 import re
 
 import gradio as gr
 
-from lade_core import ConfigError, LookaheadConfig, RunTrace, Sampling
-from lade_core.load import MAX_TRACE_BYTES
-from lade_core.schema import SchemaError, check_bounds, label, shown
+from lade_core import ConfigError, DraftConfig, LookaheadConfig, MethodSpec, RunTrace, Sampling
+from lade_core.config import jacobi_config
+from lade_core.schema import SchemaError, check_bounds, check_form, form_value, shown
+from lade_core.tracefile import MAX_TRACE_BYTES
 
 PUBLIC = {"window": (1, 32), "ngram": (2, 8), "guess": (0, 32)}  # over LookaheadConfig's fields
-PUBLIC_SAMPLING = {"temperature": (0.0, 2.0), "top_p": (0.05, 1.0), "seed": (0, 2**31 - 1)}  # over Sampling's
+PUBLIC_SAMPLING = {"temperature": (0.0, 2.0), "top_p": (0.05, 1.0), "sample_seed": (0, 2**31 - 1)}  # over Sampling's
 MAX_NEW_TOKENS = (1, 512)
 MAX_PROMPT_CHARS = 8000
 UPLOAD_BYTES = MAX_TRACE_BYTES  # the one limit on a trace file (and on any upload), stated the same way everywhere
@@ -32,34 +33,25 @@ QUEUE_SIZE = 24  # events waiting in the queue, all kinds together; one more is 
 # holds its run as compressed JSON, at most SESSION_BYTES: together at most SESSION_BYTES * STATE_SESSIONS.
 STATE_SESSIONS = 300
 SESSION_BYTES = 2 * 2**20
+# What one live run may cost: its prompt's tokens after the chat template (the prefill, the KV cache of both lanes).
+MAX_PROMPT_TOKENS = 2048
+# Engine jobs (Run, /generate, Auto) one client may have waiting or running at once (app/guard.py; a client is its
+# address, or X-Forwarded-For's when the operator trusts a proxy: app.py --trust-proxy, LADE_TRUST_PROXY).
+PER_CLIENT = 2
+TEMP_BYTES = 1024 * 2**20  # Gradio's temp folder (uploads, served copies, downloads): the oldest go past it
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # C0 controls and DEL, except tab, newline, return
 
 
 def limits_text() -> str:
     W, N, G = PUBLIC["window"], PUBLIC["ngram"], PUBLIC["guess"]
-    t, p, s = PUBLIC_SAMPLING["temperature"], PUBLIC_SAMPLING["top_p"], PUBLIC_SAMPLING["seed"]
+    t, p, s = PUBLIC_SAMPLING["temperature"], PUBLIC_SAMPLING["top_p"], PUBLIC_SAMPLING["sample_seed"]
     return (f"Limits of this public demo: W ≤ {W[1]}, N from {N[0]} to {N[1]}, G ≤ {G[1]}, at most {MAX_NEW_TOKENS[1]} "
-            f"new tokens, a prompt of at most {MAX_PROMPT_CHARS:,} characters that fits the model's context with the "
-            f"new tokens; temperature from 0 (greedy) to {t[1]:g}, top-p from {p[0]:g} to {p[1]:g}, a sampling seed "
+            f"new tokens, a prompt of at most {MAX_PROMPT_CHARS:,} characters and {MAX_PROMPT_TOKENS:,} tokens (with "
+            f"the chat template) that fits the model's context with the new tokens; temperature from 0 (greedy) to "
+            f"{t[1]:g}, top-p from {p[0]:g} to {p[1]:g}, a sampling seed "
             f"from 0 to {s[1]:,}; trace files up to {UPLOAD_MIB} MiB. One run at a time: others wait in a queue "
-            f"(their position is shown), and Stop frees the slot.")
-
-
-def _number(name: str, value, low, high, whole: bool):
-    """`value` (from a slider, a JSON client or a form) as a number within [low, high]; gr.Error otherwise."""
-    kind = "a whole number" if whole else "a number"
-    message = f"{name} must be {kind} from {low} to {high}, got {shown(value)}" if whole else \
-        f"{name} must be {kind} from {low:g} to {high:g}, got {shown(value)}"
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise gr.Error(message)
-    try:
-        number = float(value)
-    except (ValueError, OverflowError):
-        raise gr.Error(message) from None
-    if not math.isfinite(number) or (whole and number != int(number)) or not low <= number <= high:
-        raise gr.Error(message)
-    return int(number) if whole else number
+            f"(their position is shown; at most {PER_CLIENT} runs per visitor), and Stop frees the slot.")
 
 
 def clean_prompt(prompt) -> str:
@@ -86,9 +78,8 @@ def check_request(prompt, window, ngram, guess, max_new_tokens, pool) -> tuple[s
     """(prompt, config, max new tokens) of a run request within the public limits; gr.Error otherwise. `pool` is
     a pool policy name, or a boolean for the prompt-seeded pool (older API clients send true/false or 0/1)."""
     prompt = clean_prompt(prompt)
-    values = {name: _number(label(LookaheadConfig, name), value, *PUBLIC[name], whole=True)
-              for name, value in (("window", window), ("ngram", ngram), ("guess", guess))}
-    max_new = _number("max new tokens", max_new_tokens, *MAX_NEW_TOKENS, whole=True)
+    values = check_form(LookaheadConfig, {"window": window, "ngram": ngram, "guess": guess}, PUBLIC, gr.Error)
+    max_new = form_value(max_new_tokens, int, "max new tokens", *MAX_NEW_TOKENS, gr.Error)
     if pool is None:
         pool = LookaheadConfig().pool
     elif not isinstance(pool, str) and pool in (True, 1):
@@ -101,34 +92,62 @@ def check_request(prompt, window, ngram, guess, max_new_tokens, pool) -> tuple[s
         raise gr.Error(str(exc)) from None
 
 
-def check_sampling(temperature, top_p, seed) -> Sampling:
-    """The sampling settings of a request within the public limits (None = greedy's default); gr.Error otherwise."""
-    bounds = PUBLIC_SAMPLING
-    t = 0.0 if temperature is None else _number("temperature", temperature, *bounds["temperature"], whole=False)
-    p = 1.0 if top_p is None else _number("top-p", top_p, *PUBLIC_SAMPLING["top_p"], whole=False)
-    s = 0 if seed is None else _number("sampling seed", seed, *PUBLIC_SAMPLING["seed"], whole=True)
+def check_sampling(temperature, top_p, sample_seed) -> Sampling:
+    """The sampling settings of a request within the public limits (a value left out, None, is greedy's default);
+    gr.Error otherwise."""
+    given = {"temperature": temperature, "top_p": top_p, "sample_seed": sample_seed}
+    values = check_form(Sampling, {k: v for k, v in given.items() if v is not None}, PUBLIC_SAMPLING, gr.Error)
     try:
-        return Sampling(temperature=t, top_k=0, top_p=p, seed=s)
+        return Sampling(top_k=0, **values)
     except ConfigError as exc:
         raise gr.Error(str(exc)) from None
 
 
 def check_context(prompt_tokens: int, context: int, max_new_tokens: int) -> None:
-    """The prompt's tokens (after the chat template) and the new tokens must fit the model's context; lookahead
-    needs no more (it narrows its window near the end)."""
+    """The prompt's tokens (after the chat template) must be at most MAX_PROMPT_TOKENS (what one request may cost
+    the engine), and with the new tokens fit the model's context; lookahead needs no more (it narrows its window
+    near the end)."""
     room = context - max_new_tokens
     if prompt_tokens > room:
         raise gr.Error(f"The prompt is {prompt_tokens:,} tokens (with the chat template), but with {max_new_tokens} "
                        f"new tokens only {max(room, 0):,} fit in the model's context of {context:,} tokens. Shorten "
                        f"the prompt or ask for fewer new tokens.")
+    if prompt_tokens > MAX_PROMPT_TOKENS:
+        raise gr.Error(f"The prompt is {prompt_tokens:,} tokens (with the chat template); this demo takes at most "
+                       f"{MAX_PROMPT_TOKENS:,}. Shorten the prompt.")
 
 
 def check_trace(run: RunTrace) -> None:
     """A valid trace this app will draw: recorded within its public limits (SchemaError naming the field)."""
-    check_bounds(run.config, PUBLIC, SchemaError)
+    for lane in run.all_lanes:  # the main method's settings, then every raced lane's
+        check_bounds(lane.config, PUBLIC, SchemaError)
     if run.max_new_tokens > MAX_NEW_TOKENS[1]:
         raise SchemaError(f"run.max_new_tokens is {run.max_new_tokens}; this app draws runs of at most "
                           f"{MAX_NEW_TOKENS[1]} new tokens")
     if len(run.prompt) > MAX_PROMPT_CHARS * 4:
         raise SchemaError(f"run.prompt is {len(run.prompt):,} characters; this app draws prompts of at most "
                           f"{MAX_PROMPT_CHARS * 4:,}")
+
+
+# The methods a visitor may race against the baseline (a draft model is the operator's to load, not offered here).
+RACE_METHODS = ("lookahead", "jacobi", "pld", "early-exit")
+
+
+def check_methods(methods, config: LookaheadConfig) -> list[MethodSpec]:
+    """The race a request asks for: 1 to 3 of `RACE_METHODS`, each once, in the order given (the first is drawn step
+    by step), with the request's W, N, G for lookahead, its W for Jacobi decoding and the defaults for the drafts;
+    gr.Error otherwise. None is lookahead alone."""
+    if methods is None:
+        methods = ["lookahead"]
+    if isinstance(methods, str) or not isinstance(methods, (list, tuple)) or not all(isinstance(m, str) for m in methods):
+        raise gr.Error(f"methods must be a list of names from {', '.join(RACE_METHODS)}, got {shown(methods)}")
+    if not 1 <= len(methods) <= 3 or len(set(methods)) != len(methods):
+        raise gr.Error(f"choose 1 to 3 different methods to race against greedy decoding, got {len(methods)}")
+    unknown = [m for m in methods if m not in RACE_METHODS]
+    if unknown:
+        raise gr.Error(f"unknown method {shown(unknown[0])}: choose from {', '.join(RACE_METHODS)}")
+    lanes = {"lookahead": lambda: MethodSpec("lookahead", config),
+             "jacobi": lambda: MethodSpec("jacobi", jacobi_config(config.window)),
+             "pld": lambda: MethodSpec("pld", draft=DraftConfig()),
+             "early-exit": lambda: MethodSpec("early-exit", draft=DraftConfig())}
+    return [lanes[m]() for m in methods]

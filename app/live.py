@@ -1,9 +1,17 @@
-"""A live run: `record_run` (the race of both methods on one clock) in a worker thread, streamed to the page as it goes.
+"""A live run: `record_run` (the race of the methods on one clock) on the engine's one worker thread, pulled by the
+page as it goes.
 
-The Gradio event is a generator over `LiveRun.messages()`: first the run's skeleton, then, at most every
-`min_interval` seconds, the steps made since the last message (with their engine-derived view data), then the finished
-run. Stopping: `stop()` (the Stop button, a new run from the same session, the generator being closed) sets the flag
-the engine polls between steps; a consumer that stops pulling for `abandon_after` seconds (a closed tab) also stops it.
+`LiveRun.follow()` is what the Run event iterates: it moves the steps the worker makes into the run's record and
+yields a status line at most every `min_interval` seconds; the page, told the run's handle, pulls the steps it lacks
+(`pull(since)`, through the store). When the worker ends, however it ends, the finished run replaces the live one
+under the same handle (`on_done`), so a run that Stop cut short is still there to draw and download.
+
+Every run executes on ONE long-lived thread (`ENGINE`): runs never overlap on the CPU, a stopped run's last step
+finishes before the next run starts, and the allocator keeps one arena for all of them instead of one per thread
+(a new thread per wide run kept hundreds of MB each), and hands freed memory back after each run (`memory.trim`).
+Stopping: `stop()` (Stop, a new run from the same session, the Run event being closed) sets the flag the engine
+polls between steps; a run whose record nobody reads for `abandon_after` seconds stops too: for the Run button's
+race that is the page's pulls (a job posted and never drawn is not kept running), for the API the follower itself.
 """
 
 from __future__ import annotations
@@ -11,120 +19,171 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
-from lade_core import LookaheadConfig, MethodRun, RunTrace, Sampling, StepCost, record_run
-from lade_core.record import make_trace, run_ids
+from lade_core import Lane, MethodRun, MethodSpec, RunTrace, Sampling, record_run
+from lade_core.record import RunRequest, make_trace, run_ids
 from lade_core.schema import to_data
 
-from .render.payload import Deriver, empty_derived, payload
-from .stage import message, open_message
+from .memory import trim
+from .render.payload import Deriver, empty_derived
 
-LIVE = "live"  # the name the page knows a live run by
+ENGINE = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lade-engine")
+NAMES = {"lookahead": "lookahead", "jacobi": "Jacobi", "pld": "prompt lookup", "early-exit": "early exit", "draft": "draft model"}
+
+
+def page_lane(engine_lane: str) -> str:
+    """The page's id of a lane `record_run` names: "parallel", "baseline", "lanes[0]" -> "lane0"."""
+    return engine_lane.replace("lanes[", "lane").rstrip("]")
 _DONE = object()
 _sessions: dict[str, "LiveRun"] = {}
 _sessions_lock = threading.Lock()
 
 
 class LiveRun:
-    def __init__(self, lm, prompt: str, config: LookaheadConfig, max_new_tokens: int, sampling: Sampling | None = None,
-                 lock: threading.Lock | None = None, step_cost: StepCost | None = None, min_interval: float = 0.3,
-                 abandon_after: float = 60.0):
-        self.lm, self.prompt, self.config, self.max_new_tokens = lm, prompt, config, max_new_tokens
+    """A race of `methods` (one `MethodSpec` or up to three, the main one first; a `LookaheadConfig` is lookahead
+    with it) against the baseline, recording as it goes."""
+
+    def __init__(self, lm, prompt: str, methods, max_new_tokens: int, sampling: Sampling | None = None,
+                 min_interval: float = 0.3, abandon_after: float = 60.0):
+        specs = methods if isinstance(methods, (list, tuple)) else [methods]
+        self.specs = [s if isinstance(s, MethodSpec) else MethodSpec(config=s) for s in specs]
+        self.lm, self.prompt, self.max_new_tokens = lm, prompt, max_new_tokens
+        self.config = self.specs[0].config
         self.sampling = sampling or Sampling()
-        self.step_cost, self.min_interval, self.abandon_after = step_cost, min_interval, abandon_after
-        self._lock = lock or threading.Lock()  # held while the engine runs; pass the process's to serialise runs
+        self.min_interval, self.abandon_after = min_interval, abandon_after
         self.prompt_ids = tuple(lm.encode_prompt(prompt))
+        self.lanes = ["parallel", *(f"lane{i}" for i in range(len(self.specs) - 1)), "baseline"]
+        self.steps: dict[str, list] = {lane: [] for lane in self.lanes}
+        self.result: RunTrace | None = None
+        self.error: Exception | None = None
+        self.on_done = None  # called with the finished RunTrace, from the engine's thread
         self._queue: queue.Queue = queue.Queue()
         self._stop = threading.Event()
-        self._last_pull = time.monotonic()
-        self.steps: dict[str, list] = {"parallel": [], "baseline": []}
-        self.result: RunTrace | None = None
+        self._ended = threading.Event()
+        self._record_lock = threading.Lock()  # the steps and derived rows, read by pulls while the follower appends
+        self._derived: list[dict] = []
+        self._deriver: Deriver | None = None
+        self._seen = time.monotonic()
+
+    # -- running -------------------------------------------------------------------------------------------------
+    def start(self, engine_lock: threading.Lock | None = None) -> None:
+        ENGINE.submit(self._work, engine_lock or threading.Lock())
 
     def stop(self) -> None:
         self._stop.set()
 
+    def wait(self, timeout: float) -> bool:
+        """Wait until the worker has ended; True if it has."""
+        return self._ended.wait(timeout)
+
     def _should_stop(self) -> bool:
-        return self._stop.is_set() or time.monotonic() - self._last_pull > self.abandon_after
+        return self._stop.is_set() or time.monotonic() - self._seen > self.abandon_after
 
-    def _work(self) -> None:
-        # Wait for the previous run's worker to leave the engine (a stopped run ends after its current step).
-        while not self._lock.acquire(timeout=0.1):
-            if self._should_stop():
-                self._queue.put((_DONE, RuntimeError("stopped before it started")))
-                return
+    def _work(self, engine_lock: threading.Lock) -> None:
         try:
-            run = record_run(self.lm, self.prompt, self.config, self.max_new_tokens, self.sampling, title=LIVE,
-                             on_step=lambda lane, step: self._queue.put((lane, step)), should_stop=self._should_stop,
-                             step_cost=self.step_cost)
-            self._queue.put((_DONE, run))
-        except Exception as exc:  # handed to the consumer, which reports it
-            self._queue.put((_DONE, exc))
+            if self._should_stop():
+                raise RuntimeError("stopped before it started")
+            with engine_lock:
+                run = record_run(self.lm, self.prompt, self.specs, self.max_new_tokens, self.sampling, title="live",
+                                 on_step=lambda lane, step: self._queue.put((page_lane(lane), step)),
+                                 should_stop=self._should_stop)
+            self.result = run
+            if self.on_done:
+                self.on_done(run)
+        except Exception as exc:  # handed to the follower, which reports it
+            self.error = exc
         finally:
-            self._lock.release()
+            trim()
+            self._ended.set()
+            self._queue.put((_DONE, None))
 
-    def partial(self) -> RunTrace:
-        """The run so far, both lanes marked "running"."""
-        lanes = {}
-        for lane, steps in self.steps.items():
-            tokens = tuple(t for s in steps for t in s.accepted)
-            lanes[lane] = MethodRun(tokens, tuple(steps), sum(s.forward_s + s.overhead_s for s in steps), "running")
-        return make_trace(self.lm, self.prompt, self.prompt_ids, "lookahead", self.config, self.sampling,
-                          self.max_new_tokens, lanes["parallel"], lanes["baseline"], LIVE)
-
-    def status(self) -> str:
-        p, b = len(self.steps["parallel"]), len(self.steps["baseline"])
-        return (f"Live race: lookahead at step {max(p - 1, 0)}, greedy at step {max(b - 1, 0)}; the method that has "
-                f"spent less time makes the next step.")
-
-    def messages(self):
-        """Yield the page's messages: the skeleton, the new steps as they come, then the finished run."""
-        worker = threading.Thread(target=self._work, name="lade-live-run", daemon=True)
-        worker.start()
-        skeleton = self.partial()
-        deriver, sent_ids = Deriver(skeleton), set(skeleton.token_text)
-        start = {"trace": to_data(skeleton), "derived": empty_derived()}
-        yield message("live", runs={LIVE: start}, current=LIVE, step=0, mode="explorer", notice="",
-                      status=self.status())
-        fresh: dict[str, list] = {"parallel": [], "baseline": []}
-        last = 0.0
+    def follow(self, pulled: bool = False):
+        """Yield a status line whenever new steps arrived (at most every `min_interval` s) until the run ends; the
+        exception the worker met, if any, is raised here. `pulled`: a page reads this run by pulling it, so only its
+        pulls keep the run alive (else following does)."""
+        last, fresh = 0.0, False
         try:
             while True:
-                self._last_pull = time.monotonic()
+                if not pulled:
+                    self._seen = time.monotonic()
                 try:
-                    lane, item = self._queue.get(timeout=self.min_interval)
+                    lane, step = self._queue.get(timeout=self.min_interval)
                 except queue.Empty:
                     lane = None
                 if lane is _DONE:
-                    if isinstance(item, Exception):
-                        raise item
-                    self.result = item
-                    yield open_message(LIVE, payload(item), "last", notice="", status=self.status())
+                    if self.error is not None:
+                        raise self.error
+                    yield self.status()
                     return
                 if lane is not None:
-                    self.steps[lane].append(item)
-                    fresh[lane].append(item)
-                if any(fresh.values()) and time.monotonic() - last >= self.min_interval:
-                    yield self._delta(fresh, deriver, sent_ids)
-                    fresh, last = {"parallel": [], "baseline": []}, time.monotonic()
+                    self._append(lane, step)
+                    fresh = True
+                if fresh and time.monotonic() - last >= self.min_interval:
+                    yield self.status()
+                    fresh, last = False, time.monotonic()
         finally:
             # No join: Gradio closes a cancelled generator on its event loop, which must not wait for a model step.
-            # The engine lock keeps the next run from overlapping this worker's last step.
             self.stop()
 
-    def _delta(self, fresh: dict, deriver: Deriver, sent_ids: set) -> dict:
-        layouts_before = len(deriver.layouts)
-        lanes = {}
-        for lane, steps in fresh.items():
-            part = {"steps": [to_data(s) for s in steps], "stop_reason": "running"}
+    def _append(self, lane: str, step) -> None:
+        with self._record_lock:
+            if self._deriver is None:
+                self._deriver = Deriver(self.partial())
+            self.steps[lane].append(step)
             if lane == "parallel":
-                part["derived"] = [deriver.step(s) for s in steps]
-            lanes[lane] = part
+                self._derived.append(self._deriver.step(step))
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the run ended because it was stopped (Stop, a new run, nobody reading it)."""
+        run = self.result
+        return run is not None and any(m.stop_reason == "cancelled" for m in (run.parallel, run.baseline,
+                                                                                  *(lane.run for lane in run.lanes)))
+
+    # -- reading -------------------------------------------------------------------------------------------------
+    def status(self) -> str:
+        """Where each lane stands, and the race's rule."""
+        names = [NAMES.get(s.method, s.method) for s in self.specs] + ["greedy" if self.sampling.greedy else "sampling"]
+        where = ", ".join(f"{name} at step {max(len(self.steps[lane]) - 1, 0)}" for name, lane in zip(names, self.lanes))
+        return f"Live race: {where}. The lane that has spent the least time so far makes the next step."
+
+    def partial(self) -> RunTrace:
+        """The run so far, every lane marked "running"."""
+        runs = {}
+        for lane, steps in self.steps.items():
+            tokens = tuple(t for s in steps for t in s.accepted)
+            runs[lane] = MethodRun(tokens, tuple(steps), sum(s.seconds for s in steps), "running")
+        request = RunRequest(self.prompt, self.prompt_ids, self.max_new_tokens, self.sampling, "live")
+        raced = [Lane(spec.method, spec.config, spec.draft, runs[lane]) for spec, lane in zip(self.specs, self.lanes)]
+        return make_trace(self.lm, request, raced, runs["baseline"])
+
+    def pull(self, since) -> dict:
+        """What a page that has `since` ({lane: steps, "layouts": n}, or None for nothing) lacks of the record: the
+        whole run so far as a payload, or {"delta": new steps per lane, their derived rows, new layouts, texts}."""
+        self._seen = time.monotonic()
+        with self._record_lock:
+            if not isinstance(since, dict):
+                run = self.partial()
+                derived = {**empty_derived(), "steps": list(self._derived),
+                           "layouts": list(self._deriver.layouts) if self._deriver else []}
+                return {"payload": {"trace": to_data(run), "derived": derived}, "live": True}
+            counts = {lane: _count(since.get(lane), len(self.steps[lane])) for lane in self.lanes}
+            layouts = self._deriver.layouts if self._deriver else []
+            fresh = {lane: self.steps[lane][counts[lane]:] for lane in self.lanes}
+            delta = {"lanes": {lane: [to_data(s) for s in steps] for lane, steps in fresh.items()},
+                     "derived": self._derived[counts["parallel"]:],
+                     "layouts": layouts[_count(since.get("layouts"), len(layouts)):],
+                     "status": self.status()}
         ids = set().union(*(run_ids(MethodRun(tuple(t for s in steps for t in s.accepted), tuple(steps), 0.0))
-                            for steps in fresh.values())) - sent_ids
-        sent_ids |= ids
-        texts = {str(k): v for k, v in self.lm.token_texts(sorted(ids)).items()}
-        return message("steps", name=LIVE, lanes=lanes, layouts=deriver.layouts[layouts_before:], token_text=texts,
-                       status=self.status())
+                            for steps in fresh.values()))
+        delta["token_text"] = {str(k): v for k, v in self.lm.token_texts(sorted(ids)).items()}
+        return {"delta": delta, "live": True}
+
+
+def _count(value, most: int) -> int:
+    """A count the page sent, as an index into a list of `most` items (anything that is not a count: 0)."""
+    return min(value, most) if type(value) is int and value >= 0 else 0
 
 
 def register(session: str, live: LiveRun) -> None:
@@ -136,13 +195,13 @@ def register(session: str, live: LiveRun) -> None:
         old.stop()
 
 
-def stop_session(session: str) -> bool:
-    """Stop the session's live run, if any; True if there was one."""
+def stop_session(session: str) -> LiveRun | None:
+    """Stop the session's live run, if any; the run."""
     with _sessions_lock:
         live = _sessions.pop(session, None)
     if live is not None:
         live.stop()
-    return live is not None
+    return live
 
 
 def forget(session: str, live: LiveRun) -> None:

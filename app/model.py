@@ -65,6 +65,6 @@ MODEL = SharedModel()
 
 def device_kind() -> str:
     """'cuda', 'mps' or 'cpu': the kind of device live runs use (from `load_model`'s device="auto")."""
-    from lade_core.loading import pick_device
+    from lade_core.checkpoint import pick_device
 
     return pick_device("auto").type

@@ -1,12 +1,13 @@
 """What the server tells the browser's stage (the value of the page's `gr.HTML` stage), and what it keeps per session.
 
-Messages are plain JSON: `init` (the lesson's runs, the gallery, the lab's data for the lesson), `open` (a run to
-show, at a step, in a mode), `live` / `steps` (a race streaming in), `notice` (one line of text). Every message has a
-fresh `seq`, so the page sees each one as a change. The stage keeps what it was sent; stepping needs nothing more.
+The value is a few bytes of JSON naming what to show, never the run itself: `{"run": handle, "step", "mode",
+"chapter", "embed", "notice"}` to open a run (a value without a notice leaves the page's own notice alone) (the page pulls its payload by handle, `store.STORE`), `{"live":
+handle, "status"}` while a race records (the page pulls the steps it lacks), `{"notice": text}` alone to say
+something. `n` is a fresh number in every value: the page reacts to a value that changed, and two identical
+requests in a row (the same file opened twice) must still be seen.
 
-Per session the server keeps only which run the page shows: a gallery run by name, any other run as compressed JSON
-(`Held`, at most `limits.SESSION_BYTES`), for its download and HTML export. Gallery payloads are derived once per
-process and kept.
+Per session the server keeps only the handle of the run on screen and, for a run not in the gallery, its trace as
+compressed JSON (`Held`, at most `limits.SESSION_BYTES`), for the download and HTML export buttons.
 """
 
 from __future__ import annotations
@@ -15,50 +16,56 @@ import itertools
 import json
 import zlib
 from dataclasses import dataclass
-from functools import lru_cache
 
 from lade_core import RunTrace, parse_run
 
 from . import gallery, limits
-from .render.payload import payload
 
-_seq = itertools.count(1)
-
-
-def message(op: str, **fields) -> str:
-    """A message as JSON text: Gradio sends a changed string whole (or as an append), where it would patch a
-    changed dict key by key."""
-    return json.dumps({"op": op, "seq": next(_seq), **fields}, ensure_ascii=False, separators=(",", ":"))
+_n = itertools.count(1)
 
 
-@lru_cache(maxsize=32)
-def gallery_payload(name: str) -> dict:
-    """A gallery run's payload, derived once per process (KeyError for a name not in the gallery)."""
-    return payload(gallery.load(name))
+def _value(**fields) -> str:
+    return json.dumps({**{k: v for k, v in fields.items() if v is not None}, "n": next(_n)}, ensure_ascii=False,
+                      separators=(",", ":"))
+
+
+def show(handle: str, step=None, mode: str = "explorer", chapter: int | None = None, embed: dict | None = None,
+         notice: str | None = None) -> str:
+    """Open the run `handle` at `step` (a number, "last", or None for the run's opening step) in `mode`."""
+    return _value(run=handle, step=step, mode=mode, chapter=chapter, embed=embed, notice=notice)
+
+
+def lesson(chapter: int, embed: bool = False, notice: str | None = None) -> str:
+    """Open the lesson at `chapter` (on the lesson's own runs)."""
+    return _value(mode="lesson", chapter=chapter, embed={"lesson": True} if embed else None, notice=notice)
+
+
+def live(handle: str, status: str, done: bool = False) -> str:
+    """A live race is recording under `handle`: the page pulls what it lacks."""
+    return _value(live=handle, status=status, done=done)
+
+
+def notice(text: str) -> str:
+    return _value(notice=text)
 
 
 def interesting_step(run: RunTrace) -> int:
-    """Where a run opens: the first step that accepted the most tokens."""
+    """Where a run opens: the first step that accepted the most tokens (the browser applies the same rule)."""
     steps = run.parallel.steps
     best = max((len(s.accepted) for s in steps), default=0)
     return next((s.index for s in steps if len(s.accepted) == best), 0)
 
 
-def open_message(name: str, run_payload: dict | None, step, mode: str = "explorer", notice: str = "", **extra) -> str:
-    runs = {name: run_payload} if run_payload is not None else {}
-    return message("open", runs=runs, current=name, step=step, mode=mode, notice=notice, **extra)
-
-
 @dataclass(frozen=True)
 class Held:
-    """The run a session shows: a gallery name, or another run's JSON, zlib-compressed."""
+    """The run a session shows: its handle and, for a run not in the gallery, its JSON, zlib-compressed."""
 
     name: str
     blob: bytes = b""
 
     @classmethod
     def of(cls, name: str, run: RunTrace | None = None) -> "Held":
-        if run is None:
+        if run is None or name in gallery.names():
             return cls(name)
         blob = zlib.compress(run.to_json().encode("utf-8"), 6)
         if len(blob) > limits.SESSION_BYTES:

@@ -1,5 +1,5 @@
-"""The page: the stage (the browser's renderer, in lesson, explorer and speed-lab modes), the sidebar to run your own
-or open a run, and the speed lab's figures, wired to `events`. `build_demo()` returns it.
+"""The page: the stage (the browser's renderer: the lesson, the explorer, the speed lab, the embeds) and the sidebar to
+run your own race or open a run, wired to `events`. `build_demo()` returns it.
 
 What a first-time visitor sees is the lesson, drawn from runs shipped in the gallery: no model and no event is needed
 for it. Stable elem_ids (tests rely on them): stage (its views keep their own ids, see app/render/views.py), prompt,
@@ -15,23 +15,30 @@ from lade_core import LookaheadConfig
 from lade_core.config import POOL_POLICIES
 from lade_core.measure.prompts import load_prompts
 
-from . import api, events, gallery, lab_ui, limits
+from . import api, events, gallery, limits, stage
 from .model import MODEL
 from .render import assets
-from .stage import Held, gallery_payload, message
+from .render.boot import boot_data, lab_data
+from .stage import Held
 
 PAGE_CSS = """
-body[data-lade-mode="lesson"] .lade-lab-only, body[data-lade-mode="explorer"] .lade-lab-only,
-body[data-lade-mode="embed"] .lade-lab-only { display: none !important; }
-/* an embed is one view in a blog's column: no Gradio footer under it */
-body[data-lade-mode="embed"] footer { display: none !important; }
+/* an embed is one view or a chapter in a slide: no Gradio chrome, margins or sidebar room around it */
+body[data-lade-mode="embed"] footer, body[data-lade-mode="embed"] .sidebar-toggle { display: none !important; }
+body[data-lade-mode="embed"] .gradio-container .main { padding: 0 !important; max-width: none !important; }
+body[data-lade-mode="embed"] .sidebar-parent { padding-left: 0 !important; padding-right: 0 !important; }
+body[data-lade-mode="embed"] #stage, body[data-lade-mode="embed"] #stage .html-container { padding: 0 !important; }
+/* Gradio's footer and the theme's quiet labels, dark enough to read (4.5:1 and more) */
+footer, footer a, footer button, footer .show-api, footer .built-with, footer .settings { color: #374151 !important; }
 /* Gradio's container hides overflow, which makes it the sticky playback bar's scroll box; clip instead. */
 .gradio-container { overflow-x: clip !important; overflow-y: visible !important; }
 """
-LAUNCH_OPTIONS = {"theme": gr.themes.Soft(), "css": PAGE_CSS, "state_session_capacity": limits.STATE_SESSIONS,
+# Gradio's Soft theme, with its quiet label and hint colours darkened to meet WCAG AA contrast (4.5:1).
+THEME = gr.themes.Soft().set(block_label_text_color="*primary_800", block_title_text_color="*primary_800",
+                             body_text_color_subdued="*neutral_600", link_text_color="*secondary_800")
+LAUNCH_OPTIONS = {"theme": THEME, "css": PAGE_CSS, "state_session_capacity": limits.STATE_SESSIONS,
                   "max_file_size": limits.UPLOAD_BYTES}
-# js_on_load of the stage; the events it triggers ('opened', 'applied') are the ones Python listens to.
-MOUNT = "window.Lade.mount(element, props, watch, trigger, server); /* events: 'opened' 'applied' */"
+# js_on_load of the stage; 'opened' (the page opened a run by itself) is the one event Python listens to.
+MOUNT = "window.Lade.stage.mount(element, props, watch, trigger, server); /* events: 'opened' */"
 
 
 def tokens_per_forward(window, ngram, guess) -> str:
@@ -41,19 +48,11 @@ def tokens_per_forward(window, ngram, guess) -> str:
             f"full match accepts up to N = {N} tokens per step.")
 
 
-def load_gallery(name: str) -> dict:
-    """A gallery run's payload, for the stage (its `server.load_gallery`)."""
-    if not isinstance(name, str) or name not in gallery.names():
-        raise gr.Error("no such gallery run")
-    return gallery_payload(name)
-
-
-def first_message() -> str:
-    """What the stage holds before any event: the lesson on its runs, the gallery, the lab's data for chapter 7."""
-    roles = {role: gallery.by_role(role) for role in ("lookahead", "jacobi")}
-    runs = {name: gallery_payload(name) for name in roles.values() if name}
-    return message("init", runs=runs, gallery=gallery.listing(), lesson=roles, lab=lab_ui.lesson_data(),
-                   current=roles["lookahead"], step=0, mode="lesson", chapter=1)
+def load_run(args) -> dict:
+    """The stage's server function, `server.load_run(handle, since)` in the page (Gradio hands a call with several
+    arguments over as one list): a run's payload by handle, or what a live run's page lacks (`events.load_run`)."""
+    handle, since = (list(args) + [None, None])[:2] if isinstance(args, (list, tuple)) else (args, None)
+    return events.load_run(handle, since)
 
 
 def _sidebar() -> dict:
@@ -86,8 +85,12 @@ def _sidebar() -> dict:
                                              label="Temperature (0 = greedy)", elem_id="temperature")
                 c["top_p"] = gr.Slider(*limits.PUBLIC_SAMPLING["top_p"], value=1.0, step=0.05, label="Top-p",
                                        elem_id="top-p")
-            c["seed"] = gr.Number(value=0, precision=0, minimum=0, maximum=limits.PUBLIC_SAMPLING["seed"][1],
+            c["seed"] = gr.Number(value=0, precision=0, minimum=0, maximum=limits.PUBLIC_SAMPLING["sample_seed"][1],
                                   label="Sampling seed", elem_id="sample-seed")
+        c["methods"] = gr.CheckboxGroup([("Lookahead", "lookahead"), ("Jacobi", "jacobi"), ("Prompt lookup", "pld"),
+                                         ("Early exit (the model's first layers draft)", "early-exit")],
+                                        value=["lookahead"], label="Methods raced against greedy decoding (1 to 3; the "
+                                        "first is drawn step by step)", elem_id="race-lanes")
         with gr.Row():
             c["auto"] = gr.Button("Auto W, N, G", elem_id="auto", scale=0, min_width=110)
             c["run"] = gr.Button("Run", variant="primary", elem_id="run")
@@ -115,25 +118,25 @@ def build_demo(model: str | None = None, preload: bool = True) -> gr.Blocks:
     with gr.Blocks(title="Lookahead Decoding Explorer", delete_cache=(1800, 3600)) as demo:
         held = gr.State(Held(gallery.by_role("lookahead")))
         c = _sidebar()
-        stage = gr.HTML(first_message(), html_template='<div class="lade-host"></div>', js_on_load=MOUNT,
-                        head=assets.head(), server_functions=[load_gallery], elem_id="stage", apply_default_css=False)
-        lab = lab_ui.build(held)
-        _wire(demo, c, stage, held, lab)
+        boot = boot_data("server", lab=lab_data())
+        page = gr.HTML(stage.lesson(1), html_template='<div class="lade-host"></div>', js_on_load=MOUNT,
+                       head=assets.head(boot), server_functions=[load_run], elem_id="stage", apply_default_css=False)
+        _wire(demo, c, page, held)
     return demo
 
 
-def _wire(demo, c: dict, stage, held, lab) -> None:
+def _wire(demo, c: dict, page, held) -> None:
     quiet = dict(show_progress="hidden")
     engine = dict(concurrency_id=limits.ENGINE_GROUP, concurrency_limit=limits.ENGINE_SLOTS)
-    shown = [stage, held, c["download"]]  # the order of events.Opened
+    shown = [page, held, c["download"]]  # the order of events.Opened
     sizes = [c["W"], c["N"], c["G"]]
     gr.on([c["W"].change, c["N"].change, c["G"].change], tokens_per_forward, sizes, c["tpf"], **quiet)
     c["gallery"].input(events.open_gallery, c["gallery"], shown, **quiet)
     c["upload"].upload(events.open_upload, c["upload"], shown, **quiet)
     c["export"].click(events.export, held, c["exported"])
-    stage.opened(events.stage_opened, held, [held, c["download"]], **quiet)
-    stage.applied(events.release_stage, None, stage, api_name="release_stage", **quiet)
-    settings = [c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["pool"], c["temperature"], c["top_p"], c["seed"]]
+    page.opened(events.stage_opened, held, [held, c["download"]], **quiet)
+    settings = [c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["pool"], c["temperature"], c["top_p"], c["seed"],
+                c["methods"]]
     run_event = c["run"].click(events.run_live, settings, shown, show_progress="minimal", **engine)
     # Stop is two listeners: the cancel first (the page runs a click's listeners in turn; it cancels the Run event
     # whether it waits in the queue or streams), then one that stops the engine at its next step (the engine runs in
@@ -142,7 +145,5 @@ def _wire(demo, c: dict, stage, held, lab) -> None:
     c["stop"].click(events.stop_live, None, None, **quiet)
     run_event.failure(events.settle_run, None, shown, **quiet)
     c["auto"].click(events.auto_settings, None, [c["W"], c["N"], c["G"], c["pool"], c["tpf"]], **quiet, **engine)
-    lab["wire"]()
-    demo.load(events.load_page, None, [*shown, c["sidebar"], lab["column"]], **quiet)
-    demo.load(lab_ui.update, lab["inputs"], lab["outputs"], **quiet)
+    demo.load(events.load_page, None, [*shown, c["sidebar"]], **quiet)
     gr.api(api.generate, api_name="generate", **engine)

@@ -9,7 +9,7 @@ decorator is left off, and the app streams live runs from the local device as us
 
 from __future__ import annotations
 
-from lade_core import LookaheadConfig, RunTrace, Sampling, record_run
+from lade_core import RunTrace, Sampling, record_run
 
 from .model import MODEL
 
@@ -31,8 +31,9 @@ def on_gpu(fn):
     return spaces.GPU(duration=GPU_SECONDS)(fn) if available() else fn
 
 
-def _record(prompt: str, config: LookaheadConfig, max_new_tokens: int, sampling: Sampling | None = None) -> RunTrace:
-    return record_run(MODEL.get(), prompt, config, max_new_tokens, sampling=sampling, title="live")
+def _record(prompt: str, methods, max_new_tokens: int, sampling: Sampling | None = None) -> RunTrace:
+    """The whole race (`methods`: a `LookaheadConfig` or `MethodSpec`s, as `record_run` takes them) in one call."""
+    return record_run(MODEL.get(), prompt, methods, max_new_tokens, sampling=sampling, title="live")
 
 
 # Decorated at import, as ZeroGPU requires of the functions it lends a GPU to.

@@ -89,3 +89,42 @@ def upload(page, path: Path) -> None:
         page.click("#open-run")
     chooser.value.set_files(str(path))
 
+
+
+def no_model_app(log_name: str):
+    """The app as `python app.py` starts it, without its model (the lesson, gallery, traces, embeds need none)."""
+    return serve_app(["-c", NO_MODEL], log_name, HF_HUB_OFFLINE="1")
+
+
+def new_page(browser, width=1280, height=900, **options):
+    """A tab that records its page errors and the requests it makes to the app's server (`page.server_requests`,
+    heartbeats left out: Gradio keeps one open per page)."""
+    page = browser.new_page(viewport={"width": width, "height": height}, **options)
+    page.set_default_timeout(60_000)
+    page.errors, page.server_requests = [], []
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    page.on("request", lambda r: page.server_requests.append(r.url)
+            if "/gradio_api/" in r.url and "heartbeat" not in r.url else None)
+    return page
+
+
+def open_app(page, url: str, condition: str = "s.run()"):
+    """Load the app at `url` and wait until `condition` holds of the stage `s` (window.ladeStage)."""
+    page.goto(url)
+    page.wait_for_function(f"() => {{ const s = window.ladeStage; return !!s && !!({condition}); }}")
+    return page
+
+
+def state(page, key: str):
+    """One field of the stage's state (`ladeStage.state[key]`)."""
+    return page.evaluate("k => window.ladeStage.state[k]", key)
+
+
+def settled(page, quiet_ms: int = 1000, most_ms: int = 30_000) -> None:
+    """Wait until the page has made no server request for `quiet_ms` (Gradio keeps a connection open, so
+    Playwright's "networkidle" never comes)."""
+    waited, seen = 0, -1
+    while waited < most_ms and seen != len(page.server_requests):
+        seen = len(page.server_requests)
+        page.wait_for_timeout(quiet_ms)
+        waited += quiet_ms

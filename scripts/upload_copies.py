@@ -1,0 +1,79 @@
+"""What one visitor's upload and export write to disk, against the uploaded file's size.
+
+    python -m scripts.upload_copies --trace assets/bench/largest-run.json
+
+Starts the app without its model (traces need none) with a temp folder of its own, opens the trace through
+"Open a saved run" (`/open_upload`, as gradio_client sends it) and exports it (`/export`), and lists every file each
+step added to the temp folder (Gradio's uploads and cache, and the app's downloads inside it), with the total as a
+multiple of the trace's size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from lade_core.paths import ROOT
+from scripts.session_memory import NO_MODEL
+
+
+def files(folder: Path) -> dict[str, int]:
+    return {str(p.relative_to(folder)): p.stat().st_size for p in folder.rglob("*") if p.is_file()}
+
+
+def main() -> int:
+    from gradio_client import Client, handle_file
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trace", default="assets/bench/largest-run.json")
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as temp, socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        folder = Path(temp)
+        env = dict(os.environ, GRADIO_SERVER_PORT=str(port), HF_HUB_OFFLINE="1", GRADIO_ANALYTICS_ENABLED="False",
+                   GRADIO_TEMP_DIR=temp, TMPDIR=temp)
+        server = subprocess.Popen([sys.executable, "-c", NO_MODEL], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+        url = f"http://127.0.0.1:{port}/"
+        try:
+            for _ in range(240):
+                try:
+                    urllib.request.urlopen(url, timeout=2)
+                    break
+                except OSError:
+                    time.sleep(0.5)
+            size = Path(args.trace).stat().st_size
+            before = files(folder)
+            client = Client(url, verbose=False)
+            client.predict(handle_file(args.trace), api_name="/open_upload")
+            uploaded = files(folder)
+            client.predict(api_name="/export")
+            exported = files(folder)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    steps = {"upload": {k: v for k, v in uploaded.items() if k not in before and v},
+             "export": {k: v for k, v in exported.items() if k not in uploaded and v}}
+    result = {"command": "python -m scripts.upload_copies " + " ".join(sys.argv[1:]), "date": time.strftime("%Y-%m-%d"),
+              "trace_bytes": size, **{f"{k}_files": v for k, v in steps.items()},
+              **{f"{k}_x": round(sum(v.values()) / size, 2) for k, v in steps.items()},
+              "total_x": round(sum(sum(v.values()) for v in steps.values()) / size, 2)}
+    print(json.dumps(result, indent=1))
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,281 @@
+"""The server's gate (app/guard.py) against clients that do not run the page: NUL bytes in paths, uploads of many
+files or too many bytes, Gradio's temp folder, calls with the wrong arguments, values a component cannot take, one
+client holding the engine's queue, and jobs nobody reads.
+
+Most tests run a small Gradio app in this process behind the same middleware the app gets (`guard.middleware`), with
+one slow event in the engine's concurrency group, so that queueing can be watched without a model. One test starts
+the real app (without its model) to check that app.py installs the guard and that what a visitor's upload and
+export write is written once.
+"""
+
+import json
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app import guard, limits
+
+pytestmark = pytest.mark.server
+READ_WITHIN_S = 1.5
+SLOW_S = 20.0  # what a slow job would take if nothing stopped it
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Toy:
+    """A Gradio app behind the guard: `slow` (an engine job that yields for SLOW_S seconds unless stopped) and
+    `add` (an ordinary event with two inputs)."""
+
+    def __init__(self, folder: Path):
+        import gradio as gr
+
+        self.started: list[float] = []
+        self.closed: list[float] = []
+        self.stop = threading.Event()  # ends every slow job at its next yield (a test's clean-up)
+        self.folder = folder
+        toy = self
+
+        def slow(tag: str = "") -> Iterator[str]:
+            toy.started.append(time.monotonic())
+            try:
+                end = time.monotonic() + SLOW_S
+                while time.monotonic() < end and not toy.stop.is_set():
+                    time.sleep(0.1)
+                    yield tag
+            finally:
+                toy.closed.append(time.monotonic())
+
+        def add(a: int, b: int) -> int:
+            return a + b
+
+        with gr.Blocks() as demo:
+            gr.api(slow, api_name="slow", concurrency_id=limits.ENGINE_GROUP, concurrency_limit=1)
+            gr.api(add, api_name="add")
+        demo.queue(max_size=limits.QUEUE_SIZE, api_open=False)
+        self.demo = demo
+        port = _free_port()
+        demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
+                    max_file_size=limits.UPLOAD_BYTES,
+                    app_kwargs={"middleware": [guard.middleware(demo, trust_proxy=1, per_client=2,
+                                                                read_within_s=READ_WITHIN_S, temp_folder=folder,
+                                                                temp_bytes=64 * 2**20)]})
+        self.url = f"http://127.0.0.1:{port}/gradio_api"
+
+    def call(self, api: str, data, client: str = "10.0.0.1", read: bool = True) -> httpx.Response:
+        answer = httpx.post(f"{self.url}/call/{api}", json={"data": data}, headers={"X-Forwarded-For": client})
+        if answer.status_code == 200 and read:
+            event = answer.json()["event_id"]
+            threading.Thread(target=self.read, args=(api, event), daemon=True).start()
+        return answer
+
+    def read(self, api: str, event: str) -> str:
+        return httpx.get(f"{self.url}/call/{api}/{event}", timeout=60).text
+
+    def wait_idle(self, timeout: float = 30) -> None:
+        """End every job and wait until the queue is empty."""
+        self.stop.set()
+        deadline = time.monotonic() + timeout
+        while len(self.closed) < len(self.started) or self.demo._queue.event_ids_to_events:
+            assert time.monotonic() < deadline, "the toy app's jobs did not end"
+            time.sleep(0.1)
+        self.stop.clear()
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("gradio-temp")
+    old = os.environ.get("GRADIO_TEMP_DIR")
+    os.environ["GRADIO_TEMP_DIR"] = str(folder)
+    try:
+        app = Toy(folder)
+        yield app
+        app.demo.close()
+    finally:
+        if old is None:
+            os.environ.pop("GRADIO_TEMP_DIR", None)
+        else:
+            os.environ["GRADIO_TEMP_DIR"] = old
+
+
+def _files(folder: Path) -> dict[str, int]:
+    return {str(p.relative_to(folder)): p.stat().st_size for p in folder.rglob("*") if p.is_file()}
+
+
+def _multipart(parts: list[tuple[str, bytes]]) -> tuple[bytes, str]:
+    boundary = "----lade-test-boundary"
+    body = b"".join(f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="{name}"\r\n'
+                    f"Content-Type: application/json\r\n\r\n".encode() + data + b"\r\n" for name, data in parts)
+    return body + f"--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
+
+
+# -- paths ---------------------------------------------------------------------------------------------------------
+def test_a_nul_byte_in_a_path_is_answered_400_not_500(toy):
+    """Gradio's proxy route met a NUL byte with an unhandled error (500); the guard answers 400 with a reason."""
+    for path in ("/proxy=%00", "/proxy=http://x%00y", "/file=%00", "/info?x=%00"):
+        answer = httpx.get(toy.url + path)
+        assert answer.status_code == 400 and "NUL" in answer.text, (path, answer.status_code, answer.text)
+
+
+# -- uploads -------------------------------------------------------------------------------------------------------
+def test_an_upload_carries_one_file_and_at_most_the_trace_limit(toy):
+    """Gradio accepted up to 1,000 files in one upload request, each stored; the guard refuses a second file and a
+    body over the trace limit before anything is written to the temp folder, whether or not it states its length."""
+    before = _files(toy.folder)
+    body, kind = _multipart([("a.json", b"{}"), ("b.json", b"[]")])
+    two = httpx.post(f"{toy.url}/upload", content=body, headers={"content-type": kind})
+    assert two.status_code == 400 and "one file" in two.json()["error"]
+    big, kind = _multipart([("big.json", b" " * (limits.UPLOAD_BYTES + guard.MULTIPART_OVERHEAD))])
+    stated = httpx.post(f"{toy.url}/upload", content=big, headers={"content-type": kind})
+    assert stated.status_code == 413 and f"{limits.UPLOAD_MIB} MiB" in stated.json()["error"]
+
+    def chunks():  # no Content-Length: the guard counts as the body arrives
+        for i in range(0, len(big), 2**20):
+            yield big[i:i + 2**20]
+
+    streamed = httpx.post(f"{toy.url}/upload", content=chunks(), headers={"content-type": kind})
+    assert streamed.status_code == 413
+    assert _files(toy.folder) == before  # nothing of the refused bodies was stored
+    one, kind = _multipart([("ok.json", b'{"ok": 1}')])
+    accepted = httpx.post(f"{toy.url}/upload", content=one, headers={"content-type": kind})
+    assert accepted.status_code == 200 and len(accepted.json()) == 1
+
+
+def test_the_temp_folder_is_capped_oldest_first(tmp_path):
+    """Gradio's temp folder had no size cap for the hour its files live; before an upload is stored, the oldest
+    files go until it fits, and files younger than KEEP_S (being served) are never deleted to make room."""
+    now = time.time()
+    for i, age in enumerate((4000, 3000, 2000, 10)):
+        path = tmp_path / f"h{i}" / f"f{i}.json"
+        path.parent.mkdir()
+        path.write_bytes(b"x" * 1000)
+        os.utime(path, (now - age, now - age))
+    assert guard.make_room(tmp_path, incoming=1000, cap=3000, now=now)
+    assert sorted(_files(tmp_path)) == ["h2/f2.json", "h3/f3.json"]  # the two oldest went, with their folders
+    assert not (tmp_path / "h0").exists()
+    assert not guard.make_room(tmp_path, incoming=2500, cap=3000, now=now)  # only the young file could go: refused
+    assert sorted(_files(tmp_path)) == ["h3/f3.json"]
+
+
+# -- arguments -----------------------------------------------------------------------------------------------------
+def test_missing_or_extra_arguments_are_refused_with_the_endpoints_signature(toy):
+    """A call with too few values was refused with {"error": null} and no reason, and an extra value was accepted
+    silently; both are refused up front, naming the endpoint's parameters."""
+    for data in ([1, 2, 3], [1]):
+        answer = toy.call("add", data)
+        assert answer.status_code == 422, answer.text
+        assert answer.json()["error"] == f"add takes 2 arguments (a, b), got {len(data)}."
+    v2 = httpx.post(f"{toy.url}/call/v2/add", json={"a": 1, "b": 2, "c": 3})
+    assert v2.status_code == 422 and "c is not one of them" in v2.json()["error"]
+    join = httpx.post(f"{toy.url}/queue/join", json={"data": [1, 2, 3], "fn_index": 1, "session_hash": "s1"})
+    assert join.status_code == 422 and "got 3" in join.json()["error"]
+    good = toy.call("add", [1, 2], read=False)
+    assert "event: complete\ndata: [3]" in toy.read("add", good.json()["event_id"])
+
+
+def test_values_a_handler_cannot_take_get_a_reason_and_no_traceback(toy):
+    """Gradio answers a value its handler fails on with {"error": null}; the guard gives that answer a reason (the
+    endpoint's parameters) and nothing of the server's traceback or paths."""
+    event = toy.call("add", ["text", {"x": 1}], read=False).json()["event_id"]
+    stream = toy.read("add", event)
+    assert "event: error" in stream
+    message = json.loads(stream.split("data: ", 1)[1].split("\n", 1)[0])["error"]
+    assert message and "add takes 2 arguments (a, b)" in message and "type or form" in message
+    assert "Traceback" not in stream and "/site-packages/" not in stream and "File \"" not in stream
+
+
+# -- the engine's queue ----------------------------------------------------------------------------------------------
+def test_one_client_may_have_two_engine_jobs_and_is_told_why_a_third_is_refused(toy):
+    """Nothing limited one client, so it could fill the queue (24 jobs) alone; a third engine job from the same
+    client is refused with a message while another client's job is still taken."""
+    try:
+        first, second = toy.call("slow", ["a"]), toy.call("slow", ["b"])
+        assert first.status_code == second.status_code == 200
+        third = toy.call("slow", ["c"])
+        assert third.status_code == 429, third.text
+        assert "at most 2 per visitor" in third.json()["error"]
+        other = toy.call("slow", ["d"], client="10.0.0.2")
+        assert other.status_code == 200
+    finally:
+        toy.wait_idle()  # the next test needs the engine's slot
+
+
+def test_a_job_nobody_reads_is_stopped_and_frees_the_engine(toy):
+    """A job posted to the REST route and never read ran to completion, holding the engine; it is stopped once
+    nobody has opened its result for READ_WITHIN_S seconds, and the next job gets the engine."""
+    toy.wait_idle()
+    started = len(toy.started)
+    posted = toy.call("slow", ["unread"], read=False)
+    assert posted.status_code == 200
+    deadline = time.monotonic() + 15
+    while len(toy.closed) <= started and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(toy.closed) > started, "the unread job was not stopped"
+    assert toy.closed[-1] - toy.started[started] < READ_WITHIN_S + 5 < SLOW_S
+    read = toy.call("slow", ["read"], read=False)
+    stream = {}
+    reader = threading.Thread(target=lambda: stream.update(text=toy.read("slow", read.json()["event_id"])),
+                              daemon=True)
+    reader.start()
+    time.sleep(READ_WITHIN_S + 2)
+    try:
+        assert len(toy.started) == started + 2 and len(toy.closed) == started + 1  # a read job is left running
+    finally:
+        toy.wait_idle()
+    reader.join(timeout=30)
+    assert "event: complete" in stream.get("text", "")
+
+
+# -- who is a client -------------------------------------------------------------------------------------------------
+def test_a_client_is_its_address_unless_the_operator_trusts_a_proxy():
+    """X-Forwarded-For is anyone's to write: it names the client only when the operator says how many proxies are in
+    front (and then the entry that many hops from the right, the one the nearest proxy saw)."""
+    scope = {"client": ("10.1.1.1", 5000), "headers": [(b"x-forwarded-for", b"6.6.6.6, 203.0.113.7")]}
+    assert guard.client_of(scope) == "10.1.1.1"
+    assert guard.client_of(scope, trust_proxy=1) == "203.0.113.7"
+    assert guard.client_of(scope, trust_proxy=2) == "6.6.6.6"
+    assert guard.client_of(scope, trust_proxy=3) == "10.1.1.1"  # fewer entries than proxies: the address
+    assert [guard.trust_proxy_from_env(v) for v in ("", "0", "false", "1", "true", "2", "x")] == [0, 0, 0, 1, 1, 2, 0]
+
+
+# -- the real app ----------------------------------------------------------------------------------------------------
+def test_the_app_is_guarded_and_writes_each_visitor_file_once(tmp_path):
+    """app.py puts the guard in front of the app and closes the REST routes that skip the queue; an uploaded trace
+    and its HTML export are each written once (Gradio used to copy every download and export into its cache, and the
+    download was a second copy of the upload)."""
+    from gradio_client import Client, handle_file
+
+    from conftest_app import NO_MODEL, serve_app
+
+    trace = Path(__file__).parent / "hostile" / "base-greedy.json"
+    with serve_app(["-c", NO_MODEL], "guard-test.log", HF_HUB_OFFLINE="1", GRADIO_TEMP_DIR=str(tmp_path)) as (url, _):
+        api = url + "gradio_api"
+        assert httpx.get(api + "/proxy=%00").status_code == 400
+        names = [p["parameter_name"] for p in httpx.get(api + "/info").json()["named_endpoints"]["/generate"]
+                 ["parameters"]]
+        direct = httpx.post(api + "/run/generate", json={"data": ["hi"] + [None] * (len(names) - 1)})
+        assert direct.status_code == 404 and "runs in the queue" in direct.json()["error"]
+        extra = httpx.post(api + "/call/generate", json={"data": ["hi"] + [0] * len(names)})
+        assert extra.status_code == 422, extra.text
+        assert extra.json()["error"] == (f"generate takes {len(names)} arguments ({', '.join(names)}), "
+                                         f"got {len(names) + 1}.")
+        before = _files(tmp_path)
+        client = Client(url, verbose=False)
+        client.predict(handle_file(str(trace)), api_name="/open_upload")
+        client.predict(api_name="/export")
+        new = {k: v for k, v in _files(tmp_path).items() if k not in before and v}
+    htmls = [k for k in new if k.endswith(".html")]
+    jsons = [k for k in new if k.endswith(".json")]
+    assert len(htmls) == 1, new  # the export, once
+    assert len(jsons) == 1, new  # the upload as sent, which is also what its download button offers
+    size = trace.stat().st_size
+    print(f"\nan upload of {size:,} bytes and its export wrote {sum(new.values()) / size:.1f}x its size: {new}")

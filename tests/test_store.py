@@ -1,0 +1,182 @@
+"""The runs the page pulls by handle (app/store.py) and the few bytes the server sends the stage (app/stage.py),
+without a model, a server or a browser: the store is bounded by entries and by bytes, least recently used first
+out; a dropped or unknown handle answers with a message; gallery runs need no entry; the same run always gets the
+same handle; live handles are unguessable; and every value a handler gives the stage stays under 1 KB, whatever
+file or link it was given (so what Gradio keeps per session does not grow with the run).
+"""
+
+import dataclasses
+import json
+import types
+
+import pytest
+
+from app import events, gallery, stage, zerogpu
+from app.stage import Held
+from app.store import RunStore, pack, payload_of
+from hostile_cases import CASES, base_doc, dumps
+from lade_core import parse_run
+
+VALUE_BYTES = 1024
+SMALL = parse_run(dumps(base_doc("greedy")))  # a recorded run cut to its first steps: cheap to derive
+# The corpus's refusals (what a refusal echoes is what could make a value large) and a few accepted files.
+FILES = [c for c in CASES.values() if c.rejects] + [c for c in CASES.values() if c.accepts][:4]
+
+
+def variant(title: str):
+    """The small run under another title: a different run (another handle), the same size."""
+    return dataclasses.replace(SMALL, title=title)
+
+
+def stand_in(title: str, size: int = 1000) -> dict:
+    """A stand-in payload of `size` bytes that compress poorly (the store's bounds count compressed bytes)."""
+    return {"trace": {"title": title}, "derived": {"pad": bytes(range(256)).hex() * (size // 512 + 1)}}
+
+
+def add(store, run, size: int = 1000) -> str:
+    """Keep `run` with a stand-in payload (the store's bounds do not read payloads)."""
+    return store.add_run(run, stand_in(run.title, size))
+
+
+def test_the_store_keeps_at_most_max_entries_dropping_the_least_recently_used():
+    store = RunStore(max_entries=3)
+    runs = [variant(f"run {i}") for i in range(4)]
+    handles = [add(store, r) for r in runs[:3]]
+    store.get(handles[0])  # a pull is a use: handle 0 is now the most recently used
+    fourth = add(store, runs[3])
+    assert len(store) == 3
+    with pytest.raises(KeyError):
+        store.get(handles[1])  # the least recently used left first
+    for handle in (handles[0], handles[2], fourth):
+        assert payload_of(store.get(handle))["trace"]["title"].startswith("run ")
+
+
+def test_the_store_keeps_at_most_max_bytes():
+    """Entries leave, oldest first, until the payloads fit the byte bound; the count follows each entry's size."""
+    one = len(pack(stand_in("a")))
+    store = RunStore(max_entries=100, max_bytes=int(2.5 * one))
+    handles = [add(store, variant(t)) for t in "abcd"]
+    assert len(store) == 2 and store.bytes <= 2.5 * one
+    assert [h in store._entries for h in handles] == [False, False, True, True]
+    assert store.bytes == sum(size for _, size in store._entries.values())
+
+
+def test_a_dropped_handle_answers_with_a_message():
+    """A page that pulls a run the server no longer holds is told so in a sentence (never an exception or a
+    silent nothing); so is a handle that never existed, or one that is not a string at all."""
+    store = RunStore(max_entries=1)
+    first = add(store, variant("first"))
+    add(store, variant("second"))
+    with pytest.raises(KeyError):
+        store.get(first)
+    for handle in (first, "u-0000", "live-nothing", None, 5, ["x"], {"a": 1}):
+        answer = events.load_run(handle)
+        assert set(answer) == {"error"} and "not held by this server" in answer["error"], (handle, answer)
+        assert "<" not in answer["error"] and len(answer["error"]) < 200
+
+
+def test_a_gallery_handle_needs_no_entry():
+    store = RunStore(max_entries=1)
+    for name in (gallery.by_role("lookahead"), gallery.by_role("jacobi")):
+        assert payload_of(store.get(name))["trace"]["title"] == gallery.load(name).title
+    assert len(store) == 0 and store.bytes == 0
+
+
+def test_the_same_run_gets_the_same_handle_and_one_entry():
+    store = RunStore()
+    run = variant("same")
+    first = store.add_run(run)  # the real payload once: store.run reads the run back from it
+    size = store.bytes
+    assert store.add_run(variant("same")) == first
+    assert len(store) == 1 and store.bytes == size
+    assert add(store, variant("other")) != first
+    assert first.startswith("u-") and store.run(first) == run
+
+
+def test_a_live_run_is_pulled_then_kept_whole_when_it_finishes():
+    """A live handle is random (one session cannot guess another's race); pulls reach the live run with what the
+    page has; once finished, the same handle answers the whole payload."""
+    pulls = []
+    live = types.SimpleNamespace(pull=lambda since: pulls.append(since) or {"delta": {"n": len(pulls)}})
+    store = RunStore()
+    handle = store.add_live(live)
+    assert handle.startswith("live-") and handle != store.add_live(live) and len(handle) >= 16
+    assert store.get(handle, {"parallel": 3}) == {"delta": {"n": 1}} and pulls == [{"parallel": 3}]
+    store.finish(handle, SMALL)
+    assert payload_of(store.get(handle, {"parallel": 3}))["trace"]["title"] == SMALL.title and len(pulls) == 1
+
+
+def value_bytes(value) -> int:
+    """What the stage's value costs on the wire, non-ASCII escaped (the larger of the two ways to send it)."""
+    assert isinstance(value, str), value
+    json.loads(value)
+    return max(len(value.encode("utf-8")), len(json.dumps(value)))
+
+
+def test_every_stage_value_is_small():
+    """The stage's value names what to show, never the run: the largest each builder can make stays under 1 KB."""
+    handle = "u-" + "f" * 20
+    values = [stage.show(handle, "last", "explorer", 8, {"view": "trajectory-view"}, "Live run stopped."),
+              stage.show("chat-sleep-adaptive-W7N4G7", 99999, "lesson", 8, {"lesson": True}),
+              stage.lesson(8, True, "There is no chapter “" + "é" * 40 + "…” (chapters 1 to 8); showing chapter 1."),
+              stage.live("live-" + "x" * 16, "Live race: lookahead at step 511, greedy at step 511.", True),
+              stage.notice("No live runs here: " + "x" * 300)]
+    for value in values:
+        assert value_bytes(value) < VALUE_BYTES, value
+
+
+@pytest.mark.parametrize("case", FILES, ids=lambda c: c.name)
+def test_opening_any_file_gives_the_stage_a_small_value(tmp_path, case):
+    """Every refused file of the hostile corpus and a few accepted ones through the upload handler: a run opened or
+    a one-line refusal, and the stage's value under 1 KB either way (a refusal echoes at most a short part of the
+    file); the session holds only the compressed run."""
+    path = tmp_path / "file.json"
+    path.write_bytes(case.data())
+    out = events.open_upload(str(path))
+    if isinstance(out.stage, str):
+        assert value_bytes(out.stage) < VALUE_BYTES, (case.name, len(out.stage))
+    if isinstance(out.held, Held):
+        assert out.held.blob and len(out.held.blob) < len(path.read_bytes())
+
+
+@pytest.mark.parametrize("name", ["", None, "x" * 5000, "<img src=x>", "code-fib-W7N4G7"])
+def test_the_gallery_menu_gives_the_stage_a_small_value(name):
+    """A choice opens the run by name; leaving the menu without one changes nothing (it used to say "No gallery
+    run is called None."); a name the gallery lacks gets a short plain-text notice."""
+    out = events.open_gallery(name)
+    if isinstance(out.stage, str):
+        assert value_bytes(out.stage) < VALUE_BYTES
+    if not name:
+        assert all(isinstance(part, dict) and part.get("__type__") == "update" and len(part) == 1 for part in out)
+    elif name in gallery.names():
+        assert json.loads(out.stage)["run"] == name
+    else:
+        notice = json.loads(out.stage)["notice"]
+        assert notice.startswith("No gallery run is called") and "None" not in notice and "<" not in notice
+        assert len(notice) < 120
+
+
+def test_a_zerogpu_run_is_sent_by_handle(monkeypatch):
+    """ZeroGPU computes the whole run in one call; the page still gets only its handle."""
+    run = SMALL
+    fake_lm = types.SimpleNamespace(encode_prompt=lambda prompt: [1, 2, 3], max_positions=8192)
+    monkeypatch.setattr(events.MODEL, "get", lambda: fake_lm)
+    monkeypatch.setattr(zerogpu, "available", lambda: True)
+    monkeypatch.setattr(zerogpu, "record_on_gpu", lambda *args: run)
+    outputs = list(events.run_live("Write fib", 5, 3, 4, 24, "paper", 0.0, 1.0, 0, ["lookahead"],
+                                   types.SimpleNamespace(session_hash="store-test")))
+    assert len(outputs) == 1 and value_bytes(outputs[0].stage) < VALUE_BYTES
+    message = json.loads(outputs[0].stage)
+    assert message["run"].startswith("live-") and payload_of(events.STORE.get(message["run"]))
+
+
+@pytest.mark.parametrize("field", ["dtype", "method", "device", "model"])
+def test_a_refusal_echoes_little_of_a_long_value(tmp_path, field):
+    """A refusal that quotes the value it refuses quotes only its start: 500 four-byte characters in a field keep
+    the stage's value under 1 KB."""
+    doc = base_doc("greedy")
+    doc["run"][field] = "😀" * 500
+    path = tmp_path / "long.json"
+    path.write_bytes(dumps(doc))
+    out = events.open_upload(str(path))
+    assert isinstance(out.stage, str) and value_bytes(out.stage) < VALUE_BYTES
