@@ -1,13 +1,16 @@
 # `make run` serves the app on http://127.0.0.1:7860 with the embedded model; `make test` runs every test.
 # Both create .venv on first use, install the pinned requirements and the project itself (`lade` on the PATH of
-# the venv). `make test-fast` runs the tests that need no model, no server and no browser (under a minute).
+# the venv); `make test` also installs the pinned dev tools from npm (TypeScript's checker, axe-core; never shipped)
+# and type-checks the browser's renderer first. `make test-fast` runs the tests that need no model, no server and
+# no browser (under a minute).
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+NODE_STAMP := node_modules/.installed
 TEST_ENV := HF_HUB_OFFLINE=1 GRADIO_ANALYTICS_ENABLED=False
 
-.PHONY: run test test-fast bench install clean
+.PHONY: run test test-fast typecheck bench install clean
 
 $(STAMP): requirements.txt requirements-dev.txt requirements-nodeps.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,19 +20,27 @@ $(STAMP): requirements.txt requirements-dev.txt requirements-nodeps.txt pyprojec
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
-install: $(STAMP)
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $(NODE_STAMP)
+
+install: $(STAMP) $(NODE_STAMP)
+
+typecheck: $(NODE_STAMP)
+	node_modules/.bin/tsc -p tsconfig.json
 
 run: $(STAMP)
 	GRADIO_ANALYTICS_ENABLED=False $(PY) app.py
 
-test: $(STAMP)
+test: $(STAMP) $(NODE_STAMP)
+	node_modules/.bin/tsc -p tsconfig.json
 	$(TEST_ENV) $(PY) -m pytest -q
 
 test-fast: $(STAMP)
-	$(TEST_ENV) $(PY) -m pytest -q -m "not model and not server and not browser"
+	$(TEST_ENV) $(PY) -m pytest -q -m "not model and not server and not browser" --hypothesis-profile=quick
 
 bench: $(STAMP)
 	$(PY) -m lade_core bench --max-new-tokens 128 --window 7 --ngram 4 --guess 7
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache node_modules

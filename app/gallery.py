@@ -1,8 +1,8 @@
 """The gallery: recorded runs shipped in assets/runs/, each captioned with the one thing it shows.
 
 `assets/gallery.json` lists each run's name, title, the `lade trace` arguments that recorded it, its role in the
-lesson (if any) and a caption template. Captions are written by hand, but every number in them is computed from the
-run (`facts`), so a re-recorded run keeps true captions. `python -m app.gallery` re-records every run with the shipped
+lesson (if any) and a caption template. Captions are written by hand, but every number and claim word in them is
+computed from the run (`captions.facts`), so a re-recorded run keeps true captions. `python -m app.gallery` re-records every run with the shipped
 command line (`--only NAME` just one); loading one needs no model.
 """
 
@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
+import string
 from functools import lru_cache
 
 from lade_core import RunTrace, parse_run
 from lade_core.paths import GALLERY, RUNS
+
+from .captions import facts
 
 SPEC = GALLERY
 
@@ -48,69 +50,31 @@ def by_role(wanted: str) -> str | None:
     return next((e["name"] for e in spec() if e.get("role") == wanted), None)
 
 
-def repetition(run: RunTrace) -> dict:
-    """The output's most repeated line (stripped, at least 3 characters): how often it appears, and the step at
-    which its second copy began (where a repetition loop takes over)."""
-    tokens, starts, text = run.parallel.tokens, [], ""
-    for step in run.parallel.steps:
-        for token in step.accepted:
-            starts.append((len(text), step.index))
-            text += run.token_text.get(token, "")
-    lines = [line.strip() for line in text.split("\n")]
-    counts = {line: lines.count(line) for line in set(lines) if len(line) >= 3}
-    if not counts or max(counts.values()) < 3 or not tokens:
-        return {"loop_count": 0, "loop_step": None, "loop_line": ""}
-    line = max(counts, key=counts.get)
-    second = text.find(line, text.find(line) + len(line))
-    step = next((s for offset, s in reversed(starts) if offset <= second), None)
-    return {"loop_count": counts[line], "loop_step": step, "loop_line": line}
-
-
-def repeat_share(run: RunTrace, n: int = 4) -> float:
-    """The share of output tokens that end an n-gram the text already had (the prompt included): how much of the
-    output repeats what came before, which is what a pool of n-grams guesses best."""
-    seen, text, repeated = set(), list(run.prompt_ids), 0
-    for i in range(len(text) - n + 1):
-        seen.add(tuple(text[i: i + n]))
-    for token in run.parallel.tokens:
-        text.append(token)
-        gram = tuple(text[-n:])
-        repeated += gram in seen
-        seen.add(gram)
-    return repeated / max(len(run.parallel.tokens), 1)
-
-
-def facts(run: RunTrace) -> dict:
-    """The numbers a caption may use, read off the run."""
-    p, b = run.parallel, run.baseline
-
-    def mean_step(method):
-        steps = method.steps[1:]
-        return statistics.fmean(s.forward_s + s.overhead_s for s in steps) if steps else 0.0
-
-    time = lambda m: sum(s.forward_s + s.overhead_s for s in m.steps)  # noqa: E731
-    return {
-        "compression": round(p.compression, 2), "tokens": len(p.tokens), "steps": len(p.steps),
-        "baseline_steps": len(b.steps), "speedup": round(time(b) / time(p), 2) if time(p) else 0.0,
-        "step_cost": round(mean_step(p) / mean_step(b), 2) if mean_step(b) else 0.0,
-        "identical": p.tokens == b.tokens, "W": run.config.window, "N": run.config.ngram, "G": run.config.guess,
-        "pool": run.config.pool, "temperature": run.sampling.temperature, "device": run.device,
-        "repeat_pct": round(100 * repeat_share(run)), "tokens_per_forward": run.config.tokens_per_forward,
-        "faster_or_slower": "faster than" if time(p) < time(b) else "slower than", **repetition(run),
-        "window_pct": round(100 * sum(1 for s in p.steps[1:] if s.window) / max(len(p.steps) - 1, 1)),
-        "mean_fed": round(statistics.fmean(s.n_input for s in p.steps[1:]), 1) if len(p.steps) > 1 else 0.0,
-    }
-
-
-def caption(name: str) -> str:
-    """The run's caption with its numbers filled in from the run."""
-    return entry(name)["caption"].format(**facts(load(name)))
+def caption(name: str, run: RunTrace | None = None) -> str:
+    """The run's caption with its numbers and claim words filled in from the run (`run`: another recording under
+    this name's caption). A caption naming a fact the run does not have (a repetition loop in a run without one)
+    is refused, never printed with "None" in it."""
+    template = entry(name)["caption"]
+    known = facts(run or load(name))
+    for _, field, _, _ in string.Formatter().parse(template):
+        if field is not None and known.get(field.split("!")[0]) in (None, ""):
+            raise ValueError(f"the caption of {name} says {{{field}}}, which this run does not have")
+    return template.format(**known)
 
 
 def listing() -> list[dict]:
-    """What the page shows of each gallery run: name, title, caption, method."""
-    return [{"name": e["name"], "title": e["title"], "caption": caption(e["name"]), "method": load(e["name"]).method}
-            for e in spec()]
+    """What the page shows of each gallery run: name, title, caption, method, and what its speed on this CPU means
+    (the recording's speed-up, the bench's for the same prompt and settings, the verdict they allow)."""
+    from . import captions
+
+    out = []
+    for e in spec():
+        run = load(e["name"])
+        speed = {"recording": captions.speedup(run), "bench": captions.bench_speedups(run),
+                 "verdict": captions.verdict(run)}
+        out.append({"name": e["name"], "title": e["title"], "caption": caption(e["name"]), "method": run.method,
+                    "speed": speed})
+    return out
 
 
 def main() -> None:

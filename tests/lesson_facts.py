@@ -1,131 +1,416 @@
-"""Python's own reading of the lesson's facts and answers from a trace: what each chapter's sentences and questions
-must say about the run on screen (app/static/lade-lesson.js computes them in the browser; the browser tests compare).
-An independent second reading on purpose: if the page's sentence and this disagree, one of them misreads the trace."""
+"""Python's own reading of the lesson: each fact a chapter's sentence states, each question's answer and each
+chapter's landing rule, computed from the trace by the definition the words give (not a port of the page's code).
+
+The page (app/static/lade-lesson.js) computes the same things in the browser; the browser tests compare the two, so
+if a sentence and this reading disagree, one of them misreads the trace. Where a definition needs a position, it is
+the position the engine fed the token at (`StepTrace.layout.positions()`, what the model saw), and "right" means the
+run's final text has that token at that position. Import-only (no tests here); no browser, no model.
+"""
 
 from __future__ import annotations
 
-import statistics
+import json
+import types
 
 from lade_core import RunTrace
-from lade_core.pool import replay_pool
+
+# The chapters this reading knows, by the title the page gives them (a chapter retitled or added fails the walk
+# until it is read here: its sentences must be read by someone, not skipped).
+ONE_TOKEN = "One token per forward pass"
+JACOBI = "Jacobi decoding: guess a block, refine it in parallel"
+WINDOW = "The 2D window: keep the trajectories"
+POOL = "The n-gram pool"
+VERIFY = "Verification: checked in the same forward pass"
+RELATIVES = "Why not a draft model?"
+MASK = "One step's anatomy: the attention mask"
+SPEED = "From tokens per step to seconds"
+PLAY = "Play with it"
+# The questions' options, as the page must label them (a change on the page fails the walk here, not silently).
+OPTIONS = {ONE_TOKEN: ["5", "10", "20"], JACOBI: ["1", "2", "3 or more"], WINDOW: ["0 or 1", "2 to 3", "4 or more"],
+           POOL: ["none", "1 to 3", "4 or more"], VERIFY: ["1", "2", "3 or more"],
+           RELATIVES: ["lookahead", "prompt lookup", "early exit"], MASK: ["under 20", "20 to 40", "over 40"],
+           SPEED: ["yes", "no"]}
 
 
-def clock(run: RunTrace, lane: str, k: int) -> int:
-    return max(0, min(k, len(getattr(run, lane).steps) - 1))
+# -- readings of one step --------------------------------------------------------------------------------------
+def seconds(step) -> float:
+    """A step's time: the model's forward, the engine's work around it, drafting."""
+    return step.forward_s + step.overhead_s + step.draft_s
+
+
+def shown_step(run: RunTrace, lane: str, k: int):
+    """The lane's step on screen at clock step k (a lane that finished stays on its last step)."""
+    steps = getattr(run, lane).steps
+    return steps[max(0, min(k, len(steps) - 1))]
 
 
 def final_at(run: RunTrace, pos: int):
+    """The final text's token at absolute position `pos` (None where the run wrote nothing)."""
     i = pos - len(run.prompt_ids)
     return run.parallel.tokens[i] if 0 <= i < len(run.parallel.tokens) else None
 
 
-def right(run: RunTrace, step) -> int:
-    L = len(step.levels_before)
-    return sum(final_at(run, step.position + L + 1 + j) == t for j, t in enumerate(step.new_level))
+def fed_guesses(step) -> list[tuple[int, int]]:
+    """(absolute position, token) of every window guess the step fed the model, level by level."""
+    if not step.levels_before:
+        return []
+    layout = step.layout
+    rows = [r for r, kind in enumerate(layout.token_kinds()) if kind in (1, 2)]  # window levels 0 and >= 1
+    positions = layout.positions()
+    tokens = [t for level in step.levels_before for t in level]
+    return [(step.position + int(positions[r]), t) for r, t in zip(rows, tokens)]
 
 
-def mean_step(method) -> float:
-    steps = method.steps[1:]
-    return statistics.fmean(s.forward_s + s.overhead_s for s in steps) if steps else 0.0
+def new_guesses(step) -> list[tuple[int, int]]:
+    """(absolute position, token) of the step's new level: the model's output after each newest-level guess is its
+    guess for the next position."""
+    fed = fed_guesses(step)
+    newest = fed[len(fed) - len(step.new_level):] if step.new_level and fed else []
+    return [(pos + 1, t) for (pos, _), t in zip(newest, step.new_level)]
+
+
+def right(run: RunTrace, cells) -> list[bool]:
+    return [final_at(run, pos) == t for pos, t in cells]
 
 
 def kept(step) -> int:
-    matched = step.match_lengths[step.winner] if step.winner >= 0 else 0
-    return min(matched, len(step.accepted))
+    """Guesses (draft tokens) the step kept: how far the winning candidate agrees with what the step emitted."""
+    if step.winner < 0:
+        return 0
+    n = 0
+    for guess, emitted in zip(step.candidates[step.winner], step.accepted):
+        if guess != emitted:
+            break
+        n += 1
+    return n
 
 
-def jacobi_misses(run: RunTrace) -> dict:
-    right_guesses = kept_total = misplaced = 0
-    for s in run.parallel.steps[1:]:
-        for j, t in enumerate(s.levels_before[0] if s.levels_before else ()):
-            pos = s.position + 1 + j
-            if final_at(run, pos) == t:
-                right_guesses += 1
-            elif any(final_at(run, pos + d) == t or final_at(run, pos - d) == t for d in (1, 2, 3)):
-                misplaced += 1
-        kept_total += s.match_lengths[0] if s.match_lengths else 0
-    return {"stranded": right_guesses - kept_total, "misplaced": misplaced}
+def tokens_fed(step, prompt_length: int) -> int:
+    """Tokens the step put through the model: x, every window guess and every verification token (a token tree
+    feeds a shared prefix once); Jacobi verifies its block where it is fed; a prefill reads the prompt."""
+    if step.kind == "prefill":
+        return prompt_length
+    if step.kind == "autoregressive":
+        return 1
+    window = sum(len(level) for level in step.levels_before)
+    if step.kind == "jacobi":
+        return 1 + window
+    if step.tree or step.kind not in ("lookahead", "warmup"):
+        verify = len({tuple(c[: i + 1]) for c in step.candidates for i in range(len(c))})
+    else:
+        verify = sum(len(c) for c in step.candidates)
+    return 1 + window + verify
 
 
-def cost_at(points, tokens: float) -> float:
-    """Linear between the points, along the last segment past them (as the lesson's chart reads the lab's curve)."""
-    if tokens <= points[0][0]:
-        return points[0][1]
-    for (a, ca), (b, cb) in zip(points, points[1:]):
-        if tokens <= b:
-            return ca + (tokens - a) * (cb - ca) / (b - a)
-    (a, ca), (b, cb) = points[-2], points[-1]
-    return cb + (tokens - b) * (cb - ca) / (b - a)
+def pool_replay(run: RunTrace):
+    """The n-gram pool after each step, replayed from the steps' added n-grams by the policy the chapter states: at
+    most G n-grams per key, a new one evicts the least recently used, adding one already there is a use. Yields
+    (step, {key: continuations, least recently used first}); the dict is the same object, updated in place."""
+    pool: dict[int, list] = {}
+    for step in run.parallel.steps:
+        for gram in step.ngrams_added:
+            held = pool.setdefault(gram[0], [])
+            cont = tuple(gram[1:])
+            if cont in held:
+                held.remove(cont)
+            held.append(cont)
+            if len(held) > run.config.guess:
+                held.pop(0)
+        yield step, pool
 
 
-def facts(chapter: int, run: RunTrace, k: int, lab: dict | None = None) -> dict:
-    """name -> value of every fact chapter `chapter` states about `run` at step `k` (floats to compare loosely)."""
-    step = run.parallel.steps[clock(run, "parallel", k)]
-    if chapter == 1:
-        steps = run.baseline.steps[: clock(run, "baseline", k) + 1]
-        return {"baseline_tokens": sum(len(s.accepted) for s in steps), "baseline_steps": len(steps),
-                "baseline_step_ms": 1000 * mean_step(run.baseline)}
-    if chapter == 2:
-        out = {"jacobi_window": run.config.window, "jacobi_steps": len(run.parallel.steps),
-               "jacobi_tokens": len(run.parallel.tokens), "jacobi_compression": run.parallel.compression,
-               **jacobi_misses(run)}
-        if step.kind == "jacobi":
-            out.update(step_right=right(run, step), step_kept=step.match_lengths[0])
-        return out
-    if chapter == 3:
-        return {"W": run.config.window, "N": run.config.ngram, "levels": len(step.levels_before),
-                "new_right": right(run, step)}
-    if chapter == 4:
-        pool = replay_pool((s.ngrams_added for s in run.parallel.steps[: step.index + 1]), run.config.guess)
-        return {"pool_size": len(pool), "pool_keys": pool.keys, "found": len(step.candidates),
-                "added": len(step.ngrams_added), "evicted": len(step.ngrams_evicted)}
-    if chapter == 5:
-        out = {"emitted": len(step.accepted)}
-        if step.winner >= 0:
-            out.update(winner=step.winner + 1, matched=kept(step))
-        if run.sampling.greedy:
-            out["identical"] = "identical" if run.parallel.tokens == run.baseline.tokens else "different"
-        return out
-    if chapter == 6:
-        layout = step.layout
-        return {"fed": layout.size, "levels": layout.levels, "W": layout.window, "nodes": layout.nodes}
-    if chapter == 7:
-        later = run.parallel.steps[1:]
-        time = lambda m: sum(s.forward_s + s.overhead_s for s in m.steps)  # noqa: E731
-        fed = statistics.fmean(s.n_input for s in later) if later else 1.0
-        out = {"compression": run.parallel.compression, "fed": fed,
-               "step_cost": mean_step(run.parallel) / mean_step(run.baseline),
-               "speedup": time(run.baseline) / max(time(run.parallel), 1e-9)}
-        if lab and lab.get("gpu"):
-            gpu = cost_at(lab["gpu"]["points"], fed)
-            out.update(gpu_cost=gpu, gpu_speedup=run.parallel.compression / gpu)
-        return out
+def pool_after(run: RunTrace, k: int) -> dict[int, list]:
+    """The pool after the step shown at clock step k (keys that hold nothing left out)."""
+    last = shown_step(run, "parallel", k).index
+    for step, pool in pool_replay(run):
+        if step.index == last:
+            return {key: list(held) for key, held in pool.items() if held}
     return {}
 
 
-def bucket(n: float, edges) -> int:
-    return next((i for i, e in enumerate(edges) if n <= e), len(edges))
+def decoding_steps(method):
+    """Every step but step 0, which reads the prompt."""
+    return method.steps[1:]
 
 
-def answer(chapter: int, run: RunTrace, k: int, lab: dict | None = None) -> int | None:
-    """The option the trace makes right for chapter `chapter`'s question asked at step `k`."""
-    nxt = run.parallel.steps[min(k + 1, len(run.parallel.steps) - 1)]
-    if chapter == 1:
-        count = lambda j: sum(len(s.accepted) for s in run.baseline.steps[: clock(run, "baseline", j) + 1])  # noqa
-        more = count(k + 10) - count(k)
-        return 0 if more <= 7 else 1 if more <= 14 else 2
-    if chapter == 2:
-        return bucket(len(nxt.accepted), (1, 2))
-    if chapter == 3:
-        return bucket(right(run, nxt) if nxt.new_level else 0, (1, 3))
-    if chapter == 4:
-        return bucket(len(nxt.candidates), (0, 3))
-    if chapter == 5:
-        return bucket(len(nxt.accepted), (1, 2))
-    if chapter == 6:
-        return bucket(nxt.layout.size if nxt.kind not in ("prefill", "autoregressive") else 1, (19, 40))
-    if chapter == 7:
+def mean_seconds(method) -> float:
+    steps = decoding_steps(method)
+    return sum(map(seconds, steps)) / len(steps) if steps else 0.0
+
+
+# -- the facts -------------------------------------------------------------------------------------------------
+def facts(chapter: str, run: RunTrace, k: int, lab: dict | None = None, bench=()) -> dict:
+    """name -> value of every fact the chapter titled `chapter` states about `run` at clock step `k`; exactly the
+    facts the chapter shows there (floats are compared at the precision shown). `lab` is the lab data the page
+    carries, `bench` the bench's speed-ups for this run's prompt and setting (a gallery run's; none for others).
+    KeyError for a chapter this reading does not know."""
+    step = shown_step(run, "parallel", k)
+    return READERS[chapter](run, k, step, {**(lab or {}), "bench": list(bench)})
+
+
+def _one_token_per_pass(run, k, step, lab):
+    # "after step k, greedy decoding has written T tokens in S forward passes ... A decoding step took M ms on
+    # average" (step 0 reads the prompt: it is not a decoding step)
+    done = run.baseline.steps[: shown_step(run, "baseline", k).index + 1]
+    return {"baseline_tokens": sum(len(s.accepted) for s in done), "baseline_steps": len(done),
+            "baseline_step_ms": 1000 * mean_seconds(run.baseline)}
+
+
+def _jacobi(run, k, step, lab):
+    # "guesses W tokens per step and needed S steps for T tokens: C tokens per step"; "in step s the block fed W
+    # guesses; R of them were right for their positions, and the step kept K"; "over the whole run, R of the F
+    # guesses fed were right for their positions, and K were kept; the other S right guesses were thrown away"
+    p = run.parallel
+    out = {"jacobi_window": run.config.window, "jacobi_steps": len(p.steps), "jacobi_tokens": len(p.tokens),
+           "jacobi_compression": len(p.tokens) / len(p.steps)}
+    fed = rights = kept_all = stranded = 0
+    for s in decoding_steps(p):
+        marks, n = right(run, fed_guesses(s)), kept(s)
+        fed += len(marks)
+        rights += sum(marks)
+        kept_all += n
+        stranded += sum(marks[n:])  # right, but behind the kept prefix: not kept
+    out.update(right_guesses=rights, fed_guesses=fed, kept_guesses=kept_all, stranded=stranded)
+    if step.kind == "jacobi":
+        out.update(step_right_fed=sum(right(run, fed_guesses(step))), step_kept=kept(step))
+    return out
+
+
+def _window(run, k, step, lab):
+    # "W = , N = . In step s the window holds L of its N-1 levels; ... R of its W [new] guesses are right";
+    # "over this run R of M new guesses turned out right for their position"
+    if not step.levels_before:
+        return {}
+    made = [c for s in decoding_steps(run.parallel) for c in new_guesses(s)]
+    return {"W": run.config.window, "N": run.config.ngram, "levels": len(step.levels_before),
+            "new_right": sum(right(run, new_guesses(step))), "guesses_right": sum(right(run, made)),
+            "guesses_made": len(made)}
+
+
+def _pool(run, k, step, lab):
+    # "the lookup under x found F candidate(s). After the step the pool holds P n-grams under K keys: the step added
+    # A and evicted E, and x's key now holds H"
+    if run.method != "lookahead":
+        return {}
+    pool = pool_after(run, k)
+    return {"found": len(step.candidates), "pool_size": sum(map(len, pool.values())), "pool_keys": len(pool),
+            "added": len(step.ngrams_added), "evicted": len(step.ngrams_evicted),
+            "held": len(pool.get(step.input_token, ()))}
+
+
+def _verify(run, k, step, lab):
+    # "candidate C matched M token(s) and the step emitted E token(s)"; "the two texts are identical / different"
+    if step.kind == "prefill":
+        return {}
+    out = {"emitted": len(step.accepted)}
+    if step.winner >= 0:
+        out.update(winner=step.winner + 1, matched=kept(step))
+    if run.sampling.temperature == 0:
+        out["identical"] = "identical" if run.parallel.tokens == run.baseline.tokens else "different"
+        if lab.get("numerics"):  # the page carries the numerics experiment: its paragraph follows
+            out.update(numerics(run))
+    return out
+
+
+def numerics(run: RunTrace) -> dict:
+    """"in fp32 lookahead's text was identical to greedy's on F of P benchmark prompts; in bf16 on B of P. On the
+    prompt X in bf16 the texts part at token #D, where the model's two most likely tokens differ by G in logit ...
+    Greedy itself, fed its own tokens in one wider pass, first differs at token #W" (X: this run's prompt if it
+    parted in bf16, else the first that did), read from the experiment's own files in assets/bench/."""
+    from lade_core.measure.prompts import load_prompts
+    from lade_core.paths import BENCH
+
+    rows = {dtype: json.loads((BENCH / f"numerics-{dtype}.json").read_text())["prompts"]
+            for dtype in ("float32", "bfloat16")}
+    out = {"fp32_identical": sum(bool(r["identical"]) for r in rows["float32"]),
+           "bf16_identical": sum(bool(r["identical"]) for r in rows["bfloat16"])}
+    text = {p["id"]: p["prompt"] for p in load_prompts()}
+    parted = [r for r in rows["bfloat16"] if not r["identical"] and r["first_divergence"] is not None
+              and r["logit_gap"] is not None]
+    example = next((r for r in parted if text.get(r["id"]) == run.prompt), parted[0] if parted else None)
+    if example is not None:
+        out.update(bf16_divergence=example["first_divergence"], bf16_gap=float(example["logit_gap"]))
+        wide = (example.get("batch_shape") or {}).get("first_divergence")
+        if wide is not None:
+            out["bf16_wide"] = wide
+    return out
+
+
+def _mask(run, k, step, lab):
+    # "Step s fed F tokens: x, L level(s) of W and V verification token(s)"
+    if step.kind in ("prefill", "autoregressive"):
+        return {}
+    fed, levels = tokens_fed(step, len(run.prompt_ids)), len(step.levels_before)
+    return {"fed": fed, "levels": levels, "W": step.window, "nodes": fed - 1 - levels * step.window}
+
+
+def _speed(run, k, step, lab):
+    # "wrote C tokens per step, feeding F tokens per step on average ... such a step took R x as long as a one-token
+    # step, so the measured speed-up is S x"; "puts an F-token forward ... at G x a one-token forward: the same
+    # compression would give about Z x there"
+    p, b = run.parallel, run.baseline
+    compression = len(p.tokens) / len(p.steps)
+    decoding = decoding_steps(p)
+    fed = sum(tokens_fed(s, len(run.prompt_ids)) for s in decoding) / len(decoding) if decoding else 1.0
+    out = {"compression": compression, "fed": fed, "step_cost": mean_seconds(p) / mean_seconds(b),
+           "speedup": sum(map(seconds, b.steps)) / max(sum(map(seconds, p.steps)), 1e-9)}
+    # "On this CPU that is V": faster or slower only when every measurement of this prompt and setting (this
+    # recording and the bench's) is beyond the noise between two greedy runs of one prompt, else about as fast
+    noise = lab["noise"]["ratio"] if lab.get("noise") else 1.0
+    measured = [out["speedup"], *lab["bench"]]
+    out["verdict"] = ("faster than greedy" if all(v > noise for v in measured) else "slower than greedy"
+                      if all(v < 1 / noise for v in measured) else "about as fast as greedy")
+    # "The speed lab's roofline model (a prediction) puts this run's steps on one H100 running a 7B model at C x a
+    # one-token forward, so the same compression would give about S x there": C is the model's (lade_core's lab,
+    # the page's source for it), S follows from the words
+    if lab.get("gpu_curves"):
+        from lade_core.measure.lab import predict_run
+
+        cost = predict_run(run, "h100", "7B")["step_cost"]
+        out.update(gpu_cost=cost, gpu_speedup=compression / cost)
+    return out
+
+
+def _relatives(run, k, step, lab):
+    # "X wrote T tokens per step" for each method beside greedy; "All N texts are identical to greedy's"; "only R% of
+    # its [the early-exit lane's] draft tokens were kept, and it ran at S x greedy's speed"
+    lanes = [(lane.method, lane.run) for lane in run.all_lanes]
+    out = {f"tps_{method}": len(r.tokens) / len(r.steps) for method, r in lanes}
+    if run.sampling.temperature == 0 and all(r.tokens == run.baseline.tokens for _, r in lanes):
+        out["identical_lanes"] = len(lanes) + 1
+    early = next((r for method, r in lanes if method == "early-exit"), None)
+    if early is not None:
+        offered = kept_all = 0
+        for s in decoding_steps(early):
+            offered += len({tuple(c[: i + 1]) for c in s.candidates for i in range(len(c))})
+            kept_all += kept(s)
+        out["early_exit_rate"] = f"{int(100 * kept_all / offered + 0.5) if offered else 0}%"
+        out["early_exit_speed"] = sum(map(seconds, run.baseline.steps)) / max(sum(map(seconds, early.steps)), 1e-9)
+    return out
+
+
+READERS = {ONE_TOKEN: _one_token_per_pass, JACOBI: _jacobi, WINDOW: _window, POOL: _pool, VERIFY: _verify,
+           RELATIVES: _relatives, MASK: _mask, SPEED: _speed, PLAY: lambda *_: {}}
+
+
+def same(shown: str, want) -> bool:
+    """Whether a fact's text on screen says `want` (a float at the precision it is printed with)."""
+    if isinstance(want, float):
+        digits = len(shown.split(".")[1]) if "." in shown else 0
+        return abs(float(shown) - want) <= 0.51 * 10 ** -digits + 1e-9
+    return shown == str(want)
+
+
+# -- the questions -----------------------------------------------------------------------------------------------
+def _nearest(n: int, values) -> int:
+    """The option nearest n (a tie goes to the larger)."""
+    return min(range(len(values)), key=lambda i: (abs(n - values[i]), -values[i]))
+
+
+def answer(chapter: str, run: RunTrace, k: int, lab: dict | None = None) -> tuple[int, int] | None:
+    """(the option the trace makes right, the step the reveal shows) for the question of the chapter titled
+    `chapter`, asked at clock step k (None: the chapter asks none)."""
+    nxt = shown_step(run, "parallel", k + 1)
+    if chapter == ONE_TOKEN:  # "After 10 more steps, how many more tokens will autoregressive decoding have written?"
+        def count(j):
+            return sum(len(s.accepted) for s in run.baseline.steps[: shown_step(run, "baseline", j).index + 1])
+
+        return _nearest(count(k + 10) - count(k), (5, 10, 20)), k + 10
+    if chapter in (JACOBI, VERIFY):  # "How many tokens will the next step accept / emit?" 1, 2, 3 or more
+        return min(len(nxt.accepted), 3) - 1 if nxt.accepted else 0, k + 1
+    if chapter == WINDOW:  # "How many of the next step's new guesses will turn out right?" 0 or 1, 2 to 3, 4 or more
+        n = sum(right(run, new_guesses(nxt)))
+        return (0 if n <= 1 else 1 if n <= 3 else 2), k + 1
+    if chapter == POOL:  # "How many candidates will the next step's lookup find?" none, 1 to 3, 4 or more
+        n = len(nxt.candidates)
+        return (0 if n == 0 else 1 if n <= 3 else 2), k + 1
+    if chapter == RELATIVES:  # "Which method needed the fewest steps for this answer?" (the first of equals)
+        steps = {lane.method: len(lane.run.steps) for lane in run.all_lanes}
+        counts = [steps.get(m, float("inf")) for m in ("lookahead", "pld", "early-exit")]
+        return counts.index(min(counts)), k
+    if chapter == MASK:  # "How many tokens will the next step feed to the model?" under 20, 20 to 40, over 40
+        n = 1 if nxt.kind in ("prefill", "autoregressive") else tokens_fed(nxt, len(run.prompt_ids))
+        return (0 if n < 20 else 1 if n <= 40 else 2), k + 1
+    if chapter == SPEED:  # "On this CPU, is W = 15 (N = 5, G = 15) faster than W = 7?" from the bench shipped
         if not lab or "cpu_choice" not in lab:
-            return -1  # the page says no bench result is shipped
-        return 0 if lab["cpu_choice"]["wide"] > lab["cpu_choice"]["narrow"] else 1
+            return -1, k
+        return (0 if lab["cpu_choice"]["wide"] > lab["cpu_choice"]["narrow"] else 1), k
     return None
+
+
+# -- where each chapter opens -------------------------------------------------------------------------------------
+def full_window(run, s) -> bool:
+    """A lookahead step whose window holds all its N-1 levels."""
+    return s.kind == "lookahead" and len(s.levels_before) == run.config.ngram - 1
+
+
+def _stranded_here(run, s) -> bool:
+    marks = right(run, fed_guesses(s))
+    return any(marks[kept(s):])
+
+
+def last_step(run) -> int:
+    """The clock's last step: where the longest lane ends."""
+    return max(len(lane.run.steps) for lane in (*run.all_lanes, types.SimpleNamespace(run=run.baseline))) - 1
+
+
+# Each rule as the page words it: a test over steps (the first step from 1 that passes) or a fixed step.
+RULES = {
+    "step 12, or the run's last step if it is shorter": ("at", lambda run: min(12, last_step(run))),
+    "the first step where a guess it fed was right for its position but was not kept":
+        ("test", lambda run, s: s.kind == "jacobi" and _stranded_here(run, s)),
+    "the first step that fed a guess right for its position":
+        ("test", lambda run, s: s.kind == "jacobi" and any(right(run, fed_guesses(s)))),
+    "the first full-window step where at least 2 new guesses are right":
+        ("test", lambda run, s: full_window(run, s) and sum(right(run, new_guesses(s))) >= 2),
+    "the first full-window step where a new guess is right":
+        ("test", lambda run, s: full_window(run, s) and any(right(run, new_guesses(s)))),
+    "the first full-window step": ("test", full_window),
+    "the first lookahead step whose lookup found at least 2 candidates":
+        ("test", lambda run, s: s.kind == "lookahead" and len(s.candidates) >= 2),
+    "the first step whose lookup found a candidate": ("test", lambda run, s: len(s.candidates) >= 1),
+    "the first step whose winning candidate matched at least 2 tokens":
+        ("test", lambda run, s: max(s.match_lengths, default=0) >= 2),
+    "the first step where a candidate matched": ("test", lambda run, s: max(s.match_lengths, default=0) >= 1),
+    "the first full-window step with at least 2 candidates":
+        ("test", lambda run, s: full_window(run, s) and len(s.candidates) >= 2),
+    "the run's last step": ("at", last_step),
+    "the race's last step": ("at", last_step),
+    "step 1": ("at", lambda run: 1),
+    "step 0": ("at", lambda run: 0),
+}
+
+
+def landing(rules: list[str], run: RunTrace) -> tuple[int, int]:
+    """(the step a chapter with these rules opens on, the index of the rule that chose it): the first rule some step
+    satisfies, tried in order. A rule this reading does not know fails loudly (KeyError)."""
+    for i, text in enumerate(rules):
+        how, rule = RULES[text]
+        if how == "at":
+            return max(0, min(rule(run), last_step(run))), i
+        found = next((s.index for s in run.parallel.steps[1:] if rule(run, s)), None)
+        if found is not None:
+            return found, i
+    return 0, len(rules)
+
+
+# -- reading the page (the browser tests share these) ------------------------------------------------------------
+def shown_facts(page) -> tuple[dict, int, str]:
+    """The facts `#lesson-text` shows (name -> text), its step and its run's handle."""
+    text = page.locator("#lesson-text")
+    shown = {}
+    for el in page.locator("#lesson-text .fact").all():
+        name = el.get_attribute("data-fact")
+        assert name not in shown, f"the fact {name} is stated twice"
+        shown[name] = el.inner_text()
+    return shown, int(text.get_attribute("data-step")), text.get_attribute("data-run")
+
+
+def assert_facts(chapter: str, shown: dict, run: RunTrace, k: int, lab: dict | None = None, bench=()) -> None:
+    """Every fact shown agrees with this reading, and the chapter shows exactly the facts this reading says its
+    sentences state there (none may vanish or appear unread)."""
+    want = facts(chapter, run, k, lab, bench)
+    assert set(shown) == set(want), (chapter, k, "shown but not read:", set(shown) - set(want),
+                                     "read but not shown:", set(want) - set(shown))
+    wrong = {name: (shown[name], want[name]) for name in want if not same(shown[name], want[name])}
+    assert not wrong, (chapter, k, wrong)

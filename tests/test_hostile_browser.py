@@ -1,20 +1,25 @@
 """The hostile corpus (tests/hostile_cases.py) in the page and the export, in Chromium, with `alert` and a global
 flag hooked: no script runs, no external request is made, each bad file gets its one-line reason, every view of an
-accepted hostile run is drawn at several steps with the hostile text as text, and the server's memory and temp files
-stay within stated bounds while sessions open the largest accepted trace. Issue 17's findings each have a test here
-or in tests/test_hostile_loader.py.
+accepted hostile run is drawn at several steps with the hostile text as text, hostile links are read by the page
+exactly as the server reads them (app/deeplink.py) and echoed as plain text, and the server's memory and temp files
+stay within stated bounds while sessions open the largest accepted trace.
 """
 
 import json
+import re
 import time
+from urllib.parse import quote, urlencode
 
 import pytest
+from starlette.datastructures import QueryParams
 
-from app import files, limits
+from app import files, gallery, limits
+from app.deeplink import resolve
 from app.render.export import render_html
-from conftest_app import NO_MODEL, OUT, SHOTS, chromium_browser, rss_mb, serve_app, upload
+from conftest_app import OUT, SHOTS, chromium_browser, new_page, no_model_app, open_app, rss_mb, state, upload
 from hostile_cases import CASES, MARKUP
 from lade_core import parse_run
+from test_hostile_loader import QUERIES
 
 pytest.importorskip("playwright.sync_api")
 pytestmark = [pytest.mark.server, pytest.mark.browser]
@@ -28,7 +33,7 @@ MEASURED: dict = {}
 
 @pytest.fixture(scope="module")
 def server():
-    with serve_app(["-c", NO_MODEL], "app-hostile-test.log", HF_HUB_OFFLINE="1") as (url, proc):
+    with no_model_app("app-hostile-test.log") as (url, proc):
         yield url, proc
     (OUT / "hostile.json").write_text(json.dumps(MEASURED, indent=2))
 
@@ -41,16 +46,22 @@ def chromium(server):
 
 def watched(chromium, url):
     """A tab that records every request leaving the app's own origin, and page errors."""
-    page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(60_000)
+    page = new_page(chromium)
     page.outside = []
     page.on("request", lambda r: page.outside.append(r.url)
             if not r.url.startswith((url, "data:", "blob:", "file://")) else None)
-    page.goto(url + "?run=code-class")
-    page.wait_for_function("() => window.ladeStage && window.ladeStage.mode === 'explorer'")
+    open_app(page, url + "?run=code-class", "s.state.mode === 'explorer' && s.run()")
     page.evaluate(HOOKS)
     page.click("#run-yourself")
     return page
+
+
+def upload_run(page, path) -> None:
+    """Upload `path` from the gallery run, and wait until the page shows the uploaded run."""
+    page.evaluate("() => window.ladeStage.open('code-class-W7N4G7', 0)")
+    page.wait_for_function("() => window.ladeStage.state.current === 'code-class-W7N4G7'")
+    upload(page, path)
+    page.wait_for_function("() => (window.ladeStage.state.current || '').startsWith('u-')")
 
 
 def assert_clean(page):
@@ -68,9 +79,7 @@ def test_accepted_hostile_runs_are_drawn_as_text(chromium, server, tmp_path):
         path = tmp_path / f"{case.name}.json"
         path.write_bytes(case.data())
         run = parse_run(path.read_bytes())
-        before = page.evaluate("window.ladeStage.seq")
-        upload(page, path)
-        page.wait_for_function("n => window.ladeStage.seq !== n", arg=before)
+        upload_run(page, path)
         last = max(len(run.parallel.steps), len(run.baseline.steps)) - 1
         for k in sorted({0, 2, last // 2, last}):
             page.evaluate("k => window.ladeStage.go(k)", k)
@@ -91,13 +100,13 @@ def test_rejected_files_get_their_one_line_reason(chromium, server, tmp_path):
     for case in REJECTED:
         path = tmp_path / "bad.json"
         path.write_bytes(case.data())
-        page.evaluate("() => { const n = document.querySelector('.notice'); n.hidden = true; n.textContent = ''; }")
+        page.evaluate("() => window.ladeStage.set({ notice: '' })")
         upload(page, path)
         page.wait_for_selector(".notice:not([hidden])")
         notice = page.inner_text(".notice").strip()
         assert notice.startswith("Could not open that file:") and "\n" not in notice, notice
         assert case.rejects in notice or case.rejects[:40] in notice, (case.name, case.rejects, notice)
-        assert page.evaluate("window.ladeStage.current") == "code-class-W7N4G7"
+        assert state(page, "current") == "code-class-W7N4G7"
         assert_clean(page)
     page.close()
 
@@ -111,7 +120,7 @@ def test_an_oversized_file_is_refused_before_it_is_read(chromium, server, tmp_pa
     upload(page, path)
     page.wait_for_function("() => document.body.innerText.includes('8 MiB') || document.body.innerText.includes('8.0 MiB')"
                            " || /too large|exceeds/i.test(document.body.innerText)")
-    assert page.evaluate("window.ladeStage.current") == "code-class-W7N4G7"
+    assert state(page, "current") == "code-class-W7N4G7"
     page.close()
 
 
@@ -122,11 +131,10 @@ def test_an_oversized_file_is_refused_before_it_is_read(chromium, server, tmp_pa
 def test_hostile_links_show_plain_notices(chromium, server, query):
     """Finding 5: the deep-link notice shows the address as plain text; no external image loads, no link appears."""
     url, _ = server
-    page = chromium.new_page()
+    page = new_page(chromium)
     page.outside = []
     page.on("request", lambda r: page.outside.append(r.url) if not r.url.startswith((url, "data:")) else None)
-    page.goto(url + query)
-    page.wait_for_function("() => window.ladeStage && window.ladeStage.current")
+    open_app(page, url + query, "s.run()")
     page.wait_for_timeout(500)
     assert page.outside == [] and page.locator(".notice a, .notice img").count() == 0
     notice = page.inner_text(".notice") if page.locator(".notice:not([hidden])").count() else ""
@@ -163,8 +171,7 @@ def test_sessions_holding_the_largest_trace_stay_within_bounds(chromium, server,
     pages = []
     for _ in range(6):
         page = watched(chromium, url)
-        upload(page, path)
-        page.wait_for_function("() => window.ladeStage.current !== 'code-class-W7N4G7'")
+        upload_run(page, path)
         pages.append(page)
     after = rss_mb(proc.pid)
     for page in pages:
@@ -177,14 +184,94 @@ def test_sessions_holding_the_largest_trace_stay_within_bounds(chromium, server,
     assert folder_bytes <= files.MAX_TOTAL_BYTES
 
 
+LINK_SEARCHES = [f"?{urlencode(q, quote_via=quote)}" for q in QUERIES] + [
+    "?run=code-fib&step=12&view=chain&embed=1", "?lesson=3&embed=yes", "?lesson=%20", "?run=CODE-FIB-W7N4G7&step=0007",
+    "?run=code-fib&step=%D9%A1%D9%A2", "?run=code-fib&run=code-class", "?lesson=2&lesson=9", "?run=code-fib&step=+12+",
+    "?embed=1&view=mask-view", "?run=code-fib&view=outputs&embed=TRUE", "?run=code-fib&step=1234567"]
+READ = "s => { const l = Lade.page.links.read(s, window.ladeStage.boot, Lade.lesson.CHAPTERS.length); return l; }"
+
+
+def test_the_page_reads_every_link_as_the_server_does(chromium, server):
+    """The page reads its own address (lade-page.js links.read) and the server reads the same address
+    (deeplink.resolve, through the query parameters Starlette gives it): for every hostile link and a few odd
+    ones, both name the same run, step, view, chapter and embed, with the same notice; a page and a server that
+    disagree would show one run and offer another's download."""
+    url, _ = server
+    page = new_page(chromium)
+    open_app(page, url, "s.run()")
+    names, differ = gallery.names(), []
+    for search in LINK_SEARCHES:
+        js = page.evaluate(READ, search)
+        py = resolve(dict(QueryParams(search[1:])), names)
+        mine = {"run": js.get("run"), "step": js.get("step"), "view": js.get("view"), "embed": js["embed"],
+                "lesson": js.get("lesson"), "notice": js["notice"]}
+        theirs = {"run": py.run, "step": py.step, "view": py.view, "embed": py.embed, "lesson": py.lesson,
+                  "notice": py.notice}
+        if mine != theirs:
+            differ.append((search[:80], {k: (mine[k], theirs[k]) for k in mine if mine[k] != theirs[k]}))
+    assert not differ, differ
+    page.close()
+
+
 def test_a_refused_request_is_not_logged_whole(server):
-    """Finding 8: a request with the wrong number of arguments used to land in the log whole (5 MB per request)."""
+    """A request with the wrong number of arguments used to land in the log whole (5 MB per request): a body over
+    the server's limit is refused before it is read (413, with the limit in words), one under it with the wrong
+    number of arguments is refused saying how many it takes (422); neither grows the log by more than a line."""
     import httpx
 
     url, _ = server
     log = OUT / "app-hostile-test.log"
     before = log.stat().st_size
-    event = httpx.post(url + "gradio_api/call/generate", json={"data": ["A" * 5_000_000]}, timeout=60).json()["event_id"]
-    assert "event: error" in httpx.get(f"{url}gradio_api/call/generate/{event}", timeout=60).text
+    big = httpx.post(url + "gradio_api/call/generate", json={"data": ["A" * 5_000_000]}, timeout=60)
+    assert big.status_code == 413 and re.search(r"at most [\d.]+ MiB", big.json()["error"]), big.text[:200]
+    wrong = httpx.post(url + "gradio_api/call/generate", json={"data": ["A" * 500_000]}, timeout=60)
+    assert wrong.status_code == 422 and re.search(r"takes \d+ arguments", wrong.json()["error"]), wrong.text[:200]
+    assert len(wrong.text) < 1000
     time.sleep(1)
     assert log.stat().st_size - before < 20_000
+
+
+def test_every_invisible_character_is_named_in_a_cell(chromium, server, tmp_path):
+    """Finding 8 of the third round (hidden text in a token): each character that shows nothing (Unicode tags,
+    variation selectors, Hangul fillers, U+180E and the other default-ignorables of the corpus) is written in a grid
+    cell as its code point, ⟨U+E0041⟩, and the uploaded run that carries them shows every one of those names."""
+    from hostile_cases import INVISIBLE_CODEPOINTS
+
+    url, _ = server
+    page = watched(chromium, url)
+    names = [f"⟨U+{cp:04X}⟩" for cp in INVISIBLE_CODEPOINTS]
+    cells = page.evaluate("cps => cps.map(cp => Lade.dom.cellText(String.fromCodePoint(cp), 0))", INVISIBLE_CODEPOINTS)
+    assert cells == names
+    path = tmp_path / "invisible.json"
+    path.write_bytes(CASES["token_text_invisible"].data())
+    upload_run(page, path)
+    page.evaluate("() => window.ladeStage.go(window.ladeStage.run().lastStep())")
+    page.wait_for_timeout(200)
+    shown = page.inner_text(".lade-stage")
+    assert [n for n in names if n not in shown] == []
+    assert_clean(page)
+    page.close()
+
+
+def test_the_lab_shows_a_hostile_model_name_as_text(chromium, server, tmp_path):
+    """Finding 1 of the third round: a trace whose `model` field is Markdown and HTML, opened and then read by the
+    speed lab while its controls move, is shown as those characters: no image, no link, no request to another
+    origin."""
+    from hostile_cases import MODEL_MARKDOWN
+
+    url, _ = server
+    page = watched(chromium, url)
+    path = tmp_path / "model.json"
+    path.write_bytes(CASES["model_markdown_lab"].data())
+    upload_run(page, path)
+    page.click("#mode-lab")
+    page.wait_for_selector("#lab-prediction")
+    for device in ("a100-80gb", "h100", "cpu"):
+        page.select_option("#lab-device", device)
+        page.wait_for_timeout(150)
+    page.select_option("#lab-device", "h100")
+    lab = page.locator(".lab-text")
+    assert lab.locator("img, a[href*='evil'], a[href*='attacker'], h1, strong").count() == 0
+    assert MODEL_MARKDOWN[:36] in lab.inner_text(), "the model's name is quoted as text in the lab's note"
+    assert_clean(page)
+    page.close()

@@ -1,7 +1,8 @@
 """The renderer's files (app/static/): plain JS and CSS, shipped as they are, no build step, nothing fetched.
 
-`head()` is what the page puts in its <head> (the CSS and the scripts, inline, so that the page, a Space and an
-embed need no static route); `inline_bundle()` is the same for the standalone export.
+`head(boot)` is what the page puts in its <head> (the CSS, the boot data and the scripts, inline, so that the page,
+a Space and an embed need no static route); `inline_bundle()` is the same for the standalone export and the static
+site. Scripts load in `SCRIPTS` order; each adds one module to `window.Lade`.
 """
 
 from __future__ import annotations
@@ -10,18 +11,22 @@ import json
 from functools import cache
 from pathlib import Path
 
-from .views import VIEW_GROUPS, VIEW_IDS
-
 STATIC = Path(__file__).resolve().parent.parent / "static"
-# Load order: the basics, charts, views, words, lesson, then the stage that mounts them.
-SCRIPTS = ("lade-core.js", "lade-charts.js", "lade-views.js", "lade-notes.js", "lade-lesson.js", "lade-pictures.js",
-           "lade-stage.js")
+SCRIPTS = ("lade-core.js", "lade-run.js", "lade-charts.js", "lade-notes.js", "lade-views.js", "lade-step-views.js",
+           "lade-mask.js", "lade-lab.js", "lade-lesson-extras.js", "lade-lesson.js", "lade-lesson-view.js", "lade-page.js",
+           "lade-layout.js", "lade-pictures.js", "lade-stage.js")
 STYLE = "lade.css"
 
 
 @cache
 def source(name: str) -> str:
     return (STATIC / name).read_text(encoding="utf-8")
+
+
+def script_json(data) -> str:
+    """JSON safe inside a <script> element: no `<`, `>` or `&` survives, so neither `</script>` nor `<!--` can."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def _script(text: str) -> str:
@@ -31,18 +36,18 @@ def _script(text: str) -> str:
     return f"<script>{text}</script>"
 
 
-def _names() -> str:
-    """The view ids and groups (views.py) for the renderer, which reads them as `Lade.VIEWS`."""
-    views = json.dumps({"ids": VIEW_IDS, "groups": VIEW_GROUPS})
-    return f"window.Lade = Object.assign(window.Lade || {{}}, {{ VIEWS: {views} }});"
+def boot_tag(boot: dict) -> str:
+    """The boot data as a JSON <script> element (the export and the static site: pages this project writes)."""
+    return f'<script type="application/json" id="lade-boot">{script_json(boot)}</script>'
 
 
-def head() -> str:
-    """<style> and <script> tags for the page's head."""
-    return (f"<style>{source(STYLE)}</style>" + _script(_names())
-            + "".join(_script(source(name)) for name in SCRIPTS))
+def head(boot: dict) -> str:
+    """<style>, the boot data and the <script> tags, for the Gradio page's head. Gradio re-creates each head script
+    as a plain script (dropping its type and id), so there the boot data is a script that sets `Lade.boot`."""
+    boot_script = f"window.Lade = Object.assign(window.Lade || {{}}, {{ boot: {script_json(boot)} }});"
+    return f"<style>{source(STYLE)}</style>" + _script(boot_script) + "".join(_script(source(name)) for name in SCRIPTS)
 
 
 def inline_bundle() -> tuple[str, str]:
     """(css, js) of the whole renderer, for a standalone page."""
-    return source(STYLE), "\n".join([_names(), *(source(name) for name in SCRIPTS)])
+    return source(STYLE), "\n".join(source(name) for name in SCRIPTS)

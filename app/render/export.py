@@ -1,51 +1,53 @@
 """Standalone HTML replay of a run: one file with the renderer, its CSS and the run, that opens from disk offline.
 
 It is the page's own renderer (app/static/*.js, the same stage and views, with every view, the explanations and the
-honest note), mounted on one run with no server; a Content-Security-Policy forbids any request. The run travels as
-JSON inside a <script type="application/json"> element, escaped so that no `<`, `>` or `&` in a token can end it,
-and is only ever put on the page as text. `export_html(trace, out)` loads a saved trace with the strict loader first.
+honest note), mounted on one run with no server; a Content-Security-Policy forbids any request. The run and the boot
+data travel as JSON inside <script type="application/json"> elements, escaped so that no `<`, `>` or `&` in a token
+can end them, and are only ever put on the page as text. It opens where the page was (`step`), under the run's
+title and, for a gallery run, its caption. `export_html(trace, out)` loads a saved trace with the strict loader first.
 """
 
 from __future__ import annotations
 
 import html
-import json
 from pathlib import Path
 
 from lade_core import RunTrace, parse_run
 
-from .assets import inline_bundle
+from .. import gallery
+from .assets import boot_tag, inline_bundle, script_json
+from .boot import boot_data
 from .payload import payload
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; "
        "font-src data:; connect-src 'none'")
 
 
-def script_json(data) -> str:
-    """JSON safe inside a <script> element: no `<`, `>` or `&` survives, so neither `</script>` nor `<!--` can."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def render_html(run: RunTrace, name: str | None = None) -> str:
-    """The whole self-contained page for `run`."""
+def page(title: str, head_extra: str, body: str, csp: str = CSP) -> str:
+    """An HTML page of the renderer: its CSS and scripts inline, `body` (boot and mount scripts) after them."""
     css, js = inline_bundle()
-    title = html.escape(run.title or "Lookahead decoding replay")
-    boot = ("const data = JSON.parse(document.getElementById('lade-run').textContent);"
-            "window.Lade.mountStandalone(document.getElementById('lade-host'), data, "
-            f"{script_json(name or run.title or 'run')});")
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n"
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        f"<title>{title}</title>\n<style>body {{ margin: 14px 18px; background: #fff; }}\n{css}</style>\n"
-        "</head>\n<body>\n"
-        "<!-- A recorded run of the Lookahead Decoding Explorer (lookahead decoding, Fu et al., ICML 2024), replayed "
-        "by the explorer's own renderer. Everything is inline; nothing is fetched. -->\n"
-        "<div id=\"lade-host\"></div>\n"
-        f"<script type=\"application/json\" id=\"lade-run\">{script_json(payload(run))}</script>\n"
-        f"<script>{js}</script>\n<script>{boot}</script>\n</body>\n</html>\n"
+        f"<title>{html.escape(title)}</title>\n<style>body {{ margin: 14px 18px; background: #fff; }}\n{css}</style>\n"
+        f"{head_extra}</head>\n<body>\n<main id=\"lade-host\"></main>\n<script>{js}</script>\n{body}</body>\n</html>\n"
     )
+
+
+def render_html(run: RunTrace, name: str | None = None, step: int | None = None) -> str:
+    """The whole self-contained page for `run`, opening at `step` (None: the run's opening step)."""
+    handle = name or run.title or "run"
+    entry = gallery.entry(handle)
+    listing = [e for e in gallery.listing() if e["name"] == handle] if entry else []
+    boot = {**boot_data("inline"), "gallery": listing, "lesson": {}, "step": step}
+    data = f'<script type="application/json" id="lade-run">{script_json(payload(run))}</script>\n'
+    mount = ("<script>const data = JSON.parse(document.getElementById('lade-run').textContent);"
+             f"window.Lade.stage.mountStandalone(document.getElementById('lade-host'), data, {script_json(handle)});"
+             "</script>\n")
+    comment = ("<!-- A recorded run of the Lookahead Decoding Explorer (lookahead decoding, Fu et al., ICML 2024), "
+               "replayed by the explorer's own renderer. Everything is inline; nothing is fetched. -->\n")
+    return page(run.title or "Lookahead decoding replay", boot_tag(boot) + "\n", comment + data + mount)
 
 
 def export_html(trace_path: Path, out_path: Path) -> None:

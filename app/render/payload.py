@@ -7,6 +7,11 @@ matrix the model used, as bits, with the labels, positions and the reason rules 
 the n-gram pool around each step (replayed through the engine's `NGramPool`). Everything else a view shows (counts,
 colours, trajectories, sentences) is computed in the browser from the trace.
 
+Every lane is derived: `steps[i]` for the main lane (`trace.parallel`), `lanes[j].steps[i]` for `trace.lanes[j]`,
+all pointing into one shared `layouts` table; a speculative step's layout is its draft as a token tree with no
+window (`StepLayout.tree(0, 0, candidates)`: x, then one path of up to K nodes), and only lookahead lanes have pool
+rows.
+
 Cost: the mask bits of a layout are q*q/8 bytes (q = 1 + L*W + nodes); a run has at most (N-1)(G+1) plain layouts
 (a token tree, up to one per step), and `MASK_BUDGET` bounds the total: a layout past it is sent without its bits and
 the mask view says so. The pool rows are at most `POOL_KEYS` keys of at most G n-grams per step.
@@ -19,7 +24,7 @@ import base64
 import numpy as np
 
 from lade_core import RunTrace, StepTrace
-from lade_core.layout import REASONS, WINDOW, X, StepLayout
+from lade_core.layout import REASONS, StepLayout
 from lade_core.pool import NGramPool
 from lade_core.schema import to_data
 
@@ -34,8 +39,7 @@ class PayloadTooLarge(ValueError):
 
 def token_kinds(layout: StepLayout) -> list[int]:
     """Per token: 0 x, 1 window level 0, 2 window level >= 1, 3 verification node (what the reason rules read)."""
-    part, level = layout._parts[0], layout._parts[1]
-    return [0 if p == X else (1 if lv == 0 else 2) if p == WINDOW else 3 for p, lv in zip(part, level)]
+    return layout.token_kinds()
 
 
 def reason_rules() -> list[list[list[int]]]:
@@ -55,7 +59,9 @@ class Deriver:
 
     def __init__(self, run: RunTrace):
         self.run = run
-        self.pool = NGramPool(run.config.guess)
+        # one pool per lookahead lane, by lane index (0: the main lane, i: run.lanes[i - 1])
+        self.pools = {i: NGramPool(lane.config.guess) for i, lane in enumerate(run.all_lanes)
+                      if lane.method == "lookahead"}
         self.index: dict[StepLayout, int] = {}
         self.layouts: list[dict] = []
         self.mask_bytes = 0
@@ -88,40 +94,60 @@ class Deriver:
             self.mask_bytes += cost
         return row
 
-    def pool_rows(self, step: StepTrace) -> dict:
+    def pool_rows(self, step: StepTrace, pool: NGramPool) -> dict:
         """The pool around a step: size after it, and for x and the keys it touched, what each holds after it
         (most recently used first; `new` where the step put it there) and what it evicted."""
         touched = [step.input_token] + [n[0] for n in (*step.ngrams_added, *step.ngrams_evicted)]
         keys = list(dict.fromkeys(touched))[:POOL_KEYS]
-        before = {key: set(self.pool.lookup(key)) for key in keys}
-        self.pool.add_all(step.ngrams_added)
+        before = {key: set(pool.lookup(key)) for key in keys}
+        pool.add_all(step.ngrams_added)
         rows = []
         for key in keys:
-            items = [{"cont": list(c), "new": c not in before[key]} for c in self.pool.lookup(key)]
+            items = [{"cont": list(c), "new": c not in before[key]} for c in pool.lookup(key)]
             gone = [list(n[1:]) for n in step.ngrams_evicted if n[0] == key]
             rows.append({"key": key, "items": items, "evicted": gone})
             self._spend(1 + sum(len(it["cont"]) + 1 for it in items) + sum(map(len, gone)))
-        return {"size": len(self.pool), "keys": self.pool.keys, "rows": rows,
+        return {"size": len(pool), "keys": pool.keys, "rows": rows,
                 "more_keys": len(dict.fromkeys(touched)) - len(keys)}
 
-    def step(self, step: StepTrace) -> dict:
+    def step(self, step: StepTrace, lane: int = 0) -> dict:
+        """A step's derived data: its layout's index, and the pool around it (lookahead lanes only). `lane` 0 is
+        the main lane, i the run's lanes[i - 1]; steps of one lane arrive in order."""
         out = {"layout": self.layout(step)}
-        if self.run.method == "lookahead":
-            out["pool"] = self.pool_rows(step)
+        if lane in self.pools:
+            out["pool"] = self.pool_rows(step, self.pools[lane])
         return out
 
 
 def empty_derived() -> dict:
     """Derived data of a run with no steps yet: what a live run starts from."""
-    return {"layouts": [], "steps": [], "reasons": [text for _, text in REASONS], "rules": reason_rules()}
+    return {"layouts": [], "steps": [], "lanes": [], "reasons": [text for _, text in REASONS],
+            "rules": reason_rules()}
 
 
 def derive(run: RunTrace) -> dict:
+    """Layouts (shared by every lane), the main lane's steps, and `lanes[i]["steps"]` for the run's lanes[i]."""
     deriver = Deriver(run)
     steps = [deriver.step(s) for s in run.parallel.steps]
-    return {**empty_derived(), "layouts": deriver.layouts, "steps": steps}
+    lanes = [{"steps": [deriver.step(s, i) for s in lane.run.steps]} for i, lane in enumerate(run.lanes, start=1)]
+    return {**empty_derived(), "layouts": deriver.layouts, "steps": steps, "lanes": lanes}
 
 
-def payload(run: RunTrace) -> dict:
-    """The run for the renderer: {"trace": the trace file's own JSON, "derived": layouts, masks, pool rows}."""
-    return {"trace": to_data(run), "derived": derive(run)}
+def metrics(run: RunTrace) -> dict:
+    """The practitioners' acceptance metrics of every lane (`lade_core.metrics.run_metrics`), by the page's lane ids:
+    "parallel", "baseline", then "lane0", "lane1", ... for the run's extra lanes."""
+    from lade_core.metrics import run_metrics
+
+    lanes = {"parallel": run.parallel, "baseline": run.baseline, **{f"lane{i}": lane.run for i, lane in enumerate(run.lanes)}}
+    return {name: run_metrics(method) for name, method in lanes.items()}
+
+
+def payload(run: RunTrace, lab: bool = True) -> dict:
+    """The run for the renderer: {"trace": the trace file's own JSON, "derived": layouts, masks, pool rows and the
+    speed lab's predictions for it (`lade_core.measure.labdata.lab_run_data`; `lab=False` leaves them out)}."""
+    derived = {**derive(run), "metrics": metrics(run)}
+    if lab and len(run.parallel.steps) > 1:
+        from lade_core.measure.labdata import lab_run_data
+
+        derived["lab"] = lab_run_data(run)
+    return {"trace": to_data(run), "derived": derived}

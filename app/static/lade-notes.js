@@ -1,11 +1,13 @@
-// The words around the views: what each section shows (concepts, hand-written, no numbers), what the run on screen
-// is (its settings, read off the trace), and the honest note on speed (every number computed from the trace).
-(() => {
+// @ts-check
+// The words around the views (`Lade.notes`): what each explorer section shows (concepts, hand-written, no numbers),
+// the glossary (one line per term, the same text everywhere, opened on hover, focus and tap), what the run on
+// screen is (its settings, read off the trace), and the honest note on speed (every number computed from the run).
+const LadeNotes = (() => {
   "use strict";
-  const Lade = (window.Lade = window.Lade || {});
-  const { h, fill, fmt, plural } = Lade;
+  const Lade = /** @type {LadeNamespace} */ (window.Lade);
+  const { h, fmt, plural } = Lade.dom;
 
-  Lade.NOTES = {
+  const SECTIONS = {
     outputs: "Both methods decode the same prompt. The clock counts forward passes (steps; step 0 reads the prompt). " +
       "Autoregressive decoding writes one token per step; lookahead decoding writes 1 to N per step. With greedy " +
       "decoding the two texts are identical, token for token; when the run samples, both draw from the model's " +
@@ -16,58 +18,83 @@
       "accepted token x; the model checks them in the same forward pass and keeps the longest prefix it agrees with, " +
       "plus its own next token. Hover a column or a candidate to see where it goes.",
     trajectory: "Jacobi decoding throws its guesses away once a step is done. Lookahead decoding keeps them: read " +
-      "down a column of the trajectory and you see guesses for one position settle, often steps before decoding " +
-      "reaches that position. Those settled guesses are what the pool collects.",
+      "down a column and you see the guesses for one position change step by step. The few that turn out right are " +
+      "worth a token only if the pool hands them to verification before decoding reaches that position.",
     mask: "Everything in one forward pass: the window and the candidates travel together, and this attention mask " +
       "keeps them apart. Each token sees only a well-formed sequence, its own prefix, so every prediction is an " +
       "ordinary next-token prediction. Hover a cell to see why it is visible or not.",
   };
 
-  Lade.settingsText = function settingsText(run) {
+  /** One line per term: the glossary, the same text wherever a term is explained. */
+  const GLOSSARY = {
+    "forward pass": "One run of the whole model over the tokens fed to it; it gives a next-token prediction for each.",
+    "argmax": "The token the model finds most likely at a position: what greedy decoding writes.",
+    "greedy decoding": "Writing, at every step, the model's most likely next token (its argmax).",
+    "memory-bound": "Limited by reading the weights from memory, not by arithmetic: the arithmetic units wait.",
+    "KV cache": "The keys and values of the tokens already processed, kept so that each new token attends to them without recomputing them.",
+    "Jacobi iteration": "Guessing several future tokens at once and refining all the guesses in one forward pass.",
+    "n-gram": "A sequence of n tokens in a row.",
+    "least recently used": "The eviction rule of the pool: when a key holds too many n-grams, the one used longest ago leaves.",
+    "token tree": "Candidates fed with their shared prefixes once, each branch seeing only its own ancestors.",
+    "compression": "Tokens written per step (per forward pass): an upper bound on the speed-up, not the speed-up.",
+    "MT-bench": "A benchmark of multi-turn chat questions, which the paper uses for its single-GPU speed-up.",
+    "roofline": "A model of a forward pass's time: the longer of reading its bytes from memory and doing its arithmetic.",
+    "speculative decoding": "A draft (a small model, or text looked up elsewhere) proposes tokens and the large model verifies them in one pass.",
+    "draft model": "A smaller model that shares the large model's tokenizer and guesses its next tokens; it must be trained and kept aligned.",
+    "prompt lookup": "Speculative decoding whose draft is copied from the prompt (or the text so far) after a matching n-gram.",
+  };
+
+  /** A term with its one-line definition, shown on hover, focus and tap (a real button, its text the term).
+   * @param {keyof typeof GLOSSARY} term @param {string} [shown] */
+  function term(term, shown) {
+    const id = `term-${term.replace(/[^a-z]+/gi, "-").toLowerCase()}-${Math.random().toString(36).slice(2, 7)}`;
+    const tip = h("span", { class: "term-tip", role: "tooltip", id }, GLOSSARY[term]);
+    const button = h("button", { type: "button", class: "term", "aria-describedby": id,
+      onclick: () => button.classList.toggle("open") }, shown || term);
+    button.addEventListener("keydown", (/** @type {KeyboardEvent} */ ev) => { if (ev.key === "Escape") button.classList.remove("open"); });
+    return h("span", { class: "term-box" }, button, tip);
+  }
+
+  /** The run's settings in a line, read off the trace. @param {Run} run */
+  function settingsText(run) {
     const c = run.config, s = run.t.sampling;
-    const mode = s.temperature === 0 ? "greedy" : `sampling at temperature ${s.temperature}, top-p ${s.top_p}, seed ${s.seed}`;
+    const mode = s.temperature === 0 ? "greedy" : `sampling at temperature ${s.temperature}, top-p ${s.top_p}, sampling seed ${s.seed}`;
     if (run.method === "jacobi") return `Jacobi decoding, a block of W=${c.window} guesses, ${mode}`;
+    if (run.method !== "lookahead") return `${run.laneName("parallel")} decoding, ${mode}`;
     const extra = [`${c.pool} pool`, c.tree ? "token tree" : null, c.adaptive ? "adaptive sizes" : null].filter(Boolean);
     return `W=${c.window}, N=${c.ngram}, G=${c.guess} (${extra.join(", ")}), ${mode}`;
-  };
+  }
 
-  Lade.runSummary = function runSummary(run) {
-    const p = run.parallel, b = run.baseline;
-    return `${run.laneName("parallel")}: ${plural(p.tokens.length, "token")} in ${plural(p.steps.length, "step")}; ` +
-      `${run.laneName("baseline").toLowerCase()}: ${plural(b.tokens.length, "token")} in ${plural(b.steps.length, "step")}. ` +
-      `${run.t.model} on ${run.t.device} (${run.t.dtype})${run.t.recorded_at ? `, recorded ${run.t.recorded_at}` : ""}.`;
-  };
+  /** @param {Run} run */
+  function runSummary(run) {
+    const lanes = run.lanes().map((l) => `${run.laneName(l.id)}: ${plural(l.run.tokens.length, "token")} in ${plural(l.run.steps.length, "step")}`);
+    return `${lanes.join("; ")}. ${run.t.model} on ${run.t.device} (${run.t.dtype})${run.t.recorded_at ? `, recorded ${run.t.recorded_at}` : ""}.`;
+  }
 
-  // Speed lab mode: the lab's own charts are Plotly figures below the stage; this says what they are for.
-  Lade.labIntro = function labIntro(stage) {
-    const run = stage.run();
-    fill(stage.labBox, h("div", { class: "lab-text" }, h("h2", {}, "The speed lab: from tokens per step to seconds"),
-      h("p", {}, "Tokens per step only become speed where a wider forward pass costs about what a narrow one does. Below: ",
-        "this CPU's measured cost curve, a roofline model of a GPU's (with its assumptions), what they predict for the ",
-        "run on screen, the paper's own measurements beside the model's predictions, and a simulation of Lookahead ",
-        "Parallelism over several GPUs. Every GPU figure here is a model's prediction unless it says measured."),
-      run ? h("p", { class: "muted" }, "Run on screen: ", Lade.settingsText(run), ".") : null));
-  };
-
-  // The speed of the run on screen, honestly: compression is a bound, the step's cost decides.
-  Lade.honestNote = function honestNote(run) {
-    const c = run.config, compression = run.compression(), ratio = run.meanStep("baseline") > 0
-      ? run.meanStep("parallel") / run.meanStep("baseline") : 0;
-    const time = (lane) => run.t[lane].steps.reduce((a, s) => a + s.forward_s + s.overhead_s, 0);
-    const speedup = time("parallel") > 0 ? time("baseline") / time("parallel") : 0;
+  /** The speed of the run on screen, honestly: compression is a bound, the step's cost decides. @param {Run} run @param {LabPage | null} lab */
+  function honestNote(run, lab) {
+    const c = run.config, compression = run.compression();
+    const ratio = run.meanStep("baseline") > 0 ? run.meanStep("parallel") / run.meanStep("baseline") : 0;
+    const speedup = run.time("parallel") > 0 ? run.time("baseline") / run.time("parallel") : 0;
     const plain = run.greedy ? "greedy" : "plain sampling";
-    const fed = run.method === "jacobi" ? c.window + 1 : 1 + (c.window + c.guess) * (c.ngram - 1);
-    return h("div", { class: "honest" },
+    const fed = run.method === "jacobi" ? c.window + 1 : run.method === "lookahead" ? 1 + (c.window + c.guess) * (c.ngram - 1) : Math.ceil(run.meanFed());
+    const flat = lab && lab.cpu ? Lade.lab.flatUpTo(Lade.lab.cpuPoints(lab)) : null;
+    return h("div", { class: "honest", dataset: { compression: fmt(compression), ratio: fmt(ratio), speedup: fmt(speedup) } },
       h("b", {}, "An honest note on speed. "),
-      `This run has a compression of ${fmt(compression)} tokens per step against 1 for ${plain}. `,
-      "Compression is an upper bound on the speed-up, not the speed-up: ",
-      `every step of this run could feed up to ${fed} tokens through the model. On ${run.t.device} a step of it took `,
+      `This run wrote ${fmt(compression)} tokens per step against 1 for ${plain}. `,
+      "Tokens per step is an upper bound on the speed-up, not the speed-up: ",
+      `a step of this run ${run.method === "lookahead" || run.method === "jacobi" ? "could feed up to" : "fed about"} ${fed} tokens through the model. On ${run.t.device} a step of it took `,
       `${fmt(ratio)}x as long as a ${plain} step on average, so the measured wall-clock ratio is ${fmt(speedup)}x `,
       `(${plain} time / ${run.laneName("parallel").toLowerCase()} time). `,
       "Extra tokens are nearly free only where decoding is memory-bound, such as a GPU running a model much larger ",
-      "than this one; on a CPU every token fed costs time. The paper reports up to 1.8x on MT-bench on one GPU; its 4x ",
-      "on code completion needs strong scaling over several GPUs (Lookahead Parallelism) and is not a single-device figure.",
+      "than this one", flat ? `; on this project's CPU a forward costs about what one token costs up to ${flat} tokens and more with every token past that. `
+        : ". ",
+      "The paper reports up to 1.8x on MT-bench on one GPU; its 4x on code completion needs strong scaling over several ",
+      "GPUs (Lookahead Parallelism) and is not a single-device figure.",
       run.greedy ? "" : " This run samples: both lanes draw from the model's distribution with their own random numbers, " +
         "so their texts differ; neither is more exact than the other.");
-  };
+  }
+
+  return { SECTIONS, GLOSSARY, term, settingsText, runSummary, honestNote };
 })();
+window.Lade.notes = LadeNotes;

@@ -1,8 +1,10 @@
-// Pictures for slides, made in the browser with no network: Lade.pictures.save(elemId) saves a view as a PNG (the
-// element, its computed styles inlined, drawn into an SVG foreignObject, then onto a canvas; the SVG itself if the
-// browser refuses the canvas) and a Plotly chart of the speed lab as an SVG (Plotly.downloadImage). Files are named
-// <run>-step<k>-<view>. The lab charts' own camera button is switched to SVG with the same names.
-(() => {
+// @ts-check
+// Pictures for slides, made in the browser with no network (`Lade.pictures`): save(viewId, run, k) saves a view as a
+// PNG (the element, its computed styles inlined, drawn into an SVG foreignObject, then onto a canvas; the SVG itself
+// if the browser refuses the canvas), named <run>-step<k>-<view>.
+const LadePictures = (() => {
+  "use strict";
+  const Lade = /** @type {LadeNamespace} */ (window.Lade);
   const PROPS = ["display", "position", "top", "right", "bottom", "left", "box-sizing", "width", "height", "min-width",
     "max-height", "overflow-x", "overflow-y", "margin-top", "margin-right", "margin-bottom", "margin-left",
     "padding-top", "padding-right", "padding-bottom", "padding-left", "border-top", "border-right", "border-bottom",
@@ -11,16 +13,9 @@
     "text-decoration-line", "text-decoration-color", "text-decoration-thickness", "box-shadow", "flex-direction",
     "flex-wrap", "flex-grow", "gap", "justify-content", "align-items", "opacity"];
 
-  function runName() {
-    return (window.ladeStage && window.ladeStage.current) || "lookahead-run";
-  }
-
-  function step() {
-    return window.ladeStage ? window.ladeStage.k : 0;
-  }
-
-  function fileName(view) {
-    return `${runName()}-step${step()}-${view}`.replace(/[^A-Za-z0-9._-]+/g, "-");
+  /** @param {string} view @param {string} run @param {number} k */
+  function fileName(view, run, k) {
+    return `${run || "lookahead-run"}-step${k}-${view}`.replace(/[^A-Za-z0-9._-]+/g, "-");
   }
 
   function styleOf(style) {
@@ -78,6 +73,7 @@
       canvas.width = width * scale;
       canvas.height = height * scale;
       const ctx = canvas.getContext("2d");
+      if (!ctx) throw new Error("no 2D canvas");
       ctx.scale(scale, scale);
       ctx.drawImage(img, 0, 0);
       download(canvas.toDataURL("image/png"), name + ".png");
@@ -86,36 +82,12 @@
     }
   }
 
-  function save(view) {
+  /** Save the view `view` (an element id) as a PNG, named after the run and step. @param {string} view @param {string} run @param {number} k */
+  function save(view, run, k) {
     const el = document.getElementById(view);
-    if (!el) return;
-    const plot = el.querySelector(".js-plotly-plot");
-    if (plot && window.Plotly) {
-      window.Plotly.downloadImage(plot, { format: "svg", filename: fileName(view) });
-    } else {
-      savePng(el, fileName(view));
-    }
+    if (el) savePng(el, fileName(view, run, k));
   }
 
-  const CAMERA = '.modebar-btn[data-title^="Download plot"]';
-
-  function viewOf(plot) {  // the elem_id of the Gradio block around the chart
-    const block = plot.parentElement && plot.parentElement.closest("[id]");
-    return block ? block.id : "chart";
-  }
-
-  // The camera button reads toImageButtonOptions when clicked; set them just before (capture phase).
-  document.addEventListener("click", (ev) => {
-    const button = ev.target.closest && ev.target.closest(CAMERA);
-    const plot = button && button.closest(".js-plotly-plot");
-    if (plot && plot._context) {
-      plot._context.toImageButtonOptions = { format: "svg", filename: fileName(viewOf(plot)) };
-    }
-  }, true);
-  document.addEventListener("mouseover", (ev) => {
-    const button = ev.target.closest && ev.target.closest(CAMERA);
-    if (button) button.setAttribute("data-title", "Download plot as SVG (for slides)");
-  }, true);
-
-  (window.Lade = window.Lade || {}).pictures = { save, fileName, svgOf };
+  return { save, fileName, svgOf };
 })();
+window.Lade.pictures = LadePictures;

@@ -1,388 +1,465 @@
-// The stage: the one place the views live, in the page, in every embed and in the HTML export.
-//
-// It holds the runs the page has (by name), the run and step on screen and the mode (lesson, explorer, speed lab),
-// and draws the views of the step shown. Stepping (buttons, slider, keys ← → Space Home End anywhere on the page,
-// Play at up to 30 steps/s) never asks the server anything. The server talks to it with messages (`apply`): open a
-// run, stream a live race, show a notice; it talks back with `trigger` events ('opened': a run was opened here, so
-// downloads follow; 'applied': an opened run is drawn, so the server may drop its copy of the message) and fetches
-// gallery runs it does not have yet through `server.load_gallery(name)`.
-(() => {
+// @ts-check
+// The stage (`Lade.stage`): the one owner of the page's state, in the Gradio page, the static site, every embed and
+// the HTML export. All state is declared once (`initialState`) and changed through one method (`set`), which draws
+// once; the lesson, the views and the page's parts are drawn from the state and never write it (their buttons call
+// the actions below). Runs come from a source (the server's `load_run`, files beside a static site, or the export's
+// one inline run), pulled by handle; stepping (buttons, slider, keys, Play at up to 30 steps/s) asks no one.
+const LadeStage = (() => {
   "use strict";
-  const Lade = (window.Lade = window.Lade || {});
-  const { h, fill, plural, fmt } = Lade;
-
-  const VIEW_IDS = Lade.VIEWS.ids, GROUPS = Lade.VIEWS.groups;  // named once, in app/render/views.py
-  const SECTIONS = [
-    { id: "sec-outputs", title: "Side by side: the same text, fewer steps", note: "outputs",
-      rows: [["ar-output", "la-output"], ["counter"], ["progress-plot"]] },
-    { id: "sec-chain", title: "One step: window → pool → verification", note: "chain",
-      rows: [["window-view", "pool-view"], ["verify-view"], ["pool-plot"]] },
-    { id: "sec-trajectory", title: "The trajectories the window keeps", note: "trajectory", rows: [["trajectory-view"]] },
-    { id: "sec-mask", title: "The attention mask that makes it one forward pass", note: "mask", rows: [["mask-view"]] },
-  ];
+  const Lade = /** @type {LadeNamespace} */ (window.Lade);
+  const { h, fill, plural } = Lade.dom;
   const MAX_SPEED = 30;
-  Lade.VIEW_IDS = VIEW_IDS;
+  /** @param {number} ms @returns {Promise<true>} */
+  const pause = (ms) => new Promise((done) => setTimeout(() => done(true), ms));
 
-  function editable(el) {
-    return el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName)) && el.type !== "range";
+  /** @returns {State} */
+  const initialState = () => ({ current: null, k: 0, mode: "lesson", chapter: 1, embed: null, own: null, answered: null,
+    playing: false, speed: 6, notice: "", live: null, liveStatus: "", share: false,
+    lab: { device: "h100", size: "7B", devices: 1, batch: 1 } });
+
+  /** Whether a key press belongs to the element that has focus (a control, a link, a scroll box), not the stage. */
+  function owned(/** @type {Element | null} */ el) {
+    if (!el || el === document.body) return false;
+    if (el.closest("#sidebar")) return true;
+    return !!el.closest("input, select, textarea, button, a[href], summary, [contenteditable], [role=tab], [role=region], [tabindex='0']");
   }
 
   class Stage {
-    constructor(root, { trigger = null, server = null, standalone = false } = {}) {
+    /** @param {HTMLElement} root @param {{boot: Boot, source: Source, trigger?: (name: string, data: object) => void}} options */
+    constructor(root, { boot, source, trigger }) {
       this.root = root;
-      this.trigger = trigger;
-      this.server = server;
-      this.standalone = standalone;
+      this.boot = boot;
+      this.source = source;
+      this.trigger = trigger || null;
+      /** @type {Map<string, Run>} */
       this.runs = new Map();
-      this.gallery = [];
-      this.current = null;
-      this.k = 0;
-      this.mode = "explorer";
-      this.speed = 6;
-      this.playing = false;
-      this.embed = null;
-      this.lessonRoles = {};
-      this.lab = null;
-      this.focus = null;
+      this.state = initialState();
       this.renders = 0;
+      this.pulling = false;
+      this.announceTimer = 0;
+      this.standalone = source.kind === "inline";
+      /** @type {Record<string, HTMLElement>} the views' containers, one per view id, moved between layouts */
+      this.views = {};
       this.build();
-      this.keys = (ev) => this.onKey(ev);
-      document.addEventListener("keydown", this.keys);
+      document.addEventListener("keydown", (ev) => this.onKey(ev));
+      this.actions = {
+        go: (/** @type {number} */ k) => this.go(k),
+        chapter: (/** @type {number} */ n, /** @type {string | undefined} */ how) => { this.chapter(n, how); },
+        answer: (/** @type {number} */ option) => this.answer(option),
+        explore: () => this.set({ mode: "explorer" }, "explorer"),
+        open: (/** @type {string} */ handle, /** @type {any} */ step) => this.open(handle, step),
+        teach: () => this.teach(),
+        sidebar: () => this.openSidebar(),
+        lab: (/** @type {Partial<LabInputs>} */ patch) => this.set({ lab: { ...this.state.lab, ...patch } }),
+        mode: (/** @type {Mode} */ mode) => this.mode(mode),
+      };
     }
 
-    // -- structure ----------------------------------------------------------------------------------------------
+    // -- structure (built once; the regions are filled by render) ---------------------------------------------------
     build() {
-      const modeButton = (mode, label) => h("button", { class: "mode", dataset: { mode }, onclick: () => this.setMode(mode) }, label);
-      this.nav = h("nav", { class: "modes", "aria-label": "modes" }, modeButton("lesson", "Lesson"),
-        modeButton("explorer", "Explorer"), modeButton("lab", "Speed lab"));
-      this.lessonBox = h("div", { class: "lesson-box" });
-      this.runbar = h("div", { class: "runbar" });
-      this.notice = h("div", { class: "notice", role: "status", hidden: true });
-      this.race = h("div", { class: "race", hidden: true });
-      this.slider = h("input", { type: "range", id: "step-slider", min: 0, max: 1, value: 0, step: 1, "aria-label": "step",
+      const tab = (/** @type {Mode} */ mode, /** @type {string} */ label) => h("button", { role: "tab", class: "mode", id: `mode-${mode}`,
+        dataset: { mode }, "aria-controls": "lade-main", onclick: () => this.mode(mode) }, label);
+      this.tabs = h("div", { class: "modes", role: "tablist", "aria-label": "Parts of the app" },
+        tab("lesson", "Lesson"), tab("explorer", "Explorer"), tab("lab", "Speed lab"));
+      this.tabs.addEventListener("keydown", (/** @type {KeyboardEvent} */ ev) => {
+        const order = /** @type {Mode[]} */ (["lesson", "explorer", "lab"]), i = order.indexOf(this.state.mode);
+        const to = { ArrowRight: order[(i + 1) % 3], ArrowLeft: order[(i + 2) % 3], Home: order[0], End: order[2] }[ev.key];
+        if (!to) return;
+        ev.preventDefault();
+        ev.stopPropagation();
+        this.mode(/** @type {Mode} */ (to), true);
+      });
+      this.skip = h("a", { class: "skip", href: "#lade-main", onclick: (/** @type {Event} */ ev) => { ev.preventDefault(); this.focusMain(); } },
+        "Skip to the content");
+      this.keysHint = h("p", { class: "keys muted" }, "Keys, when no control has focus: ← → step, Home / End first / last step, Space play or pause.");
+      this.notice = h("p", { class: "notice", role: "status", hidden: true });
+      this.liveRegion = h("p", { class: "sr-only", "aria-live": "polite", id: "lade-live" });
+      this.main = h("div", { id: "lade-main", class: "stage-main", tabindex: -1, role: "tabpanel" });
+      this.slider = h("input", { type: "range", id: "step-slider", min: 0, max: 1, value: 0, step: 1, "aria-label": "Step",
         oninput: () => this.go(+this.slider.value) });
-      this.playButton = h("button", { id: "play", class: "primary", onclick: () => this.toggle(), title: "play / pause (Space)" }, "▶ Play");
-      this.stepLabel = h("span", { class: "step-label" });
-      const speed = h("select", { class: "speed", "aria-label": "speed", onchange: (ev) => { this.speed = +ev.target.value; } },
-        [1, 2, 4, 6, 10, 20, 30].map((s) => h("option", { value: s, selected: s === this.speed }, `${s} steps/s`)));
-      this.playbar = h("div", { class: "playbar" },
-        h("button", { id: "step-prev", onclick: () => this.go(this.k - 1), title: "previous step (←)" }, "◀ Step"),
-        this.playButton, h("button", { id: "step-next", onclick: () => this.go(this.k + 1), title: "next step (→)" }, "Step ▶"),
-        this.slider, this.stepLabel, speed, h("span", { class: "keys muted" }, "keys: ← → Space Home End"));
-      this.nodes = {};
-      for (const id of VIEW_IDS) this.nodes[id] = h("div", { id, class: "view", dataset: { view: id } });
-      this.sections = SECTIONS.map((sec) => h("section", { id: sec.id, class: "sec" }, h("h2", {}, sec.title),
-        h("div", { class: "explain" }, h("b", {}, "What am I looking at? "), Lade.NOTES[sec.note]),
-        sec.rows.map((row) => h("div", { class: `vrow n${row.length}` }, row.map((id) => this.nodes[id])))));
-      this.honest = h("div", { id: "honest-note" });
-      this.share = h("details", { class: "share" }, h("summary", {}, "Link or embed this view"), h("div", { class: "share-body" }));
-      this.share.addEventListener("toggle", () => this.renderShare());
-      this.labBox = h("div", { class: "lab-intro" });
-      this.body = h("div", { class: "stage-body" }, this.runbar, this.notice, this.race, this.playbar, this.sections,
-        this.honest, this.share);
-      this.nav.hidden = this.standalone;
-      this.frame = h("div", { class: "lade-stage" }, this.nav, this.lessonBox, this.labBox, this.body);
+      this.playButton = h("button", { id: "play", class: "primary", onclick: () => this.toggle(), "aria-keyshortcuts": "Space" }, "▶ Play");
+      this.stepLabel = h("span", { class: "step-label", "aria-hidden": "true" });
+      this.speedMenu = h("select", { class: "speed", "aria-label": "Play speed", onchange: (/** @type {Event} */ ev) =>
+        this.set({ speed: +(/** @type {HTMLSelectElement} */ (ev.target)).value }) },
+      [1, 2, 4, 6, 10, 20, 30].map((s) => h("option", { value: s, selected: s === 6 }, `${s} steps/s`)));
+      this.openLink = h("a", { class: "button small open-app", target: "_blank", rel: "noopener", hidden: true }, "Open in the app ↗");
+      this.playbar = h("div", { class: "playbar", role: "group", "aria-label": "Step controls" },
+        h("button", { id: "step-prev", onclick: () => this.go(this.state.k - 1), "aria-keyshortcuts": "ArrowLeft" }, "◀ Step"),
+        this.playButton, h("button", { id: "step-next", onclick: () => this.go(this.state.k + 1), "aria-keyshortcuts": "ArrowRight" }, "Step ▶"),
+        this.slider, this.stepLabel, this.speedMenu, this.openLink);
+      for (const id of this.boot.views.ids) this.views[id] = h("div", { id, class: "view", dataset: { view: id } });
+      this.frame = h("div", { class: "lade-stage" }, this.skip, h("div", { class: "stage-head" }, this.tabs,
+        this.boot.source === "site" ? Lade.page.liveLink(this.boot, "run-live") : null, this.keysHint),
+        this.notice, this.liveRegion, this.main);
+      this.tabs.hidden = this.standalone;
+      this.main.addEventListener("mouseover", (ev) => {
+        const el = /** @type {Element} */ (ev.target).closest("[data-link]");
+        this.highlight(el ? /** @type {HTMLElement} */ (el).dataset.link || null : null);
+      });
+      this.main.addEventListener("mouseleave", () => this.highlight(null));
       fill(this.root, this.frame);
     }
 
-    // -- messages from the server --------------------------------------------------------------------------------
-    apply(msg) {
-      if (typeof msg === "string") {
-        try { msg = JSON.parse(msg); } catch (err) { return; }
-      }
-      if (!msg || typeof msg !== "object") return;
-      if (msg.op === "ack") {  // the server dropped its copy of message `of`; nothing to draw
-        this.released = msg.of;
-        return;
-      }
-      this.seq = msg.seq;  // the last message applied (tests and tools wait on it)
-      if (msg.gallery) this.gallery = msg.gallery;
-      if (msg.lesson) this.lessonRoles = msg.lesson;
-      if (msg.lab) this.lab = msg.lab;
-      for (const [name, payload] of Object.entries(msg.runs || {})) this.runs.set(name, new Lade.Run(payload, name));
-      if (msg.embed !== undefined) this.embed = msg.embed;
-      if (msg.op === "steps") this.appendLive(msg);
-      if (msg.notice !== undefined) this.setNotice(msg.notice);
-      if (msg.current && this.runs.has(msg.current)) {
-        this.current = msg.current;
-        const run = this.run();
-        this.k = msg.step === "last" ? run.lastStep() : Math.max(0, Math.min(msg.step || 0, run.lastStep()));
-      }
-      if (msg.chapter) this.chapter = msg.chapter;
-      if (msg.mode) this.setMode(msg.mode);
-      else this.render();
-      // Gradio keeps a component's last value per session: once an opened run is here, tell the server it may drop it
-      if (msg.op === "open" && Object.keys(msg.runs || {}).length && this.trigger) this.trigger("applied", { seq: msg.seq });
+    // -- state: the one writer -------------------------------------------------------------------------------------
+    /** @param {Partial<State>} patch @param {string} [focus] where focus goes after this change ("chapter", "explorer", "answer") */
+    set(patch, focus) {
+      const before = this.state;
+      const next = { ...before, ...patch };
+      const run = next.current ? this.runs.get(next.current) : null;
+      next.k = run ? Math.max(0, Math.min(Math.round(next.k), run.lastStep())) : 0;
+      if (patch.playing === undefined && (next.mode !== before.mode || next.current !== before.current)) next.playing = false;
+      this.state = next;
+      this.render(before);
+      if (focus) this.moveFocus(focus);
+      if (before.k !== next.k && !next.playing) this.announce();
+      if (before.playing && !next.playing) this.announce(true);
     }
 
-    appendLive(msg) {
-      const run = this.runs.get(msg.name);
-      if (!run) return;
-      for (const [lane, part] of Object.entries(msg.lanes)) {
-        const method = run.t[lane];
-        method.steps.push(...part.steps);
-        for (const s of part.steps) method.tokens.push(...s.accepted);
-        method.stop_reason = part.stop_reason;
-        if (lane === "parallel") run.d.steps.push(...part.derived);
-      }
-      run.d.layouts.push(...(msg.layouts || []));
-      Object.assign(run.t.token_text, msg.token_text || {});
-      run.version = (run.version || 0) + 1;
-      this.k = run.lastStep();
-      this.raceStatus(run, msg);
-    }
+    run() { return this.state.current ? this.runs.get(this.state.current) || null : null; }
 
-    raceStatus(run, msg) {
-      this.race.hidden = false;
-      const lanes = ["parallel", "baseline"].map((lane) => {
-        const m = run.t[lane], secs = m.steps.reduce((a, s) => a + s.forward_s + s.overhead_s, 0);
-        const frac = Math.min(1, m.tokens.length / run.t.max_new_tokens);
-        return h("div", { class: `lane lane-${lane}`, dataset: { lane, tokens: m.tokens.length } },
-          h("span", { class: "lane-name" }, run.laneName(lane)),
-          h("span", { class: "bar" }, h("span", { class: "fill", style: `width:${(100 * frac).toFixed(1)}%` })),
-          h("span", { class: "lane-num" }, `${plural(m.tokens.length, "token")} in ${fmt(secs)} s · ` +
-            `${fmt(secs > 0 ? m.tokens.length / secs : 0, 1)} tok/s${m.stop_reason === "running" ? "" : " · done"}`));
-      });
-      fill(this.race, h("div", { class: "race-title" }, msg.status || "Live race: both methods take turns on one clock; " +
-        "the one that has spent less time makes the next step."), lanes);
-    }
-
-    setNotice(text) {
-      this.notice.hidden = !text;
-      this.notice.textContent = text || "";
-    }
-
-    // -- state ------------------------------------------------------------------------------------------------------
-    run() { return this.current ? this.runs.get(this.current) : null; }
-
-    // the run `name`, fetched from the gallery if this page does not have it yet (null if it cannot be had)
-    async loadRun(name) {
-      if (this.runs.has(name)) return this.runs.get(name);
-      if (!this.server || !this.server.load_gallery) { this.setNotice(`The run ${name} is not in this page.`); return null; }
-      try {
-        const payload = await this.server.load_gallery(name);
-        if (!payload || !payload.trace) throw new Error("no such run");
-        this.runs.set(name, new Lade.Run(payload, name));
-        return this.runs.get(name);
-      } catch (err) {
-        this.setNotice(`Could not load the run ${name}.`);
+    /** The run `handle`, from this page or its source (null, with a notice, if it cannot be had); `fresh`: ask the
+     * source again (a live run this page holds partly). @param {string} handle @param {boolean} [fresh] */
+    async load(handle, fresh = false) {
+      if (this.runs.has(handle) && !fresh) return /** @type {Run} */ (this.runs.get(handle));
+      /** @type {Loaded} */
+      const got = await this.source.load(handle, null).catch((/** @type {Error} */ err) => ({ error: `Could not load the run: ${err.message}` }));
+      const payload = got && (got.payload || (got.payload_text ? JSON.parse(got.payload_text) : null));
+      if (!got || !payload) {
+        this.set({ notice: (got && got.error) || `The run ${Lade.page.shown(handle)} is not in this page.` });
         return null;
       }
+      const run = new Lade.Run(payload, handle);
+      this.runs.set(handle, run);
+      return run;
     }
 
-    async openRun(name, k, mode = "explorer") {
-      if (!(await this.loadRun(name))) return false;
-      this.current = name;
-      const run = this.run();
-      this.k = Math.max(0, Math.min(typeof k === "function" ? k(run) : k || 0, run.lastStep()));
-      if (this.trigger && mode === "explorer") this.trigger("opened", { name, step: this.k });
-      this.setMode(mode);
+    /** Open a run in the explorer (or `mode`) at `step`: a number, "last", "interesting" or null (its opening step).
+     * @param {string} handle @param {any} step @param {Partial<State>} [extra] @param {boolean} [fromServer] */
+    async open(handle, step, extra = {}, fromServer = false) {
+      const run = await this.load(handle, fromServer && this.stillRunning(handle));
+      if (!run) return false;
+      const k = step === "last" ? run.lastStep() : typeof step === "number" ? step : run.interestingStep();
+      this.set({ mode: "explorer", notice: "", ...extra, current: handle, k, answered: null });
+      if (!fromServer && this.trigger) this.trigger("opened", { run: handle });
       return true;
     }
 
-    setMode(mode) {
-      this.mode = mode;
-      this.pause();
-      document.body.dataset.ladeMode = this.embed ? "embed" : mode;
-      this.root.dataset.mode = mode;
-      for (const b of this.nav.querySelectorAll("button")) b.classList.toggle("on", b.dataset.mode === mode);
-      if (mode === "lesson" && Lade.lesson) Lade.lesson.show(this, this.chapter || 1);
-      else this.lessonBox.hidden = true;
-      this.labBox.hidden = mode !== "lab";
-      if (mode === "lab" && Lade.labIntro) Lade.labIntro(this);
-      this.body.hidden = mode === "lab";
-      if (mode === "explorer") this.setFocus(null);
-      this.render();
+    // -- actions -----------------------------------------------------------------------------------------------------
+    /** @param {number} k */
+    go(k) { if (this.run()) this.set({ k, playing: false }); }
+
+    /** @param {Mode} mode @param {boolean} [fromTab] */
+    mode(mode, fromTab = false) {
+      if (mode === "lesson") return this.chapter(this.state.chapter || 1, fromTab ? "mode-tab" : "chapter");
+      this.set({ mode }, fromTab ? "mode-tab" : undefined);
     }
 
-    // lesson: the views in focus; the sections without any are hidden, the other views dimmed
-    setFocus(ids) {
-      this.focus = ids && ids.length ? new Set(ids) : null;
-      this.render();
+    /** The run a chapter reads: the lesson's own, or the reader's after "Open the lesson on this run". @param {Chapter} ch */
+    chapterRun(ch) {
+      if (ch.role === "lookahead" && this.state.own) return this.state.own;
+      return this.boot.lesson[ch.role] || this.state.current;
     }
 
-    visibleViews() {
-      if (this.embed && this.embed.view) {
-        return new Set((GROUPS[this.embed.view] || [this.embed.view]).filter((id) => VIEW_IDS.includes(id)));
-      }
-      return this.focus || new Set(VIEW_IDS);
-    }
-
-    go(k) {
-      const run = this.run();
+    /** Open chapter n at its starting step. @param {number} n @param {string} [how] where focus goes: "chapter" (its
+     * heading, after Next or Back), "chapter-tab" / "mode-tab" (stays on that tab list), "none" (the page opened it)
+     * @param {Partial<State>} [extra] more of the state to set with it (an embed) */
+    async chapter(n, how = "chapter", extra = {}) {
+      const chapters = Lade.lesson.CHAPTERS, ch = chapters[Math.max(1, Math.min(chapters.length, n)) - 1];
+      const handle = this.chapterRun(ch), run = handle ? await this.load(handle) : null;
       if (!run) return;
-      this.k = Math.max(0, Math.min(Math.round(k), run.lastStep()));
-      this.render();
+      const start = Lade.lesson.chapterStart(ch, run);
+      this.set({ ...extra, mode: "lesson", chapter: chapters.indexOf(ch) + 1, current: handle, k: start.k, answered: null },
+        how === "none" ? undefined : how);
     }
 
-    toggle() { this.playing ? this.pause() : this.play(); }
+    /** @param {number} option */
+    answer(option) {
+      const ch = Lade.lesson.CHAPTERS[this.state.chapter - 1], run = this.run();
+      if (!ch.predict || !run) return;
+      const answer = ch.predict.answer(run, this.state.k, this.lessonContext(run));
+      this.set({ answered: { chapter: this.state.chapter, k: this.state.k, option },
+        k: answer.step === undefined ? this.state.k : answer.step }, "answer");
+    }
+
+    teach() {
+      const run = this.run();
+      this.set({ own: run && run.method === "lookahead" ? run.handle : null });
+      this.chapter(1);
+    }
+
+    openSidebar() {
+      const sidebar = document.querySelector("#sidebar");
+      const toggle = sidebar && /** @type {HTMLElement | null} */ (sidebar.parentElement && sidebar.parentElement.querySelector(".sidebar-toggle, .toggle-button"));
+      if (sidebar && !sidebar.classList.contains("open") && toggle) toggle.click();
+    }
+
+    toggle() { this.state.playing ? this.set({ playing: false }) : this.play(); }
 
     play() {
       const run = this.run();
       if (!run) return;
-      if (this.k >= run.lastStep()) this.go(0);
-      this.playing = true;
-      this.playButton.textContent = "⏸ Pause";
+      this.set({ playing: true, k: this.state.k >= run.lastStep() ? 0 : this.state.k });
       let last = performance.now(), owed = 0;
-      const tick = (now) => {
-        if (!this.playing) return;
-        owed += ((now - last) / 1000) * Math.min(this.speed, MAX_SPEED);
+      const tick = (/** @type {number} */ now) => {
+        if (!this.state.playing) return;
+        owed += ((now - last) / 1000) * Math.min(this.state.speed, MAX_SPEED);
         last = now;
         if (owed >= 1) {
           const n = Math.floor(owed);
           owed -= n;
-          this.go(this.k + n);
-          if (this.k >= this.run().lastStep()) return this.pause();
+          const end = this.state.k + n >= run.lastStep();
+          this.set({ k: this.state.k + n, playing: !end });
+          if (end) return;
         }
         requestAnimationFrame(tick);
       };
       requestAnimationFrame(tick);
     }
 
-    pause() {
-      this.playing = false;
-      if (this.playButton) this.playButton.textContent = "▶ Play";
-    }
-
+    /** @param {KeyboardEvent} ev */
     onKey(ev) {
-      if (!this.root.isConnected || this.root.offsetParent === null || editable(document.activeElement)) return;
-      if (ev.altKey || ev.ctrlKey || ev.metaKey || this.mode === "lab") return;
-      const moves = { ArrowLeft: () => this.go(this.k - 1), ArrowRight: () => this.go(this.k + 1),
+      if (!this.root.isConnected || ev.altKey || ev.ctrlKey || ev.metaKey || this.state.mode === "lab" || owned(document.activeElement)) return;
+      const moves = { ArrowLeft: () => this.go(this.state.k - 1), ArrowRight: () => this.go(this.state.k + 1),
         Home: () => this.go(0), End: () => this.go(Infinity), " ": () => this.toggle() };
-      if (!moves[ev.key]) return;
+      const move = moves[/** @type {keyof typeof moves} */ (ev.key)];
+      if (!move || !this.run()) return;
       ev.preventDefault();
-      if (ev.key !== " ") this.pause();
-      moves[ev.key]();
+      move();
     }
 
-    // -- drawing ----------------------------------------------------------------------------------------------------
-    render() {
-      const run = this.run();
-      this.frame.classList.toggle("embedded", !!this.embed);
-      if (!run) return;
-      const visible = this.visibleViews();
-      this.slider.max = Math.max(run.lastStep(), 1);
-      this.slider.value = this.k;
-      this.stepLabel.textContent = `step ${this.k} / ${run.lastStep()}`;
-      if (this.mode !== "lab") {
-        for (const sec of this.sections) {
-          const views = [...sec.querySelectorAll(".view")];
-          sec.hidden = !views.some((v) => visible.has(v.id));
-          for (const v of views) {
-            v.hidden = !!this.embed && !visible.has(v.id);  // an embed shows its views only; the lesson dims the rest
-            v.classList.toggle("dim", !visible.has(v.id));
-            if (!sec.hidden && !v.hidden) Lade.views[v.id]({ run, k: this.k, node: v, stage: this });
-          }
-        }
-        if (run !== this._shown || run.version !== this._shownVersion) this.renderRunbar(run);
-        if (this.mode === "lesson" && Lade.lesson) Lade.lesson.refresh(this);
-        Lade.fill(this.honest, this.embed || this.focus ? null : Lade.honestNote(run));
-        if (this.share.open) this.renderShare();
+    // -- messages from the server ------------------------------------------------------------------------------------
+    /** The stage component's value (app/stage.py): open a run, follow a live race, or show a notice. @param {any} value */
+    apply(value) {
+      let msg = value;
+      if (typeof msg === "string") { try { msg = JSON.parse(msg); } catch (err) { return; } }
+      if (!msg || typeof msg !== "object") return;
+      if (typeof msg.notice === "string") this.set({ notice: msg.notice });
+      if (typeof msg.live === "string") return this.follow(msg.live, String(msg.status || ""), !!msg.done);
+      const embed = msg.embed && typeof msg.embed === "object" ? msg.embed : this.state.embed;
+      const extra = { mode: /** @type {Mode} */ (msg.mode === "lesson" ? "lesson" : "explorer"), embed,
+        ...(typeof msg.notice === "string" ? { notice: msg.notice } : {}) };
+      if (typeof msg.run === "string") return this.open(msg.run, msg.step, extra, true);
+      if (msg.mode === "lesson") {
+        return this.chapter(typeof msg.chapter === "number" ? msg.chapter : 1, "none", { embed });
       }
+    }
+
+    /** A live race is recording under `handle`: pull what this page lacks, show its last step. @param {string} handle
+     * @param {string} status @param {boolean} done */
+    async follow(handle, status, done) {
+      const first = this.state.live !== handle;
+      this.set(first ? { live: handle, liveStatus: status, notice: "" } : { liveStatus: status });
+      if (this.pulling) { this.pullAgain = true; return; }
+      this.pulling = true;
+      let tries = 0;
+      try {
+        do {
+          this.pullAgain = false;
+          const run = this.runs.get(handle);
+          const got = await this.source.load(handle, run ? run.have() : null);
+          if (got.error) { this.set({ notice: got.error }); break; }
+          const payload = got.payload || (got.payload_text ? JSON.parse(got.payload_text) : null);
+          if (payload) this.runs.set(handle, new Lade.Run(payload, handle));
+          else if (got.delta && run) run.append(got.delta);
+          const shown = this.runs.get(handle);
+          if (shown && (first || this.state.current === handle)) this.set({ mode: "explorer", current: handle, k: shown.lastStep() });
+          tries += 1;
+        } while (this.pullAgain || (done && tries < 5 && this.stillRunning(handle) && (await pause(200))));
+      } finally {
+        this.pulling = false;
+      }
+    }
+
+    /** Whether a run this page has still has a lane recording. @param {string} handle */
+    stillRunning(handle) {
+      const run = this.runs.get(handle);
+      return !!run && run.lanes().some((l) => run.running(l.id));
+    }
+
+    // -- drawing -----------------------------------------------------------------------------------------------------
+    /** @param {Run} run @returns {LessonContext} */
+    lessonContext(run) {
+      return { run, state: this.state, actions: this.actions, lab: this.boot.lab, boot: this.boot,
+        links: { explorer: () => Lade.page.links.url({ run: run.handle, step: this.state.k }) } };
+    }
+
+    /** @param {State} before */
+    render(before) {
+      const s = this.state, run = this.run();
       this.renders += 1;
-      this.root.dataset.step = this.k;
-      this.root.dataset.run = this.current;
-      if (this.onrender) this.onrender(this);
+      document.body.dataset.ladeMode = s.embed ? "embed" : s.mode;
+      this.root.dataset.mode = s.mode;
+      this.frame.classList.toggle("embedded", !!s.embed);
+      for (const b of this.tabs.querySelectorAll("[role=tab]")) {
+        const on = /** @type {HTMLElement} */ (b).dataset.mode === s.mode;
+        b.setAttribute("aria-selected", on ? "true" : "false");
+        b.setAttribute("tabindex", on ? "0" : "-1");
+        b.classList.toggle("on", on);
+      }
+      this.main.setAttribute("aria-labelledby", `mode-${s.mode}`);
+      this.notice.hidden = !s.notice;
+      this.notice.textContent = s.notice;
+      this.playButton.textContent = s.playing ? "⏸ Pause" : "▶ Play";
+      if (run) {
+        this.slider.max = String(Math.max(run.lastStep(), 1));
+        this.slider.value = String(s.k);
+        this.slider.setAttribute("aria-valuetext", `step ${s.k} of ${run.lastStep()}`);
+        this.stepLabel.textContent = `step ${s.k} / ${run.lastStep()}`;
+      }
+      const keep = this.focusKey();
+      Lade.layout.render(this, before, run);
+      this.restoreFocus(keep);
+      this.root.dataset.step = String(s.k);
+      this.root.dataset.run = s.current || "";
     }
 
-    // the gallery as a menu: each run opens at its first step that accepted the most tokens
-    galleryMenu() {
-      if (this.standalone || this.embed || !this.gallery.length) return null;
-      const menu = h("select", { id: "gallery-menu", "aria-label": "open a gallery run", onchange: async (ev) => {
-        const name = ev.target.value;
-        if (!name) return;
-        const run = await this.loadRun(name);
-        if (run) this.openRun(name, Lade.interestingStep(run));
-      } }, h("option", { value: "" }, "Gallery: open a recorded run…"),
-        this.gallery.map((g) => h("option", { value: g.name, selected: g.name === this.current }, g.title)));
-      return menu;
+    /** The views of `ids` for the run at the state's step, into their containers (compact in an embed).
+     * @param {Run} run @param {string[]} ids @param {string[] | null} [lanes] */
+    drawViews(run, ids, lanes = null) {
+      const compact = !!this.state.embed;
+      for (const id of ids) {
+        const view = Lade.views.render[id];
+        if (view) fill(this.views[id], view({ run, k: this.state.k, lanes, compact }));
+      }
     }
 
-    renderRunbar(run) {
-      this._shown = run;
-      this._shownVersion = run.version;
-      const entry = this.gallery.find((g) => g.name === this.current);
-      fill(this.runbar, h("div", { class: "run-title" }, h("b", {}, entry ? entry.title : run.t.title || this.current),
-        entry && entry.caption ? h("span", { class: "caption" }, " — ", entry.caption) : null),
-      h("div", { class: "run-settings", id: "run-settings" }, "On screen: ", Lade.settingsText(run), ". ", Lade.runSummary(run)),
-      h("details", { class: "prompt" }, h("summary", {}, "Prompt"), h("div", { class: "prompt-text" }, run.t.prompt)),
-      this.galleryMenu(),
-      this.standalone || this.embed ? null : h("button", { class: "small primary", id: "run-yourself", onclick: () => {
-        const sidebar = document.querySelector("#sidebar");
-        if (sidebar && !sidebar.classList.contains("open")) sidebar.querySelector(".toggle-button").click();
-      } }, "⚙ Run your own, or open a run"),
-      this.standalone || this.embed ? null : h("button", { class: "small", id: "teach-this", onclick: () => {
-        this.lessonOwn = run.method === "lookahead" ? this.current : null;
-        this.chapter = 1;
-        this.setMode("lesson");
-      } }, "Open the lesson on this run"));
-    }
-
-    // -- linked highlighting: hover a window column or a candidate, see it in the other views ------------------------
-    linkHover(node) {
-      if (node._linked) return;
-      node._linked = true;
-      node.addEventListener("mouseover", (ev) => {
-        const el = ev.target.closest("[data-link]");
-        this.highlight(el ? el.dataset.link : null);
-      });
-      node.addEventListener("mouseleave", () => this.highlight(null));
-    }
-
+    /** Linked highlighting: a window column or a candidate hovered lights up its n-gram in the pool, and the other
+     * way round. @param {string | null} link */
     highlight(link) {
-      for (const el of this.root.querySelectorAll(".linked")) el.classList.remove("linked");
-      if (!link) return;
-      const run = this.run(), step = run && run.step(this.k);
+      for (const el of this.main.querySelectorAll(".linked")) el.classList.remove("linked");
+      const run = this.run(), step = run && run.step(this.state.k);
+      if (!link || !run || !step) return;
       const links = new Set([link]);
-      if (step && link.startsWith("col:")) { // a column's n-gram, as the pool holds it
-        const j = +link.slice(4), column = step.levels_before.map((l) => l[j]).concat([step.new_level[j]]);
-        if (step.levels_before.length === run.config.ngram - 1) links.add(`ngram:${column.join(",")}`);
-      }
-      if (step && link.startsWith("cand:")) { // a candidate, as the pool held it under x
-        const c = +link.slice(5);
-        links.add(`ngram:${[step.input_token, ...step.candidates[c]].join(",")}`);
-      }
-      for (const l of links) for (const el of this.root.querySelectorAll(`[data-link="${CSS.escape(l)}"]`)) el.classList.add("linked");
+      if (link.startsWith("col:") && run.window(step).full) links.add(`ngram:${run.column(step, +link.slice(4)).join(",")}`);
+      if (link.startsWith("cand:")) links.add(`ngram:${[step.input_token, ...step.candidates[+link.slice(5)]].join(",")}`);
+      for (const l of links) for (const el of this.main.querySelectorAll(`[data-link="${CSS.escape(l)}"]`)) el.classList.add("linked");
     }
 
-    // -- sharing: links and iframes for the run and step shown (gallery runs only) ---------------------------------
-    renderShare() {
-      const body = this.share.querySelector(".share-body"), entry = this.gallery.find((g) => g.name === this.current);
-      const which = h("select", { "aria-label": "view to save" }, VIEW_IDS.map((id) => h("option", { value: id }, id)));
-      const pictures = h("div", { class: "pictures" }, "Picture of a view at this step, for slides (made in your browser): ",
-        which, " ", h("button", { class: "small", id: "save-picture", onclick: () => Lade.pictures.save(which.value) }, "Save"));
-      if (!entry || this.standalone) {
-        return fill(body, h("p", { class: "muted" }, this.standalone ? "This is a standalone file; share the file itself."
-          : "Links open the gallery's runs. To share this run, download its trace (others open it with “Open a saved run”) or export it as one HTML file."), pictures);
+    // -- focus and announcements ---------------------------------------------------------------------------------------
+    focusMain() { this.main.focus(); }
+
+    /** @param {string} where */
+    moveFocus(where) {
+      const target = where === "chapter" ? this.root.querySelector("#lesson-title") : where === "answer" ? this.root.querySelector("#lesson-answer")
+        : where === "chapter-tab" ? this.root.querySelector(".chapters [aria-selected=true]")
+          : where === "mode-tab" ? this.root.querySelector(".modes [aria-selected=true]")
+            : where === "explorer" ? this.root.querySelector(".run-title") : null;
+      if (target) {
+        if (!target.hasAttribute("tabindex")) target.setAttribute("tabindex", "-1");
+        /** @type {HTMLElement} */ (target).focus({ preventScroll: false });
       }
-      const base = `${location.origin}${location.pathname}`;
-      const link = (extra) => `${base}?${new URLSearchParams({ run: entry.name, step: this.k, ...extra })}`;
-      const rows = [["This run at this step", link({})]];
-      for (const [view, height] of [...Object.keys(GROUPS).map((g) => [g, 640]), ...VIEW_IDS.map((v) => [v, 520])]) {
-        rows.push([`Only ${view} (720 px column)`, `<iframe src="${link({ view, embed: 1 })}" width="720" height="${height}" style="border:0" loading="lazy"></iframe>`]);
-      }
-      fill(body, rows.map(([title, code]) => h("div", { class: "snippet-row" }, h("div", { class: "muted" }, title),
-        h("pre", { class: "snippet" }, code))), pictures);
+    }
+
+    /** Where focus is, as something a redraw can find again (a view's region keeps its label). */
+    focusKey() {
+      const el = document.activeElement;
+      if (!el || !this.main.contains(el) || el.id) return null;
+      const view = el.closest(".view"), label = el.getAttribute("aria-label");
+      return view && label ? { view: view.id, label } : null;
+    }
+
+    /** @param {{view: string, label: string} | null} key */
+    restoreFocus(key) {
+      if (!key || (document.activeElement && this.main.contains(document.activeElement))) return;
+      const box = this.views[key.view];
+      const again = box && [...box.querySelectorAll("[aria-label]")].find((el) => el.getAttribute("aria-label") === key.label);
+      if (again) /** @type {HTMLElement} */ (again).focus({ preventScroll: true });
+    }
+
+    /** Tell screen readers what the step shown accepted (quiet while playing; one summary when Play stops). @param {boolean} [stopped] */
+    announce(stopped = false) {
+      clearTimeout(this.announceTimer);
+      this.announceTimer = window.setTimeout(() => {
+        const run = this.run(), s = this.state;
+        if (!run || s.mode === "lab") return;
+        const step = run.step(s.k), n = run.numbers("parallel", s.k);
+        const got = step ? `${run.laneName("parallel")} step ${step.index} accepted ${plural(step.accepted.length, "token")}: ` +
+          `${JSON.stringify(run.joined(step.accepted))}.` : "";
+        this.liveRegion.textContent = `${stopped ? "Paused at" : "Step"} ${s.k} of ${run.lastStep()}. ${got} ` +
+          `${plural(n.tokens, "token")} written so far.`;
+      }, stopped ? 50 : 250);
     }
   }
 
-  Lade.Stage = Stage;
+  /** The page's source of runs: the Gradio server's stage function. @param {any} server @returns {Source} */
+  const serverSource = (server) => ({ kind: "server", load: (handle, since) => server.load_run(handle, since) });
 
-  // gr.HTML's js_on_load: mount the stage once, then follow the component's value (the server's messages).
-  Lade.mount = function mount(element, props, watch, trigger, server) {
-    const host = element.querySelector(".lade-host") || element;
-    const stage = new Stage(host, { trigger, server });
-    window.ladeStage = stage;
-    stage.apply(props.value);
-    watch("value", () => stage.apply(props.value));
-    return stage;
+  /** A static site's source: `runs/<gallery name>.json` beside the page. @param {Boot} boot @returns {Source} */
+  const siteSource = (boot) => ({ kind: "site", load: async (handle) => {
+    if (!boot.gallery.some((g) => g.name === handle)) return { error: `No gallery run is called ${Lade.page.shown(handle)}.` };
+    const res = await fetch(`runs/${encodeURIComponent(handle)}.json`);
+    return res.ok ? { payload: await res.json() } : { error: `Could not load the run ${handle} (${res.status}).` };
+  } });
+
+  /** The boot document in the page's head. @returns {Boot} */
+  const readBoot = () => {
+    if (Lade.boot) return Lade.boot;
+    const el = document.getElementById("lade-boot");
+    return /** @type {Boot} */ (JSON.parse((el && el.textContent) || "{}"));
   };
 
-  // the HTML export: one run, no server
-  Lade.mountStandalone = function mountStandalone(host, payload, name) {
-    const stage = new Stage(host, { standalone: true });
-    window.ladeStage = stage;
-    stage.apply({ runs: { [name]: payload }, current: name, step: 0, mode: "explorer" });
-    return stage;
+  /** Open what the address asks for, or `fallback`. @param {Stage} stage @param {() => void} fallback */
+  function follow(stage, fallback) {
+    const link = Lade.page.links.read(location.search, stage.boot, Lade.lesson.CHAPTERS.length);
+    if (link.notice) stage.set({ notice: link.notice });
+    if (link.lesson) {
+      return stage.chapter(link.lesson, "none", { embed: link.embed ? { lesson: true } : null });
+    }
+    if (link.run) {
+      const embed = link.embed ? { view: link.view || "outputs" } : null;
+      return stage.open(link.run, link.step === null ? null : link.step, { embed, notice: link.notice }, true);
+    }
+    fallback();
+  }
+
+  /** Keep Gradio's sidebar out of the Tab order while it is closed (`inert`), and move focus into it when it opens. */
+  function tameSidebar() {
+    const sidebar = document.querySelector("#sidebar"), content = sidebar && sidebar.querySelector(".sidebar-content");
+    if (!sidebar || !content) return false;
+    const sync = () => {
+      const open = sidebar.classList.contains("open");
+      if (content.hasAttribute("inert") === !open) return;
+      content.toggleAttribute("inert", !open);
+      if (open) {
+        const first = /** @type {HTMLElement | null} */ (content.querySelector("textarea, input, select, button"));
+        if (first) first.focus();
+      }
+    };
+    new MutationObserver(sync).observe(sidebar, { attributes: true, attributeFilter: ["class"] });
+    sync();
+    return true;
+  }
+
+  /** The test hook: the page's stage, for tests and tools (the one global the renderer sets). @param {Stage} stage */
+  const hook = (stage) => { window.ladeStage = stage; return stage; };
+
+  return {
+    Stage,
+    /** gr.HTML's js_on_load: mount the stage once, then follow the component's value. */
+    mount(/** @type {HTMLElement} */ element, /** @type {any} */ props, /** @type {any} */ watch, /** @type {any} */ trigger, /** @type {any} */ server) {
+      const host = /** @type {HTMLElement} */ (element.querySelector(".lade-host") || element);
+      const stage = hook(new Stage(host, { boot: readBoot(), source: serverSource(server), trigger }));
+      follow(stage, () => stage.apply(props.value));
+      watch("value", () => stage.apply(props.value));
+      if (!tameSidebar()) {  // Gradio may mount the sidebar after the stage: watch the page until it is there
+        const seen = new MutationObserver(() => { if (tameSidebar()) seen.disconnect(); });
+        seen.observe(document.body, { childList: true, subtree: true });
+        window.setTimeout(() => seen.disconnect(), 30000);
+      }
+      return stage;
+    },
+    /** A static site: the boot in the page, runs in files beside it. @param {HTMLElement} host */
+    mountSite(host) {
+      const boot = readBoot(), stage = hook(new Stage(host, { boot, source: siteSource(boot) }));
+      follow(stage, () => stage.chapter(1, "none"));
+      return stage;
+    },
+    /** The HTML export: one run, no server. @param {HTMLElement} host @param {Payload} payload @param {string} name */
+    mountStandalone(host, payload, name) {
+      const boot = readBoot(), stage = hook(new Stage(host, { boot, source: { kind: "inline", load: async () => ({ payload }) } }));
+      stage.open(name, typeof boot.step === "number" ? boot.step : null, {}, true);
+      return stage;
+    },
   };
 })();
+window.Lade.stage = LadeStage;

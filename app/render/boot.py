@@ -1,0 +1,67 @@
+"""What the renderer needs before any run: the boot data, one JSON document the page carries in its <head>.
+
+The same document boots the Gradio page, the static site and (a smaller one) the HTML export: the view ids and the
+groups an embed may ask for, the gallery's listing with its computed captions, which gallery runs the lesson uses,
+and the speed lab's data (the parts that do not depend on a run). Where runs come from is the boot's `source`:
+"server" (the stage's server function), "site" (files beside the page) or "inline" (the export's one run).
+"""
+
+from __future__ import annotations
+
+import json
+
+from lade_core.measure.prompts import load_prompts
+from lade_core.paths import BENCH
+
+from .. import gallery
+from .views import VIEW_GROUPS, VIEW_IDS
+
+
+def lab_data() -> dict:
+    """The speed lab's page data (lade_core.measure.labdata: everything that does not depend on the run), plus what
+    the lesson reads beside it: the noise of a speed-up measured on this CPU, the bench's medians at the paper's two
+    settings on this CPU, and what the numerics experiment measured in fp32 and bf16."""
+    from lade_core.measure.labdata import lab_page_data
+
+    from ..captions import noise
+
+    return {**lab_page_data(), "noise": {"ratio": noise(), "source": "assets/bench/adaptive-vs-auto.json"},
+            "cpu_choice": _cpu_choice(), "numerics": _numerics()}
+
+
+def _cpu_choice() -> dict | None:
+    """The bench's median speed-ups on this CPU at W=7 and at W=15 (the default layout): the lesson's question."""
+    narrow, wide = BENCH / "bench-7-4-7-tree.json", BENCH / "bench-15-5-15-tree.json"
+    if not (narrow.exists() and wide.exists()):
+        return None
+    median = lambda path: json.loads(path.read_text())["summary"]["speedup_median"]  # noqa: E731
+    return {"narrow": median(narrow), "wide": median(wide), "narrow_file": f"assets/bench/{narrow.name}",
+            "wide_file": f"assets/bench/{wide.name}"}
+
+
+def _numerics(cut: int = 80) -> dict | None:
+    """fp32 and bf16 against greedy (assets/bench/numerics-*.json): how many prompts were identical, and per prompt
+    the first divergence, the top-two logit gap there, where a wider pass of greedy itself first differs, and both
+    texts from the divergence on (cut to `cut` characters)."""
+    out = {}
+    for dtype in ("float32", "bfloat16"):
+        path = BENCH / f"numerics-{dtype}.json"
+        if not path.exists():
+            return None
+        data = json.loads(path.read_text())
+        prompts = {q["id"]: q["prompt"] for q in load_prompts()}
+        rows = [{"id": p["id"], "prompt": prompts.get(p["id"], ""), "identical": p["identical"], "first_divergence": p["first_divergence"],
+                 "logit_gap": p["logit_gap"], "wide_first_divergence": (p.get("batch_shape") or {}).get("first_divergence"),
+                 "greedy_text": (p.get("greedy_text") or "")[:cut], "lookahead_text": (p.get("lookahead_text") or "")[:cut]}
+                for p in data["prompts"]]
+        out[dtype] = {"identical": data["summary"]["identical"], "prompts": data["summary"]["prompts"],
+                      "wide_identical": data["summary"].get("batch_shape_identical"), "rows": rows,
+                      "source": f"assets/bench/{path.name}", "command": data.get("command", "")}
+    return out
+
+
+def boot_data(source: str, live_url: str | None = None, lab: dict | None = None) -> dict:
+    """The boot document for a page whose runs come from `source`; `live_url` links "Run it live" (static site)."""
+    roles = {role: gallery.by_role(role) for role in ("lookahead", "jacobi", "race")}
+    return {"source": source, "views": {"ids": list(VIEW_IDS), "groups": {k: list(v) for k, v in VIEW_GROUPS.items()}},
+            "gallery": gallery.listing(), "lesson": roles, "lab": lab, "live_url": live_url}

@@ -1,0 +1,53 @@
+"""The lesson as a static site: `lade export-site DIR [--live-url URL]` writes a folder any static host can serve.
+
+    DIR/index.html          the renderer (the page's own scripts and CSS, inline) and the boot data: the gallery's
+                            listing, the lesson's runs, the speed lab's data
+    DIR/runs/<name>.json    every gallery run's payload, fetched by the page when it opens that run
+
+The same URLs work as on the Gradio page (`?lesson=3`, `?run=code-class&step=12&view=mask-view&embed=1`), with the
+same renderer and no server: the page fetches only files beside it (its Content-Security-Policy allows requests to
+its own origin and nothing else), so a lecture hall or a blog post costs the server nothing. Live runs need the
+model, so the site links "Run it live" to `--live-url` (a Space running app.py), or shows no such link.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from .. import gallery
+from .assets import boot_tag
+from .boot import boot_data
+from .export import page
+from .payload import payload
+
+CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; "
+       "font-src data:; connect-src 'self'")
+
+
+def index_html(live_url: str | None, lab: dict | None) -> str:
+    boot = boot_data("site", live_url=live_url, lab=lab)
+    mount = "<script>window.Lade.stage.mountSite(document.getElementById('lade-host'));</script>\n"
+    comment = ("<!-- The Lookahead Decoding Explorer's lesson, gallery and explorer as a static site: every run was "
+               "recorded by the real engine; this page fetches only the files beside it. -->\n")
+    return page("Lookahead Decoding Explorer", boot_tag(boot) + "\n", comment + mount, csp=CSP)
+
+
+def export_site(folder: Path, live_url: str | None = None, lab: dict | None = None) -> dict:
+    """Write the site into `folder` (replacing a previous export there); its files and their sizes. `lab`: the speed
+    lab's page data (default: computed from assets/, `boot.lab_data()`)."""
+    from .boot import lab_data
+
+    folder, lab = Path(folder), lab if lab is not None else lab_data()
+    runs = folder / "runs"
+    if runs.exists():
+        shutil.rmtree(runs)
+    runs.mkdir(parents=True)
+    (folder / "index.html").write_text(index_html(live_url, lab), encoding="utf-8")
+    for name in gallery.names():
+        text = json.dumps(payload(gallery.load(name)), ensure_ascii=False, separators=(",", ":"))
+        (runs / f"{name}.json").write_text(text, encoding="utf-8")
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    return {"files": len(files), "bytes": sum(p.stat().st_size for p in files),
+            "index_bytes": (folder / "index.html").stat().st_size}

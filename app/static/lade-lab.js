@@ -1,0 +1,185 @@
+// @ts-check
+// The speed lab (`Lade.lab.view`): from tokens per step to seconds, for the run on screen. Everything it states is
+// read off two documents lade_core/measure/labdata.py makes: the lab's page data (boot.lab: this CPU's measured
+// cost curves, each GPU x model size x batch curve with its low/mid/high from the roofline's stated bounds, the
+// paper's rows, the server thresholds, a Lookahead Parallelism scenario) and the run's own predictions
+// (run.d.lab). The browser computes no number it shows; it picks, formats and draws. Every GPU figure says it is a
+// model's prediction (or, over several devices, a simulation), and carries its range and where the range comes from.
+const LadeLab = (() => {
+  "use strict";
+  const Lade = /** @type {LadeNamespace} */ (window.Lade);
+  const { h, fmt, plural, COLORS } = Lade.dom;
+
+  /** The most tokens a forward carries for at most 10% more than one token, on a measured curve ([tokens, cost]).
+   * @param {number[][]} points */
+  function flatUpTo(points) {
+    let most = 1;
+    for (const [tokens, cost] of points) if (cost <= 1.1) most = Math.max(most, tokens);
+    return most;
+  }
+
+  /** This CPU's measured single-sequence curve as [tokens, relative cost] points. @param {any} page */
+  const cpuPoints = (page) => (page && page.cpu && page.cpu.single ? page.cpu.single.tokens.map((t, i) => [t, page.cpu.single.relative[i]]) : []);
+
+  /** @param {number} x */
+  const times = (x) => `${fmt(x)}x`;
+  /** @param {number[] | null | undefined} r */
+  const span = (r) => (r && r[0] !== null && r[1] !== null ? `${times(r[0])} to ${times(r[1])}` : "not recorded");
+
+  /** The selection, made consistent with the data: the CPU has one model and its measured batches; several
+   * devices are simulated at batch 1 only. @param {any} page @param {any} runLab @param {LabInputs} lab */
+  function pick(page, runLab, lab) {
+    const devices = [...page.devices.map((d) => d.id), "cpu"];
+    const device = devices.includes(lab.device) ? lab.device : "h100";
+    const sizes = device === "cpu" ? ["135M"] : page.model_sizes.map((m) => m.size);
+    const size = sizes.includes(lab.size) ? lab.size : sizes[sizes.length > 3 ? 3 : 0];
+    const pred = runLab.predictions[device][size];
+    const batch = pred.batches.includes(lab.batch) ? lab.batch : 1;
+    const k = batch === 1 && pred.devices.includes(lab.devices) ? lab.devices : 1;
+    return { device, size, batch, k, sizes, devices, pred };
+  }
+
+  /** @param {string} label @param {string} value @param {string[][]} options @param {(v: string) => void} change @param {string} id */
+  const choice = (label, value, options, change, id) => h("label", { class: "lab-choice" }, label, " ",
+    h("select", { id, onchange: (/** @type {Event} */ ev) => change(/** @type {HTMLSelectElement} */ (ev.target).value) },
+      options.map(([v, text]) => h("option", { value: v, selected: v === value }, text))));
+
+  /** The prediction for the selection, in sentences computed from the run's predictions. */
+  function prediction(/** @type {any} */ page, /** @type {any} */ runLab, /** @type {ReturnType<typeof pick>} */ sel) {
+    const { device, size, batch, k, pred } = sel, run = runLab.run;
+    const series = batch > 1 ? pred.by_batch : pred.by_devices, i = batch > 1 ? pred.batches.indexOf(batch) : k - 1;
+    const cpu = device === "cpu", name = cpu ? "this CPU" : (page.devices.find((d) => d.id === device) || { name: device }).name;
+    const kind = cpu ? "Measured cost, predicted speed-up" : k > 1 ? "A simulation, not a measurement" : "A model's prediction, not a measurement";
+    const where = cpu ? `on ${name} (${page.cpu.single.source}: ${page.cpu.single.machine_description})`
+      : `on ${k > 1 ? `${k} × ${name}` : `one ${name}`} with a ${size} model`;
+    const part = cpu ? ["measurement", "the measured curve's quartiles"] : ["assumptions", "the model's assumptions"];
+    const out = [h("p", { class: "lab-prediction", id: "lab-prediction" }, h("b", {}, `${kind}. `),
+      `${where}${batch > 1 ? `, serving ${batch} sequences at once,` : ""} this run's ${fmt(run.compression)} tokens per step `,
+      `(${span(run.compression_range)} over its steps) would give about `, h("b", { dataset: { value: series.predicted_speedup[i] } },
+        times(series.predicted_speedup[i])), ` greedy's speed: ${span([series.low[i], series.high[i]])}. Of that range, the run's `,
+      `step-to-step spread alone gives ${span([series.compression_low[i], series.compression_high[i]])} and ${part[1]} alone `,
+      `${span([series[`${part[0]}_low`][i], series[`${part[0]}_high`][i]])}.`)];
+    const fed = run.tokens_fed, curve = !cpu && page.gpu_curves[device][size][String(batch)];
+    const bound = series.bound[i], cost = series.step_cost[i];
+    out.push(h("p", {}, `A step feeds ${fmt(fed, 1)} tokens per sequence${batch > 1 ? ` (${Math.round(batch * fed).toLocaleString("en")} in all)` : ""}`,
+      k > 1 ? `, ${fmt(series.tokens_per_device[i], 1)} on the busiest device,` : "", ` and costs ${times(cost)} a one-token step`,
+      cpu ? " on this CPU's measured curve." : `; the forward is ${bound}-bound${curve && curve.crossover_tokens !== null
+        ? ` (this ${name} turns compute-bound past about ${Math.round(curve.crossover_tokens * batch)} tokens per forward for a ${size} model at this batch)` : ""}.`));
+    const even = pred.break_even_batch;
+    if (even) {
+      out.push(h("p", {}, even.predicted === null ? `Lookahead keeps paying up to batch ${even.largest_batch_tried} here (predicted).`
+        : [`Lookahead stops paying at batch `, h("b", {}, String(even.predicted)), ` (predicted; between ${even.range[0] ?? "–"} and `,
+          `${even.range[1] === null ? `beyond ${even.largest_batch_tried}` : even.range[1]}): with many sequences per step the extra tokens `,
+          "are no longer free, because the forward is already compute-bound without them."]));
+    }
+    if (runLab.note && !cpu) out.push(h("p", { class: "muted" }, `Note: ${runLab.note}.`));
+    return out;
+  }
+
+  /** @param {any} page @param {any} runLab @param {ReturnType<typeof pick>} sel */
+  function costChart(page, runLab, sel) {
+    const { device, size, batch, pred } = sel, series = [], bands = [];
+    if (batch === 1) series.push({ name: "this CPU, SmolLM2-135M (measured)", color: COLORS.baseline, points: cpuPoints(page) });
+    if (device !== "cpu") {
+      const c = page.gpu_curves[device][size][String(batch)];
+      const pts = page.tokens.map((t, i) => [t, c.mid[i], c.low[i], c.high[i]]);
+      series.push({ name: `${device}, ${size}, batch ${batch} (model)`, color: COLORS.parallel, dash: "5 3", points: pts.map((p) => [p[0], p[1]]) });
+      bands.push({ name: "the model's range (its assumptions' bounds)", color: COLORS.parallel, points: pts.map((p) => [p[0], p[2], p[3]]) });
+    }
+    const i = batch > 1 ? pred.batches.indexOf(batch) : 0, cost = (batch > 1 ? pred.by_batch : pred.by_devices).step_cost[i];
+    return Lade.charts.line({ title: "Cost of one forward pass, relative to one token", xLabel: "tokens fed per sequence",
+      yLabel: "× a one-token forward", logX: true, yMin: 0, height: 230, series, bands,
+      extra: [{ x: runLab.run.tokens_fed, y: cost, label: "the run on screen", color: COLORS.wrong }],
+      summary: `Forward cost against tokens fed; the run on screen feeds ${fmt(runLab.run.tokens_fed, 1)} tokens at ${times(cost)}.`,
+      hover: (x) => `${x} tokens` }).node;
+  }
+
+  /** @param {any} page @param {ReturnType<typeof pick>} sel */
+  function batchChart(page, sel) {
+    const b = sel.pred.by_batch, xs = sel.pred.batches;
+    const rules = (page.thresholds.servers || []).filter((s) => s.threshold_batch).map((s) =>
+      ({ x: s.threshold_batch, label: s.server.split(" (")[0], color: COLORS.verify }));
+    return Lade.charts.line({ title: `Speed-up against batch size: ${sel.device}, ${sel.size}`, xLabel: "sequences per step (batch)",
+      yLabel: "speed-up over greedy", logX: true, yMin: 0, height: 230, rules,
+      series: [{ name: "predicted speed-up", color: COLORS.parallel, points: xs.map((x, i) => [x, b.predicted_speedup[i]]) },
+        { name: "greedy (1x)", color: COLORS.unchecked, dash: "2 3", points: xs.map((x) => [x, 1]) }],
+      bands: [{ name: "its range", color: COLORS.parallel, points: xs.map((x, i) => [x, b.low[i], b.high[i]]) }],
+      summary: `Predicted speed-up from batch ${xs[0]} to ${xs[xs.length - 1]}: ${times(b.predicted_speedup[0])} to ${times(b.predicted_speedup[xs.length - 1])}.`,
+      hover: (x) => { const i = xs.indexOf(x); return `batch ${x}: ${times(b.predicted_speedup[i])} (${span([b.low[i], b.high[i]])})`; } }).node;
+  }
+
+  /** @param {any} page @param {ReturnType<typeof pick>} sel */
+  function parallelChart(page, sel) {
+    const wide = page.parallelism.wide, dflt = page.parallelism.default, run = sel.device === "cpu" ? null : sel.pred.by_devices;
+    const line = (/** @type {any} */ s) => s.devices.map((k, i) => [k, s.predicted_speedup[i]]);
+    const series = [{ name: `${wide.label}, ${wide.model_size} on ${wide.device}`, color: COLORS.bonus, points: line(wide) },
+      { name: `${dflt.label}, ${dflt.model_size} on ${dflt.device}`, color: COLORS.baseline, dash: "5 3", points: line(dflt) }];
+    if (run) series.push({ name: `the run on screen, ${sel.size} on ${sel.device}`, color: COLORS.parallel, points: sel.pred.devices.map((k, i) => [k, run.predicted_speedup[i]]) });
+    return Lade.charts.line({ title: "Lookahead Parallelism, simulated: speed-up against devices", xLabel: "devices (each with a whole model)",
+      yLabel: "speed-up over greedy on one", yMin: 0, height: 230, series,
+      bands: [{ color: COLORS.bonus, points: wide.devices.map((k, i) => [k, wide.range[i][0], wide.range[i][1]]) }],
+      summary: `A simulation: ${wide.label} goes from ${times(wide.predicted_speedup[0])} on one device to ${times(wide.predicted_speedup[7])} on eight.`,
+      hover: (x) => `${x} devices: ${times(wide.predicted_speedup[x - 1])} (${wide.bound[x - 1]}-bound on one)` }).node;
+  }
+
+  /** The paper's measured rows beside the model's predictions at both compressions. @param {any} page */
+  function paperTable(page) {
+    const rows = page.paper.rows.map((/** @type {any} */ r) => {
+      const cell = (/** @type {string} */ src) => {
+        const p = r.predictions.find((x) => x.source === src);
+        return p ? `${times(p.predicted_speedup)} (${span(p.predicted_speedup_range)}; ${p.max_new_tokens} tokens${p.exact_setting ? "" : ", nearest setting"})` : "–";
+      };
+      return h("tr", {}, h("th", { scope: "row" }, `${r.model} ${r.model_size}`), h("td", {}, r.dataset),
+        h("td", {}, `${r.devices > 1 ? `${r.devices} × ` : ""}${r.device}`),
+        h("td", {}, r.window === null ? "not found" : `${r.window}/${r.ngram}/${r.guess}`),
+        h("td", {}, times(r.speedup)), h("td", {}, cell("bench")), h("td", {}, cell("sweep")));
+    });
+    return Lade.dom.scroller("the paper's measurements beside the model's predictions", h("table", { class: "verify lab-table" },
+      h("caption", {}, "The paper's measurements (A100, fp16) beside the model's predictions from this project's compression at 128 ",
+        "tokens (the bench) and 64 tokens (the sweeps)"),
+      h("tr", {}, ["model", "dataset", "devices", "W/N/G", "paper measured", "model, bench compression", "model, sweep compression"]
+        .map((t) => h("th", { scope: "col" }, t))), rows));
+  }
+
+  /** @param {{run: Run, state: State, boot: Boot, actions: Actions}} ctx */
+  function view({ run, state, boot, actions }) {
+    const page = boot.lab, runLab = run.d.lab;
+    const head = [h("h2", {}, "The speed lab: from tokens per step to seconds"),
+      h("p", {}, "Tokens per step only become speed where a wider forward pass costs about what a narrow one does. Here: this ",
+        "CPU's measured cost curve, a roofline model of a GPU's with its assumptions, what they predict for the run on screen, ",
+        "alone and with many sequences per step, the paper's own measurements beside the model's predictions, and a simulation ",
+        "of Lookahead Parallelism over several GPUs."), h("p", { class: "muted" }, "Run on screen: ", Lade.notes.settingsText(run), ".")];
+    if (!page || !page.gpu_curves || !runLab) return h("div", { class: "lab-text" }, head, h("p", { class: "note" }, "This page carries no lab data for this run."));
+    const sel = pick(page, runLab, state.lab);
+    const controls = h("div", { class: "lab-controls", role: "group", "aria-label": "What to predict" },
+      choice("Accelerator", sel.device, sel.devices.map((d) => [d, d === "cpu" ? "this CPU (measured)" : (page.devices.find((x) => x.id === d) || { name: d }).name]),
+        (v) => actions.lab({ device: v }), "lab-device"),
+      choice("Model size", sel.size, sel.sizes.map((s) => [s, s]), (v) => actions.lab({ size: v }), "lab-size"),
+      choice("Batch (sequences per step)", String(sel.batch), sel.pred.batches.map((b) => [String(b), String(b)]),
+        (v) => actions.lab({ batch: +v, devices: +v > 1 ? 1 : state.lab.devices }), "lab-batch"),
+      choice("Devices (simulated)", String(sel.k), sel.pred.devices.map((k) => [String(k), String(k)]),
+        (v) => actions.lab({ devices: +v, batch: +v > 1 ? 1 : state.lab.batch }), "lab-devices"));
+    const thresholds = (page.thresholds.servers || []).map((/** @type {any} */ s) => h("li", {}, h("b", {}, s.server), `: ${s.setting}`,
+      s.threshold_batch ? ` (switches off above batch ${s.threshold_batch}${s.default === null ? " when set; off by default" : ""})` : "", `. ${s.rule}.`));
+    const a = page.assumptions, cpu = page.cpu.single;
+    return h("div", { class: "lab-text" }, head, controls, prediction(page, runLab, sel),
+      h("div", { class: "vrow n2" }, h("div", { class: "view" }, costChart(page, runLab, sel)), h("div", { class: "view" }, batchChart(page, sel))),
+      h("h3", {}, "Where real servers stop speculating as the batch grows"), h("ul", { class: "lab-list" }, thresholds),
+      h("p", { class: "muted" }, page.thresholds.what),
+      h("h3", {}, "Lookahead Parallelism (a simulation)"), parallelChart(page, sel),
+      h("p", {}, `On one device ${page.parallelism.wide.label} is ${page.parallelism.wide.bound[0]}-bound for a `,
+        `${page.parallelism.wide.model_size} model: dealing its window and candidates out over devices is what pays there. The `,
+        `default setting is already memory-bound on one device, so more devices change little. No multi-GPU code runs in this project.`),
+      h("h3", {}, "The paper's measurements beside the model"), paperTable(page),
+      h("ul", { class: "lab-list" }, page.paper.headline.map((/** @type {any} */ c) => h("li", {}, h("b", {}, c.claim),
+        typeof c.devices === "number" ? ` (${plural(c.devices, "device")})` : ` (devices: ${c.devices})`, `: ${c.note}`,
+        c.which_figure ? ` ${c.which_figure}` : ""))),
+      h("h3", {}, "The model's assumptions"),
+      h("p", { class: "muted" }, a.why_mid), h("p", { class: "muted" }, a.why_bounds),
+      cpu ? h("p", { class: "muted" }, `This CPU's curve: ${cpu.source}, ${cpu.machine_description}; ${cpu.model}, ${cpu.dtype}, `,
+        `${plural(cpu.threads || 1, "thread")}; a one-token forward took ${fmt(cpu.one_token_ms, 1)} ms.`) : null);
+  }
+
+  return { view, flatUpTo, cpuPoints };
+})();
+window.Lade.lab = LadeLab;

@@ -1,0 +1,381 @@
+"""Usable by every student (WCAG 2.1 AA), checked in Chromium on the app without its model and on the HTML export:
+axe-core finds no violation (rules tagged wcag2a, wcag2aa, wcag21a, wcag21aa) in any state a reader meets; the whole
+lesson can be walked with the keyboard alone, with focus where the reader needs it after each action; the stage's
+keys never take a key from a focused control; every view's text alternative states the trace's numbers; the live
+region says what the step shown accepted. Per-state counts and axe's "needs review" rules go to out/a11y.json;
+screenshots in forced-colours mode and in grayscale to out/screenshots/.
+
+axe-core is the npm package pinned in package.json (`npm ci`, which `make` runs), read from node_modules.
+"""
+
+import json
+import re
+
+import pytest
+
+from app import gallery
+from app.render.export import render_html
+from app.render.views import VIEW_GROUPS
+from conftest_app import OUT, SHOTS, chromium_browser, new_page, no_model_app, open_app, state
+from lade_core.paths import ROOT
+from app.deeplink import CHAPTERS as CHAPTER_COUNT
+from lesson_facts import OPTIONS, new_guesses, right, shown_step
+
+pytest.importorskip("playwright.sync_api")
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+CHAPTERS = range(1, CHAPTER_COUNT + 1)
+LESSON = gallery.by_role("lookahead")
+RESULTS: dict = {}
+
+STATES = [*[(f"lesson-{n}", f"?lesson={n}") for n in CHAPTERS],
+          *[(f"lesson-embed-{n}", f"?lesson={n}&embed=1") for n in CHAPTERS],
+          *[(f"explorer-{name}", f"?run={name}") for name in gallery.names()],
+          ("lab", "?run=code-class"),
+          *[(f"embed-{group}", f"?run=code-class&view={group}&embed=1") for group in VIEW_GROUPS]]
+
+
+def axe_source() -> str:
+    if not AXE.exists():
+        pytest.fail(f"{AXE.relative_to(ROOT)} is missing: install the pinned dev tools with `npm ci` (or `make`)")
+    return AXE.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def server():
+    with no_model_app("app-a11y-test.log") as (url, _):
+        yield url
+    (OUT / "a11y.json").write_text(json.dumps({"tags": TAGS, "states": RESULTS}, indent=1), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def chromium(server):
+    with chromium_browser() as browser:
+        yield browser
+
+
+def drawn(page) -> None:
+    """Two animation frames and a beat: the stage has drawn and fitted what it shows."""
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 150))))")
+
+
+def run_axe(page, name: str) -> list:
+    page.add_script_tag(content=axe_source())
+    result = page.evaluate("""tags => axe.run(document, { runOnly: { type: 'tag', values: tags } }).then(r => ({
+        violations: r.violations.map(v => ({ id: v.id, nodes: v.nodes.length,
+            where: v.nodes.slice(0, 3).map(n => n.target.join(' ') + ': ' + (n.failureSummary || '').slice(0, 160)) })),
+        incomplete: r.incomplete.map(v => ({ id: v.id, nodes: v.nodes.length })) }))""", TAGS)
+    RESULTS[name] = {"violations": sum(v["nodes"] for v in result["violations"]),
+                     "violated_rules": {v["id"]: v["nodes"] for v in result["violations"]},
+                     "needs_review": {v["id"]: v["nodes"] for v in result["incomplete"]}}
+    return result["violations"]
+
+
+@pytest.mark.parametrize("name, query", STATES, ids=[s[0] for s in STATES])
+def test_no_axe_violations(chromium, server, name, query):
+    """Every chapter as a page and as an embed, the explorer on every gallery run at its opening step, the speed
+    lab and every embed group: no WCAG 2.1 A or AA violation axe can find."""
+    page = new_page(chromium, 1280, 800)
+    open_app(page, server + query, "s.run()")
+    if name == "lab":
+        page.click("#mode-lab")
+        page.wait_for_function("() => window.ladeStage.state.mode === 'lab'")
+        page.wait_for_timeout(1500)  # the lab's figures come from the server
+        page.screenshot(path=str(SHOTS / "lab.png"), full_page=True)
+    drawn(page)
+    violations = run_axe(page, name)
+    assert violations == [], violations
+    page.close()
+
+
+def test_no_axe_violations_in_the_html_export(chromium, tmp_path):
+    path = tmp_path / "replay.html"
+    path.write_text(render_html(gallery.load(LESSON), LESSON), encoding="utf-8")
+    page = new_page(chromium, 1280, 800)
+    page.goto(path.as_uri())
+    page.wait_for_selector("#counter table")
+    drawn(page)
+    violations = run_axe(page, "export")
+    assert violations == [], violations
+    page.close()
+
+
+# -- the keyboard ----------------------------------------------------------------------------------------------
+FOCUSED = """() => { const e = document.activeElement; if (!e || e === document.body) return null;
+    return { id: e.id, tag: e.tagName, option: e.dataset ? e.dataset.option : undefined,
+             inSidebar: !!e.closest('#sidebar .sidebar-content'), text: (e.textContent || '').trim().slice(0, 30) }; }"""
+
+
+def focused(page) -> dict | None:
+    return page.evaluate(FOCUSED)
+
+
+def tab_to(page, test, key="Tab", most=40) -> int:
+    """Press `key` until the focused element passes `test`; how many presses it took (fails after `most`)."""
+    for n in range(1, most + 1):
+        page.keyboard.press(key)
+        now = focused(page)
+        if now and test(now):
+            return n
+    pytest.fail(f"{key} never reached the element in {most} presses (last: {focused(page)})")
+
+
+def is_id(name):
+    return lambda el: el["id"] == name
+
+
+def first_option(el) -> bool:
+    return el["tag"] == "BUTTON" and el["option"] == "0"
+
+
+def chapter_shown(page) -> int:
+    return int(page.get_attribute("#lesson-text", "data-chapter"))
+
+
+def test_the_whole_lesson_with_the_keyboard_alone(chromium, server):
+    """From page load Tab reaches Next, Back and the first answer within 10 presses; after Next or Back focus is
+    on the new chapter's heading; every question is answered from the keyboard (Enter or Space) and focus lands on
+    the answer; Shift+Tab walks back to Next. No mouse."""
+    page = new_page(chromium, 1280, 800)
+    open_app(page, server, "document.querySelector('#lesson-text .fact')")
+    reached = {}
+    for n in range(1, 11):
+        page.keyboard.press("Tab")
+        el = focused(page)
+        for name, test in (("next", is_id("lesson-next")), ("back", is_id("lesson-prev")), ("answer", first_option)):
+            if el and name not in reached and test(el):
+                reached[name] = n
+    assert set(reached) == {"next", "back", "answer"}, reached
+    for chapter in CHAPTERS:
+        assert chapter_shown(page) == chapter
+        if page.inner_text("#lesson-title") in OPTIONS:
+            tab_to(page, first_option, most=20)
+            page.keyboard.press("Enter" if chapter % 2 else " ")
+            page.wait_for_selector("#lesson-answer")
+            assert focused(page)["id"] == "lesson-answer", (chapter, focused(page))
+            assert "The trace says" in page.inner_text("#lesson-answer")
+            assert page.locator("#lesson-predict button.option").first.inner_text()[:1] in "✓✗"  # not colour alone
+        if chapter == CHAPTERS[-1]:
+            break
+        tab_to(page, is_id("lesson-next"), key="Shift+Tab", most=20)
+        page.keyboard.press("Enter")
+        page.wait_for_function("n => document.querySelector('#lesson-text').dataset.chapter == n", arg=chapter + 1)
+        assert focused(page)["id"] == "lesson-title", (chapter + 1, focused(page))
+    assert page.get_attribute("#lesson-next", "aria-disabled") == "true"
+    tab_to(page, is_id("lesson-prev"), key="Shift+Tab", most=20)
+    page.keyboard.press("Enter")
+    page.wait_for_function("n => document.querySelector('#lesson-text').dataset.chapter == n", arg=CHAPTER_COUNT - 1)
+    assert focused(page)["id"] == "lesson-title"
+    assert page.errors == []
+    page.close()
+
+
+def test_keys_belong_to_the_focused_control(chromium, server):
+    """Arrows on a focused slider move that slider only (the step slider by one step, a sidebar slider without
+    moving the step); Space on a focused button presses it once and does not start Play; with focus on no control
+    the arrows step the page."""
+    page = new_page(chromium, 1280, 800)
+    open_app(page, server + "?run=code-class&step=10", "s.state.k === 10")
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    page.keyboard.press("ArrowRight")
+    assert state(page, "k") == 11
+    page.focus("#step-slider")
+    page.keyboard.press("ArrowRight")
+    assert state(page, "k") == 12 and page.input_value("#step-slider") == "12"
+    page.keyboard.press("ArrowLeft")
+    assert state(page, "k") == 11
+    page.focus("#step-next")
+    page.keyboard.press(" ")
+    drawn(page)
+    assert state(page, "k") == 12 and state(page, "playing") is False
+    page.keyboard.press("Enter")
+    assert state(page, "k") == 13 and state(page, "playing") is False
+    # the sidebar: opened from the keyboard, focus goes inside; its W slider takes the arrows
+    page.focus("#run-yourself")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.activeElement && document.activeElement.closest('#sidebar .sidebar-content')")
+    slider = page.locator("#window-w input[type=range]")
+    before, k = slider.input_value(), state(page, "k")
+    tab_to(page, lambda el: el["inSidebar"] and el["tag"] == "INPUT" and page.evaluate(
+        "() => document.activeElement.type === 'range' && !!document.activeElement.closest('#window-w')"), most=30)
+    page.keyboard.press("ArrowRight")
+    assert int(slider.input_value()) == int(before) + 1 and state(page, "k") == k
+    page.close()
+
+
+def test_tab_lists_take_the_arrows(chromium, server):
+    """The chapters and the modes are tab lists: one Tab stop each (the selected tab), arrows move the selection
+    and focus with it; the arrows on a tab never step the run."""
+    page = new_page(chromium, 1280, 800)
+    open_app(page, server + "?lesson=2", "document.querySelector('#lesson-text')")
+    assert page.locator(".chapters [role=tab][tabindex='0']").count() == 1
+    page.focus("#chapter-tab-2")
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("() => document.querySelector('#lesson-text').dataset.chapter == '3'")
+    assert focused(page)["id"] == "chapter-tab-3" and page.get_attribute("#chapter-tab-3", "aria-selected") == "true"
+    page.keyboard.press("Home")
+    page.wait_for_function("() => document.querySelector('#lesson-text').dataset.chapter == '1'")
+    assert focused(page)["id"] == "chapter-tab-1"
+    assert state(page, "k") == int(page.get_attribute("#lesson-text", "data-start"))  # its opening step, not moved
+    page.focus("#mode-lesson")
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("() => window.ladeStage.state.mode === 'explorer'")
+    assert focused(page)["id"] == "mode-explorer"
+    assert page.locator(".modes [role=tab][tabindex='0']").count() == 1
+    page.close()
+
+
+def test_the_closed_sidebar_is_out_of_the_tab_order(chromium, server):
+    """Gradio's closed sidebar keeps its controls in the page; they must not take focus while it is closed."""
+    page = new_page(chromium, 1280, 800)
+    open_app(page, server + "?run=code-class", "s.run()")
+    page.wait_for_selector("#sidebar .sidebar-content[inert]", state="attached")
+    inside = []
+    for _ in range(60):
+        page.keyboard.press("Tab")
+        el = focused(page)
+        if el and el["inSidebar"]:
+            inside.append(el)
+    assert inside == []
+    page.close()
+
+
+# -- what screen readers read ------------------------------------------------------------------------------------
+NAMES = """() => {
+  const caption = (view) => (document.querySelector(`#${view} table caption`) || {}).textContent || '';
+  const label = (view) => { const svg = document.querySelector(`#${view} svg[role=img]`);
+    return svg ? svg.getAttribute('aria-label') || '' : ''; };
+  return {
+    window: caption('window-view'), verify: caption('verify-view'), mask: label('mask-view'),
+    progress: label('progress-plot'), pool: label('pool-plot'), trajectory: caption('trajectory-view'),
+    counter: caption('counter'),
+    charts: [...document.querySelectorAll('.lade-stage svg[role=img]')].map(s => s.getAttribute('aria-label') || ''),
+    tables: [...document.querySelectorAll('.lade-stage .view table')].map(t => !!t.querySelector('caption')),
+  };
+}"""
+
+
+def numbers(text: str) -> list[int]:
+    return [int(n) for n in re.findall(r"\d+", text)]
+
+
+def test_every_views_text_alternative_states_the_trace(chromium, server):
+    """The window's, the verification's and the mask's text alternatives and the charts' labels state the trace's
+    numbers at the step shown; every table has a caption and every chart a label."""
+    run = gallery.load(LESSON)
+    page = new_page(chromium, 1280, 800)
+    open_app(page, server + "?run=code-class&step=1", "s.state.k === 1")
+    last = max(len(run.parallel.steps), len(run.baseline.steps)) - 1
+    for k in (1, 5, 28, 60):
+        page.evaluate("k => window.ladeStage.go(k)", k)
+        page.wait_for_function("k => window.ladeStage.root.dataset.step == k", arg=k)
+        got, step = page.evaluate(NAMES), shown_step(run, "parallel", k)
+        assert all(got["tables"]) and all(got["charts"]), got
+        L, W, new_right = len(step.levels_before), step.window, sum(right(run, new_guesses(step)))
+        assert got["window"].startswith(f"Step {step.index}: the window holds {L} level"), got["window"]
+        assert f"of {W} guesses" in got["window"], got["window"]
+        assert f"; {new_right} of the {W} new guesses are right." in got["window"], got["window"]
+        outcome = (f"Candidate {step.winner + 1} matched {step.match_lengths[step.winner]} token" if step.winner >= 0
+                   else "No candidate matched")
+        if step.candidates:
+            said = got["verify"]
+            assert said.startswith(f"Step {step.index} checked {len(step.candidates)} candidate"), said
+            assert outcome in said and f"the step emitted {len(step.accepted)} token" in said, said
+        else:
+            assert "No candidates" in page.inner_text("#verify-view")
+        layout = step.layout
+        q = layout.size
+        assert got["mask"].startswith(f"The {q} × {q} attention mask: x, {layout.levels} window level"), got["mask"]
+        assert f"of {layout.window} tokens and {layout.nodes} verification token" in got["mask"], got["mask"]
+        lanes = [f"lookahead {len(run.parallel.tokens)} tokens in {len(run.parallel.steps)} steps",
+                 f"greedy {len(run.baseline.tokens)} tokens in {len(run.baseline.steps)} steps"]
+        assert all(lane in got["progress"] for lane in lanes), got["progress"]
+        assert numbers(got["pool"]) == [run.parallel.steps[-1].pool_size], got["pool"]
+        first = max(1, k - 9)
+        assert numbers(got["trajectory"])[:2] == [first, k], got["trajectory"]
+    assert last > 60
+    page.close()
+
+
+def test_the_live_region_says_what_the_step_accepted(chromium, server):
+    """One polite live region: after a step it says the step shown, what the lookahead step accepted and the
+    tokens written so far; after Play stops, one summary that begins "Paused at"."""
+    run = gallery.load(LESSON)
+    page = new_page(chromium, 1280, 800)
+    open_app(page, server + "?run=code-class&step=20", "s.state.k === 20")
+    assert page.get_attribute("#lade-live", "aria-live") == "polite" and page.locator("[aria-live]").count() >= 1
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("() => /^Step 21 of/.test(document.querySelector('#lade-live').textContent)")
+    said, step = page.inner_text("#lade-live"), run.parallel.steps[21]
+    last = max(len(run.parallel.steps), len(run.baseline.steps)) - 1
+    tokens = sum(len(s.accepted) for s in run.parallel.steps[:22])
+    assert said.startswith(f"Step 21 of {last}. Lookahead step 21 accepted {len(step.accepted)} token"), said
+    assert said.endswith(f"{tokens} tokens written so far."), said
+    page.evaluate("() => { const s = window.ladeStage; s.set({ speed: 30 }); s.go(s.run().lastStep() - 3); s.play(); }")
+    page.wait_for_function("() => /^Paused at/.test(document.querySelector('#lade-live').textContent)", timeout=30_000)
+    assert page.inner_text("#lade-live").startswith(f"Paused at {last} of {last}.")
+    page.close()
+
+
+def test_screenshots_in_forced_colours_and_grayscale(chromium, server):
+    """Pictures for a person to look at: a chapter and the explorer in Windows' forced-colours mode and in
+    grayscale (meaning must survive without colour: every answer, verdict and cell keeps a glyph or words)."""
+    for mode in ("forced", "gray"):
+        page = new_page(chromium, 1280, 800)
+        if mode == "forced":
+            page.emulate_media(forced_colors="active")
+        for label, query in (("lesson-3", "?lesson=3"), ("explorer", "?run=code-class&step=28")):
+            open_app(page, server + query, "s.run()")
+            if mode == "gray":
+                page.add_style_tag(content="html { filter: grayscale(1) !important; }")
+            if label.startswith("lesson"):
+                page.locator("#lesson-predict button.option").last.click()
+                page.wait_for_selector("#lesson-answer")
+                texts = page.locator("#lesson-predict button.option").all_inner_texts()
+                assert any(t.startswith("✓") for t in texts), texts
+            else:
+                assert page.locator("#window-view td.cell.right .icon").count() >= 1
+                assert page.locator("#verify-view td.ver .icon").count() >= 1
+            drawn(page)
+            page.screenshot(path=str(SHOTS / f"a11y-{mode}-{label}.png"), full_page=label == "explorer")
+        page.close()
+
+
+def test_skip_link_slider_text_shortcuts_motion_and_reflow(chromium, server):
+    """The first Tab lands on a visible skip link whose Enter puts focus on the content; the step slider says
+    "step k of last" as it moves; the shortcut list is on screen; under prefers-reduced-motion nothing in the stage
+    animates or scrolls smoothly while Play still steps; at 320 CSS px the page has no sideways scroll."""
+    page = new_page(chromium, 1280, 800)
+    open_app(page, server + "?run=code-class&step=3", "s.state.mode === 'explorer' && s.state.k === 3")
+    is_skip = lambda el: page.evaluate("() => document.activeElement.classList.contains('skip')")  # noqa: E731
+    assert tab_to(page, is_skip, most=2) <= 2, "the skip link is the first Tab after Gradio's sidebar button"
+    assert page.locator(".lade-stage a.skip").is_visible(), "the skip link shows when it has focus"
+    page.keyboard.press("Enter")
+    assert focused(page)["id"] == "lade-main"
+    last = page.evaluate("() => window.ladeStage.run().lastStep()")
+    assert page.get_attribute("#step-slider", "aria-valuetext") == f"step 3 of {last}"
+    page.locator("#step-slider").focus()
+    page.keyboard.press("ArrowRight")
+    assert page.get_attribute("#step-slider", "aria-valuetext") == f"step 4 of {last}"
+    hint = page.locator(".lade-stage .keys")
+    assert hint.is_visible() and all(k in hint.inner_text() for k in ("←", "→", "Home", "End", "Space"))
+    page.emulate_media(reduced_motion="reduce")
+    moving = page.evaluate("""() => [...document.querySelectorAll('.lade-stage *')].filter(e => {
+        const s = getComputedStyle(e);
+        return s.transitionDuration.split(',').some(d => parseFloat(d) > 0) || s.animationName !== 'none'
+            || s.scrollBehavior === 'smooth'; }).map(e => e.className || e.tagName).slice(0, 5)""")
+    assert moving == []
+    page.evaluate("() => window.ladeStage.go(0)")
+    page.click("#play")
+    page.wait_for_function("() => window.ladeStage.state.k >= 3")
+    page.click("#play")
+    page.set_viewport_size({"width": 320, "height": 700})
+    page.wait_for_timeout(300)
+    for query in ("?run=code-class&step=3", "?lesson=3"):
+        open_app(page, server + query, "s.run()")
+        page.wait_for_timeout(300)
+        assert page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth") <= 1, query
+    page.screenshot(path=str(SHOTS / "reflow-320.png"), full_page=True)
+    assert page.errors == []
+    page.close()

@@ -1,0 +1,93 @@
+"""The gallery's captions, rendered from their runs and read against an independent reading of the same runs: every
+number a caption prints is the run's, every claim word ("parses", "identical", "faster", a repetition loop) is the
+predicate it names, and a caption that names a fact its run does not have is refused rather than printed."""
+
+import ast
+import re
+import string
+
+import pytest
+
+from app import captions, gallery
+
+NAMES = gallery.names()
+
+
+def fields(name: str) -> set[str]:
+    return {f.split("!")[0] for _, f, _, _ in string.Formatter().parse(gallery.entry(name)["caption"]) if f}
+
+
+def output_text(run) -> tuple[str, list[tuple[int, int]]]:
+    """The answer's text and, per step, the [start, end) of the characters it wrote."""
+    text, spans = "", []
+    for step in run.parallel.steps:
+        start = len(text)
+        text += "".join(run.token_text.get(t, "") for t in step.accepted)
+        spans.append((start, len(text)))
+    return text, spans
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_caption_is_filled_from_its_own_run(name):
+    """Would catch a caption printing a fact that is missing ("None", an empty quote, a placeholder left open) or a
+    number that is not the run's: tokens per step, W/N/G, steps and tokens as the run has them."""
+    run, used = gallery.load(name), fields(name)
+    text = gallery.caption(name)
+    assert "None" not in text and "{" not in text and "''" not in text, text
+    if "compression" in used:
+        assert f"{round(run.parallel.compression, 2)} tokens per step" in text
+    for key, value in (("W", run.config.window), ("N", run.config.ngram), ("G", run.config.guess)):
+        if key in used:
+            assert f"{key}={value}" in text or f"{value}" in text
+    if "identical" in used:
+        assert ("identical to" in text) == (run.parallel.tokens == run.baseline.tokens)
+    if "parses" in used:
+        block = re.search(r"```(?:python|py)\s*\n(.*?)(?:```|\Z)", output_text(run)[0], re.S)
+        assert block, "a caption says how the Python block parses: the answer has one"
+        try:
+            ast.parse(block.group(1))
+            assert "its Python block parses" in text
+        except SyntaxError:
+            assert "does not parse" in text
+
+
+def test_the_loop_caption_reads_the_loop_off_the_text():
+    """The repetition run's caption: the repeated line is a whole line of the answer that many times, and "from
+    step k on" is the step that wrote the first character of its first copy (found here by searching the text)."""
+    name = gallery.by_role("repetition") or next(n for n in NAMES if "loop_step" in fields(n))
+    run = gallery.load(name)
+    text, spans = output_text(run)
+    got = captions.repetition(run)
+    lines = [line.strip() for line in text.split("\n")]
+    assert got["loop_count"] == lines.count(got["loop_line"]) >= 3
+    first = re.search(rf"^[ \t]*{re.escape(got['loop_line'])}[ \t]*$", text, re.M)
+    at = first.start() + len(first.group(0)) - len(first.group(0).lstrip())
+    step = next(i for i, (a, b) in enumerate(spans) if a <= at < b)
+    assert got["loop_step"] == run.parallel.steps[step].index
+    assert f"from step {got['loop_step']} on" in gallery.caption(name)
+
+
+def test_a_caption_claiming_a_loop_refuses_a_run_without_one():
+    """Would catch the repetition caption printed over a re-recording that has no loop ("from step None on ... ''
+    0 times"): the caption is refused with a message naming the missing fact."""
+    name = next(n for n in NAMES if "loop_step" in fields(n))
+    plain = gallery.load(gallery.by_role("lookahead"))
+    assert captions.repetition(plain)["loop_step"] is None
+    with pytest.raises(ValueError, match="loop_step"):
+        gallery.caption(name, run=plain)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_faster_or_slower_only_when_every_measurement_agrees(name):
+    """The verdict word, read again from the definition the caption module states: the recording's speed-up (its
+    lanes' summed step times) and every bench row of the same prompt and setting, all beyond the measured noise
+    between two greedy runs on one side of 1; otherwise "about as fast"."""
+    run = gallery.load(name)
+    seconds = lambda m: sum(s.forward_s + s.overhead_s + s.draft_s for s in m.steps)  # noqa: E731
+    values = [seconds(run.baseline) / seconds(run.parallel), *captions.bench_speedups(run)]
+    noise = captions.noise()
+    expected = ("faster than greedy" if min(values) > noise else "slower than greedy" if max(values) < 1 / noise
+                else "about as fast as greedy")
+    assert captions.verdict(run) == expected
+    if "on_cpu" in fields(name):
+        assert expected in gallery.caption(name)

@@ -1,0 +1,136 @@
+"""Where each chapter of the lesson opens, and what it says there, on every gallery run: the landing step is the
+first step satisfying the chapter's first stated rule or, when no step does, the first satisfying the next rule,
+and then the page says so (the `.rule` note); the facts the chapter states there agree with Python's own reading
+(tests/lesson_facts.py) and none is missing; its question's answer is the trace's.
+
+The browser tests run on the HTML export of each run (no server, no model): the export's stage opens any chapter on
+its one run. The lesson on a run recorded at test time is walked in tests/test_app_browser.py. The fast tests check
+the Python reading itself against what the engine recorded.
+"""
+
+import re
+
+import pytest
+
+from app import gallery
+from app.captions import bench_speedups
+from app.render.assets import source
+from app.render.export import render_html
+from conftest_app import SHOTS, chromium_browser
+from app.deeplink import CHAPTERS
+from lesson_facts import (OPTIONS, RULES, WINDOW, answer, assert_facts, fed_guesses, full_window, landing, last_step,
+                          pool_replay, shown_facts, shown_step, tokens_fed)
+
+NAMES = gallery.names()
+CHAPTER_RULES = "() => Lade.lesson.CHAPTERS.map(c => ({title: c.title, role: c.role, rules: c.start.map(r => r.rule)}))"
+
+
+def stated_rules() -> set[str]:
+    """Every start rule the lesson's scripts state, read from their source."""
+    text = source("lade-lesson.js") + source("lade-lesson-extras.js")
+    return set(re.findall(r'\{ rule: "([^"]+)"', text))
+
+
+def test_every_stated_rule_has_a_python_reading():
+    """A chapter given a new start rule (or a reworded one) must get its own reading here, else its landing step
+    goes unchecked."""
+    rules = stated_rules()
+    assert len(rules) >= 10, rules
+    assert rules <= set(RULES), rules - set(RULES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_reading_agrees_with_what_the_engine_recorded(name):
+    """The reading's pool (replayed by the policy the chapter states) has the size the engine recorded after every
+    step, its tokens fed are the engine's input sizes, and its guess positions are one apart along levels and
+    columns (p + 1 + level + column): a reading that drifted from the engine would make the browser checks moot."""
+    run = gallery.load(name)
+    if run.method == "lookahead":
+        for s, pool in pool_replay(run):
+            assert sum(map(len, pool.values())) == s.pool_size, s.index
+    for s in run.parallel.steps:
+        if s.kind != "prefill":
+            assert tokens_fed(s, len(run.prompt_ids)) == s.n_input, s.index
+        want = [(s.position + 1 + lv + j, t) for lv, level in enumerate(s.levels_before) for j, t in enumerate(level)]
+        assert fed_guesses(s) == want, s.index
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    with chromium_browser() as browser:
+        yield browser
+
+
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("lesson-exports")
+    paths = {}
+    for name in NAMES:
+        paths[name] = folder / f"{name}.html"
+        paths[name].write_text(render_html(gallery.load(name), name), encoding="utf-8")
+    return paths
+
+
+def open_chapter(page, n: int) -> None:
+    page.evaluate("n => window.ladeStage.chapter(n, 'none')", n)
+    page.wait_for_function("n => (document.querySelector('#lesson-text') || {dataset: {}}).dataset.chapter == n", arg=n)
+
+
+def shows_facts_here(n: int, role: str, run) -> bool:
+    """Where the app can show this chapter on this run: the Jacobi chapter on Jacobi runs, the race chapter on
+    races, the others on lookahead runs (the lesson's own, or the reader's after "Open the lesson on this run");
+    chapter 1 (it reads the baseline lane only) on any."""
+    if role == "jacobi":
+        return run.method == "jacobi"
+    if role == "race":
+        return bool(run.lanes)
+    return n == 1 or run.method == "lookahead"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_chapter_lands_where_its_rules_say_and_states_true_facts(chromium, exports, name):
+    """Every chapter opened on the run lands on the step its stated rules choose (and says so when it had to use
+    a later rule); where the app can show the chapter on such a run, its facts are the trace's, none missing, and
+    its question's answer is the trace's, the reveal moving to the step asked about."""
+    run = gallery.load(name)
+    page = chromium.new_page(viewport={"width": 1280, "height": 800})
+    page.set_default_timeout(20_000)
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(exports[name].as_uri())
+    page.wait_for_function("() => window.ladeStage && window.ladeStage.run()")
+    chapters = page.evaluate(CHAPTER_RULES)
+    assert len(chapters) == CHAPTERS
+    for n, chapter in enumerate(chapters, start=1):
+        title, chapter_rules = chapter["title"], chapter["rules"]
+        want, used = landing(chapter_rules, run)
+        open_chapter(page, n)
+        text = page.locator("#lesson-text")
+        assert (int(text.get_attribute("data-start")), int(text.get_attribute("data-step"))) == (want, want), \
+            (n, chapter_rules, used)
+        note = page.locator("#lade-main .rule")
+        if used == 0:
+            assert note.count() == 0, (n, note.all_inner_texts())
+        else:  # the page says which rule it wanted, which it used, and where that put it
+            said = note.inner_text()
+            assert chapter_rules[0] in said and chapter_rules[used] in said and f"(step {want})" in said, (n, said)
+        if not shows_facts_here(n, chapter["role"], run):
+            continue
+        shown, k, _ = shown_facts(page)
+        assert_facts(title, shown, run, k, bench=bench_speedups(run))
+        if title == WINDOW and full_window(run, shown_step(run, "parallel", k)):
+            assert "Column 0 now spells" in text.inner_text(), "a full window's key sentence is missing"
+        options = page.locator("#lesson-predict button.option")
+        if title in OPTIONS:
+            assert [o.inner_text().strip() for o in options.all()] == OPTIONS[title], n
+            option, then = answer(title, run, k)
+            options.first.click()
+            page.wait_for_selector("#lesson-answer")
+            assert int(page.get_attribute("#lesson-answer", "data-option")) == option, (n, k)
+            shown, k2, _ = shown_facts(page)
+            assert k2 == min(then, last_step(run)), (n, k, k2)
+            assert_facts(title, shown, run, k2, bench=bench_speedups(run))
+    if name == gallery.by_role("lookahead"):
+        page.screenshot(path=str(SHOTS / "lesson-rules-last-chapter.png"))
+    assert errors == []
+    page.close()

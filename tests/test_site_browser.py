@@ -1,0 +1,113 @@
+"""The static site (`lade export-site DIR`) served by a plain static server (`python -m http.server`), offline: the
+lesson's browser walk passes there as on the Gradio page, the same URLs open the same states, "Run it live" points at
+the configured server, and the page asks nothing of any origin but its own (every other request is refused and
+counted). No model, no Gradio: what a lecture hall or a blog post would be served from a static host.
+"""
+
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from app import gallery
+from app.deeplink import CHAPTERS, find_run
+from app.render.site import export_site
+from conftest_app import SHOTS, chromium_browser, free_port
+from test_app_browser import CHAPTER_LIST, at_chapter, gallery_run, page_lab, walk_chapter
+
+pytest.importorskip("playwright.sync_api")
+pytestmark = [pytest.mark.server, pytest.mark.browser]
+LIVE_URL = "https://example.invalid/spaces/lade"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """The exported folder behind `python -m http.server` on a free port; yields its URL."""
+    folder = tmp_path_factory.mktemp("site")
+    written = export_site(folder, live_url=LIVE_URL)
+    assert written["files"] == len(gallery.names()) + 1
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "-d", str(folder)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            break
+        except OSError:
+            assert proc.poll() is None and time.monotonic() < deadline, "the static server did not start"
+            time.sleep(0.2)
+    try:
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    with chromium_browser() as browser:
+        yield browser
+
+
+def site_page(browser, site, width=1280, height=900):
+    """A tab where any request to another origin is refused and recorded (`page.foreign`)."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.set_default_timeout(60_000)
+    page.errors, page.foreign = [], []
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+
+    def gate(route):
+        if route.request.url.startswith(site):
+            route.continue_()
+        else:
+            page.foreign.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", gate)
+    return page
+
+
+def opened(page, url: str, condition: str = "s.run()"):
+    page.goto(url)
+    page.wait_for_function(f"() => {{ const s = window.ladeStage; return !!s && !!({condition}); }}")
+
+
+@pytest.mark.parametrize("width, height", [(1280, 900), (390, 844)])
+def test_the_lesson_walks_on_a_static_server(chromium, site, width, height):
+    """Every chapter, served as files: it opens where its rules say, its sentences match the trace it shows, each
+    question is answered from the trace; no request leaves the site's origin."""
+    page = site_page(chromium, site, width, height)
+    opened(page, site + "index.html", "document.querySelector('#lesson-text .fact')")
+    lab, chapters = page_lab(page), page.evaluate(CHAPTER_LIST)
+    assert lab and len(chapters) == CHAPTERS
+    for chapter in range(1, CHAPTERS + 1):
+        walk_chapter(page, chapter, gallery_run, lab, chapters, shots=f"site-{width}")
+        if chapter < CHAPTERS:
+            page.click("#lesson-next")
+    assert page.foreign == [] and page.errors == []
+    page.close()
+
+
+def test_the_sites_urls_open_the_same_states(chromium, site):
+    """`index.html?lesson=3` is chapter 3, `?run=&step=&view=&embed=1` that view alone at that step, a bad link
+    falls back with its notice, and "Run it live" links to the configured server in a new tab."""
+    page = site_page(chromium, site)
+    opened(page, site + "index.html?lesson=3", "document.querySelector('#lesson-text')")
+    at_chapter(page, 3)
+    assert page.locator(".lesson-focus").first.is_visible()
+    opened(page, site + "index.html?run=code-class&step=12&view=mask-view&embed=1", "s.state.embed && s.state.k === 12")
+    assert page.evaluate("() => window.ladeStage.state.current") == find_run("code-class", gallery.names())
+    assert page.locator("#mask-view").is_visible()
+    assert page.locator("#window-view").count() == 0 or page.locator("#window-view").first.is_hidden()
+    page.screenshot(path=str(SHOTS / "site-embed-mask.png"))
+    opened(page, site + "index.html?run=code-fib&step=5", "s.state.mode === 'explorer' && s.state.k === 5")
+    live = page.locator("a#run-live, a#run-yourself").first
+    assert live.get_attribute("href") == LIVE_URL and live.get_attribute("target") == "_blank"
+    opened(page, site + "index.html?run=[evil](https://evil.example)", "s.run()")
+    assert "No gallery run" in page.inner_text(".notice")
+    assert page.foreign == [] and page.errors == []
+    page.close()
