@@ -426,3 +426,49 @@ def test_each_term_opens_its_one_definition_on_hover_focus_and_tap(chromium, ser
     assert {"argmax", "kv cache", "mt-bench", "least recently used"} <= set(seen_tips), sorted(seen_tips)
     assert page.errors == []
     page.close()
+
+
+@pytest.mark.parametrize("name", gallery.names())
+def test_the_identical_badge_shows_only_when_the_run_on_screen_is(chromium, server, name):
+    """The explorer's badge says "identical to greedy" with the token count and dtype only when the run's texts
+    are token for token the same; a sampled run gets no badge (neither lane is greedy)."""
+    run = gallery_run(name)
+    page = new_page(chromium)
+    open_app(page, f"{server}?run={name}", "s.state.mode === 'explorer' && s.run()")
+    badge = page.locator("#la-output .badge")
+    if not run.sampling.greedy:
+        assert badge.count() == 0
+    elif run.parallel.tokens == run.baseline.tokens:
+        assert badge.inner_text() == (f"✓ Identical to greedy decoding: all {len(run.parallel.tokens)} tokens "
+                                      f"({run.dtype}).")
+    else:
+        first = next(i for i, (a, b) in enumerate(zip(run.parallel.tokens, run.baseline.tokens)) if a != b)
+        assert f"from token #{first} on" in badge.inner_text()
+    page.close()
+
+
+CHART_BOXES = """() => [...document.querySelectorAll('.chart-box')].filter(b => b.offsetParent !== null).map(b => {
+    const r = (sel) => { const e = b.querySelector(sel); if (!e) return null; const x = e.getBoundingClientRect();
+        return { top: x.top, bottom: x.bottom, left: x.left, right: x.right }; };
+    return { title: r('.chart-title'), legend: r('.chart-legend'), plot: r('svg.chart'),
+             font: getComputedStyle(b.querySelector('.chart-title') || b).fontFamily };
+})"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_labs_charts_keep_title_legend_and_plot_apart(chromium, server, width):
+    """Every chart of the speed lab (drawn by the stage's own renderer, in the page's font): its title, its legend and
+    its plot never overlap, at desktop and phone width."""
+    page = new_page(chromium, width, 900)
+    open_app(page, server + "?run=code-class", "s.state.mode === 'explorer'")
+    page.click("#mode-lab")
+    page.wait_for_selector("#lab-prediction")
+    boxes = page.evaluate(CHART_BOXES)
+    assert len(boxes) >= 3, boxes
+    page_font = page.evaluate("() => getComputedStyle(document.querySelector('.lade-stage')).fontFamily")
+    apart = lambda a, b: a is None or b is None or a["bottom"] <= b["top"] + 0.5 or b["bottom"] <= a["top"] + 0.5  # noqa: E731
+    for box in boxes:
+        assert box["title"] and apart(box["title"], box["legend"]) and apart(box["title"], box["plot"]), box
+        assert apart(box["legend"], box["plot"]), box
+        assert box["font"] == page_font
+    page.close()

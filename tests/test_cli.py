@@ -166,3 +166,19 @@ def test_pool_flags_map_to_policies():
     assert config("--pool-from-prompt").pool == "prompt" and config("--pool-policy", "output").pool == "output"
     assert config("--method", "jacobi", "-W", "5") == config("--method", "jacobi", "-W", "5", "-N", "6")
     assert (config("--method", "jacobi", "-W", "5").ngram, config("--method", "jacobi").guess) == (2, 0)
+
+
+@pytest.mark.model
+def test_numerics_writes_its_json_contract(tmp_path, lm):
+    """`lade numerics --dtype float32 --json PATH`: per prompt `identical` (bool), `first_divergence` and
+    `logit_gap` (None where the texts agree); in fp32 lookahead is greedy's text."""
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text(json.dumps({"id": "fib", "kind": "code", "prompt": "Write fib(n) in Python."}) + "\n")
+    out = cli("numerics", "--dtype", "float32", "--max-new-tokens", "12", "--prompts", str(prompts), "--json",
+              str(tmp_path / "n.json"))
+    assert out.returncode == 0, out.stderr
+    doc = json.loads((tmp_path / "n.json").read_text())
+    row, = doc["prompts"]
+    assert row["identical"] is True and row["first_divergence"] is None and row["logit_gap"] is None
+    assert doc["dtype"] == "float32" and doc["command"].startswith("python -m lade_core numerics")
+    assert "fib" in out.stdout and "identical to greedy on 1/1" in out.stdout
