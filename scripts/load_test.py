@@ -114,7 +114,8 @@ async def visitor(client, base: str, stage_id: int, events: list, handles: list[
                 r = await client.post(f"{base}gradio_api/component_server", json={
                     "data": [handle, None], "component_id": stage_id, "fn_name": "load_run", "session_hash": session},
                     timeout=120)
-                ok = r.status_code == 200 and "payload" in r.json()
+                answer = r.json() if r.status_code == 200 else {}
+                ok = isinstance(answer, dict) and ("payload_text" in answer or "payload" in answer)  # a finished run
             except Exception as exc:
                 error(f"load_run {type(exc).__name__}")
                 return
