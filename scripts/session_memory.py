@@ -34,6 +34,20 @@ NO_MODEL = ("import runpy, sys; import lade_core.checkpoint as checkpoint; check
             "sys.argv = ['app.py']; runpy.run_path('app.py', run_name='__main__')")
 
 
+def answers(url: str, proc=None, seconds: float = 120) -> bool:
+    """Wait until `url` answers an HTTP GET (a server just started); False if `proc` exited or time ran out."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return True
+        except OSError:
+            if proc is not None and proc.poll() is not None:
+                return False
+            time.sleep(0.5)
+    return False
+
+
 def rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -77,12 +91,7 @@ def main() -> int:
     url = f"http://127.0.0.1:{port}/"
     doc = json.loads(trace.read_text(encoding="utf-8")) if args.distinct else None
     try:
-        for _ in range(240):
-            try:
-                urllib.request.urlopen(url, timeout=2)
-                break
-            except OSError:
-                time.sleep(0.5)
+        answers(url, server)
         clients, marks, values = [], {"start": rss_mb(server.pid)}, []
         t0 = time.perf_counter()
         with tempfile.TemporaryDirectory() as tmp:

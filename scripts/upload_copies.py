@@ -18,11 +18,10 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 from lade_core.paths import ROOT
-from scripts.session_memory import NO_MODEL
+from scripts.session_memory import NO_MODEL, answers
 
 
 def files(folder: Path) -> dict[str, int]:
@@ -47,12 +46,7 @@ def main() -> int:
                                   stderr=subprocess.DEVNULL)
         url = f"http://127.0.0.1:{port}/"
         try:
-            for _ in range(240):
-                try:
-                    urllib.request.urlopen(url, timeout=2)
-                    break
-                except OSError:
-                    time.sleep(0.5)
+            answers(url, server)
             size = Path(args.trace).stat().st_size
             before = files(folder)
             client = Client(url, verbose=False)

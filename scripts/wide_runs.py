@@ -17,10 +17,10 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 from lade_core.paths import ROOT
+from scripts.session_memory import answers
 
 WIDE = (32, 8, 32)
 
@@ -51,14 +51,8 @@ def start_server(env_extra: dict | None = None, args: tuple = (), code: str | No
     server = subprocess.Popen([sys.executable, *command], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/"
-    for _ in range(480):
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            return server, url
-        except OSError:
-            if server.poll() is not None:
-                break
-            time.sleep(0.5)
+    if answers(url, server, seconds=240):
+        return server, url
     server.kill()
     raise RuntimeError("the app did not start")
 

@@ -9,15 +9,13 @@ import os
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from lade_core.paths import ROOT
-from scripts.session_memory import NO_MODEL, rss_mb  # noqa: F401 (the app without its model; a process's RSS)
+from scripts.session_memory import NO_MODEL, answers, rss_mb  # noqa: F401 (the app without its model; a process's RSS)
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -41,16 +39,9 @@ def serve_app(command: list[str], log_name: str, **env):
     with open(OUT / log_name, "w") as log:
         proc = subprocess.Popen([sys.executable, *command], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         url = f"http://127.0.0.1:{port}/"
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                urllib.request.urlopen(url, timeout=2)
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    proc.kill()
-                    pytest.fail(f"the app did not start (see out/{log_name})")
-                time.sleep(0.5)
+        if not answers(url, proc, seconds=180):
+            proc.kill()
+            pytest.fail(f"the app did not start (see out/{log_name})")
         try:
             yield url, proc
         finally:

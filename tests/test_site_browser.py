@@ -6,15 +6,13 @@ counted). No model, no Gradio: what a lecture hall or a blog post would be serve
 
 import subprocess
 import sys
-import time
-import urllib.request
 
 import pytest
 
 from app import gallery
 from app.deeplink import CHAPTERS, find_run
 from app.render.site import export_site
-from conftest_app import SHOTS, chromium_browser, free_port
+from conftest_app import SHOTS, answers, chromium_browser, free_port
 from test_app_browser import CHAPTER_LIST, at_chapter, gallery_run, page_lab, walk_chapter
 
 pytest.importorskip("playwright.sync_api")
@@ -32,14 +30,7 @@ def site(tmp_path_factory):
     proc = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "-d", str(folder)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            break
-        except OSError:
-            assert proc.poll() is None and time.monotonic() < deadline, "the static server did not start"
-            time.sleep(0.2)
+    assert answers(url, proc, seconds=30), "the static server did not start"
     try:
         yield url
     finally:
