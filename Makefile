@@ -2,7 +2,8 @@
 # Both create .venv on first use, install the pinned requirements and the project itself (`lade` on the PATH of
 # the venv); `make test` also installs the pinned dev tools from npm (TypeScript's checker, axe-core; never shipped)
 # and type-checks the browser's renderer first. `make test-fast` runs the tests that need no model, no server and
-# no browser (under a minute).
+# no browser (under a minute), in two worker processes; `make test` runs in one, so that no two model loads share
+# the cores.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -34,10 +35,10 @@ run: $(STAMP)
 
 test: $(STAMP) $(NODE_STAMP)
 	node_modules/.bin/tsc -p tsconfig.json
-	$(TEST_ENV) $(PY) -m pytest -q
+	$(TEST_ENV) $(PY) -m pytest -q --durations=15
 
 test-fast: $(STAMP)
-	$(TEST_ENV) $(PY) -m pytest -q -m "not model and not server and not browser" --hypothesis-profile=quick
+	$(TEST_ENV) $(PY) -m pytest -q -m "not model and not server and not browser" --hypothesis-profile=quick -n 2 --dist worksteal
 
 bench: $(STAMP)
 	$(PY) -m lade_core bench --max-new-tokens 128 --window 7 --ngram 4 --guess 7
