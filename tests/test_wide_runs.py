@@ -1,8 +1,10 @@
 """Memory of the server over wide live runs in a row (scripts/wide_runs.py; about ten minutes on a 2-core host).
 
 The app runs with its model (one torch thread) and makes 20 live races at the public maximum, W=32 N=8 G=32, with
-32 new tokens each, through `/generate`, one after another; the server's resident memory after the twentieth must be
-within 10% of where the fifth left it (the first runs meet each new tensor shape; after them nothing may pile up).
+32 new tokens each, through `/generate`, one after another, on the 12 benchmark prompts in turn. The first pass over
+the prompts meets each prompt's tensor shapes once, and glibc keeps freed pages of each new shape (a new longest prompt
+adds tens of MB); after that pass nothing may pile up: the server's resident memory after the twentieth run must be
+within 5% of where the twelfth left it.
 """
 
 import json
@@ -13,13 +15,15 @@ from conftest_app import OUT
 from scripts.wide_runs import start_server, wide_runs
 
 pytestmark = [pytest.mark.server, pytest.mark.model]
-RUNS, MAX_NEW, BOUND = 20, 32, 1.10
+RUNS, MAX_NEW, BOUND = 20, 32, 1.05
 
 
-def test_twenty_wide_runs_leave_memory_within_ten_percent_of_the_fifth():
+def test_wide_runs_after_a_pass_over_every_prompt_leave_memory_within_five_percent():
     """Each W=32 N=8 G=32 live run added memory that was never returned (+843 MB over nine runs, no plateau): a
     new thread per run, each with its own allocator arena, and freed heap never given back. Runs now share one
-    engine thread; the heap must stop growing after the first few runs."""
+    engine thread; once every prompt has been seen the heap must stop growing (that leak adds over 5% in one run).
+    Measured from the fifth run instead, a bound of 10% was met by 1.099x in one full test run and missed by 1.11x in
+    another: runs 6 to 12 still meet new prompts' shapes. From run 12 to run 20 the failing run grew 2.1%."""
     server, url = start_server(None, ("--per-client", "0"))
     try:
         result = wide_runs(url, server.pid, RUNS, MAX_NEW)
@@ -29,6 +33,8 @@ def test_twenty_wide_runs_leave_memory_within_ten_percent_of_the_fifth():
     OUT.mkdir(exist_ok=True)
     (OUT / "wide-runs.json").write_text(json.dumps(result, indent=1))
     marks = result["rss_mb"]
-    print(f"\nRSS after the 5th wide run {marks['after_5']} MB, after the {RUNS}th {marks[f'after_{RUNS}']} MB "
-          f"({result['last_over_fifth']:.3f}x, bound {BOUND}x)")
-    assert result["last_over_fifth"] <= BOUND, marks
+    cycle = result["prompts"]
+    assert cycle < RUNS, "the runs must pass over every prompt and go on"
+    print(f"\nRSS after wide run {cycle} (every prompt seen) {marks[f'after_{cycle}']} MB, after the {RUNS}th "
+          f"{marks[f'after_{RUNS}']} MB ({result['last_over_cycle']:.3f}x, bound {BOUND}x)")
+    assert result["last_over_cycle"] <= BOUND, marks
