@@ -28,7 +28,7 @@ UPLOAD_MIB = UPLOAD_BYTES // 2**20
 # Engine runs (Run button and API) share one concurrency group with one slot: model calls never overlap on the CPU.
 ENGINE_GROUP = "engine"
 ENGINE_SLOTS = 1
-QUEUE_SIZE = 24  # events waiting in the queue, all kinds together; one more is told "Queue is full"
+QUEUE_SIZE = 24  # events waiting in the queue (engine jobs, uploads, exports); one more is told "Queue is full"
 # Sessions whose state the server keeps (the least recently used go first; a closed tab drops its own). A session
 # holds its run as compressed JSON, at most SESSION_BYTES: together at most SESSION_BYTES * STATE_SESSIONS.
 STATE_SESSIONS = 300

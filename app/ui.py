@@ -127,14 +127,18 @@ def build_demo(model: str | None = None, preload: bool = True) -> gr.Blocks:
 
 def _wire(demo, c: dict, page, held) -> None:
     quiet = dict(show_progress="hidden")
+    # The light events (a page load, a slider's arithmetic, a gallery run, the page's own "opened": lookups in the
+    # store and at most one trace file written per content) answer at once outside the queue. Its bound is for work
+    # that waits; a class arriving together must not be told the queue is full when they open the page.
+    light = dict(quiet, queue=False)
     engine = dict(concurrency_id=limits.ENGINE_GROUP, concurrency_limit=limits.ENGINE_SLOTS)
     shown = [page, held, c["download"]]  # the order of events.Opened
     sizes = [c["W"], c["N"], c["G"]]
-    gr.on([c["W"].change, c["N"].change, c["G"].change], tokens_per_forward, sizes, c["tpf"], **quiet)
-    c["gallery"].input(events.open_gallery, c["gallery"], shown, **quiet)
+    gr.on([c["W"].change, c["N"].change, c["G"].change], tokens_per_forward, sizes, c["tpf"], **light)
+    c["gallery"].input(events.open_gallery, c["gallery"], shown, **light)
     c["upload"].upload(events.open_upload, c["upload"], shown, **quiet)
     c["export"].click(events.export, held, c["exported"])
-    page.opened(events.stage_opened, held, [held, c["download"]], **quiet)
+    page.opened(events.stage_opened, held, [held, c["download"]], **light)
     settings = [c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["pool"], c["temperature"], c["top_p"], c["seed"],
                 c["methods"]]
     run_event = c["run"].click(events.run_live, settings, shown, show_progress="minimal", **engine)
@@ -145,5 +149,5 @@ def _wire(demo, c: dict, page, held) -> None:
     c["stop"].click(events.stop_live, None, None, **quiet)
     run_event.failure(events.settle_run, None, shown, **quiet)
     c["auto"].click(events.auto_settings, None, [c["W"], c["N"], c["G"], c["pool"], c["tpf"]], **quiet, **engine)
-    demo.load(events.load_page, None, [*shown, c["sidebar"]], **quiet)
+    demo.load(events.load_page, None, [*shown, c["sidebar"]], **light)
     gr.api(api.generate, api_name="generate", **engine)

@@ -5,8 +5,9 @@
 Starts the app with its model (`python app.py`, one torch thread, the public defaults: queue 24, 2 jobs per client),
 then for each number of visitors N: runs one live race alone (`/generate`, W=7 N=4 G=7), then the same race again
 while N simulated visitors arrive over `--ramp` seconds. A visitor does what the page does, with plain HTTP and no
-browser: it loads the page's HTML, opens Gradio's heartbeat stream, runs the page's two load events through the
-queue (`/queue/join`, read on `/queue/data`), and pulls the lesson's runs by handle the way the stage does
+browser: it loads the page's HTML, opens Gradio's heartbeat stream, runs the page's load events through the
+queue (`/queue/join`, read on `/queue/data`) or, for those that run outside it, as one request
+(`/run/predict`), and pulls the lesson's runs by handle the way the stage does
 (`server.load_run(handle, since)`, i.e. POST /gradio_api/component_server, fn_name "load_run"); then it steps
 through the lesson for `--hold` seconds, which asks the server nothing (only its heartbeat stays open), and leaves.
 
@@ -43,14 +44,16 @@ def lesson_handles() -> list[str]:
     return list(dict.fromkeys(h for h in (gallery.by_role(r) for r in roles) if h))
 
 
-def load_events(config: dict) -> list[tuple[int, list]]:
-    """(fn_index, data) of the page's load events, with the values the page sends (its components' values)."""
+def load_events(config: dict) -> list[tuple[int, bool, list]]:
+    """(fn_index, queued, data) of the page's load events, with the values the page sends (its components' values).
+    The page joins the queue with a queued event and posts one outside it to `/run/predict`, which answers at once."""
     comps = {c["id"]: c for c in config["components"]}
     out = []
     for dep in config["dependencies"]:
         if any(t[1] == "load" for t in dep["targets"]):
-            out.append((dep["id"], [comps[i].get("props", {}).get("value") if comps[i]["type"] != "state" else None
-                                    for i in dep["inputs"]]))
+            data = [comps[i].get("props", {}).get("value") if comps[i]["type"] != "state" else None
+                    for i in dep["inputs"]]
+            out.append((dep["id"], dep.get("queue", True) is not False, data))
     return out
 
 
@@ -87,23 +90,26 @@ async def visitor(client, base: str, stage_id: int, events: list, handles: list[
 
     async def page_load_events():
         try:
-            for fn_index, data in events:
-                r = await client.post(f"{base}gradio_api/queue/join", json={
-                    "data": data, "fn_index": fn_index, "session_hash": session, "event_data": None,
-                    "trigger_id": None})
+            queued = 0
+            for fn_index, in_queue, data in events:
+                body = {"data": data, "fn_index": fn_index, "session_hash": session, "event_data": None,
+                        "trigger_id": None}
+                r = await client.post(f"{base}gradio_api/{'queue/join' if in_queue else 'run/predict'}", json=body)
                 if r.status_code != 200:
                     error(f"load event {r.status_code}: {r.text[:60]}")
                     return
+                queued += in_queue
             done = 0
-            async with client.stream("GET", f"{base}gradio_api/queue/data", params={"session_hash": session},
-                                     timeout=120) as r:
-                async for line in r.aiter_lines():
-                    if '"msg":"process_completed"' in line or '"msg": "process_completed"' in line:
-                        if '"success":false' in line:
-                            error("load event failed")
-                        done += 1
-                        if done == len(events):
-                            break
+            if queued:
+                async with client.stream("GET", f"{base}gradio_api/queue/data", params={"session_hash": session},
+                                         timeout=120) as r:
+                    async for line in r.aiter_lines():
+                        if '"msg":"process_completed"' in line or '"msg": "process_completed"' in line:
+                            if '"success":false' in line:
+                                error("load event failed")
+                            done += 1
+                            if done == queued:
+                                break
             times["load_events"].append(time.perf_counter() - t0)
         except Exception as exc:
             error(f"load events {type(exc).__name__}")

@@ -92,6 +92,18 @@ def test_engine_events_share_one_slot():
     assert run.show_progress != "hidden" and run.queue and api.queue
 
 
+def test_light_events_answer_outside_the_queue_and_the_rest_wait_in_it():
+    """A page load, a slider's arithmetic and a gallery run from the store are answered outside the queue, so a full
+    queue never refuses them; the engine's events, an upload (a file to parse) and the export (a page to render)
+    wait in it."""
+    from app.ui import build_demo
+
+    fns = {f.api_name: f for f in build_demo(preload=False).fns.values()}
+    light = {"load_page", "tokens_per_forward", "open_gallery", "stage_opened"}
+    assert all(fns[name].queue is False for name in light)
+    assert all(fns[name].queue for name in ("run_live", "generate", "auto_settings", "open_upload", "export"))
+
+
 def test_eight_sessions_at_once_each_get_their_solo_output(server, lm):
     url, _ = server
     prompts = [p["prompt"] for p in load_prompts()][:8]
@@ -201,6 +213,10 @@ def test_cancel_frees_the_slot_and_a_flood_is_told_the_queue_is_full(server, lm)
     full = [j for j in flood if j.done() and isinstance(j.exception(), QueueError)]
     print(f"\nflood of {len(flood)} with the engine busy: {len(full)} told 'Queue is full'")
     assert len(full) >= 3 and "Queue is full" in str(full[0].exception())
+    # A visitor who opens the page now still gets it: its load event is answered outside the full queue.
+    load = httpx.post(url + "gradio_api/run/predict", params={"run": "code-class"}, timeout=30,
+                      json={"data": [], "fn_index": fn_index(url, "load_page"), "session_hash": "late-visitor"})
+    assert load.status_code == 200 and len(load.json()["data"]) == 4, load.text[:200]
     for job in flood:
         job.cancel()
 
