@@ -3,7 +3,7 @@
 Wiring only: the page is `app.ui.build_demo`. Serves on 127.0.0.1:7860 unless GRADIO_SERVER_NAME / GRADIO_SERVER_PORT
 say otherwise. The model is the operator's choice (`--model`, else LADE_MODEL, else the embedded default), never the
 visitor's. The queue holds at most `--queue-size` waiting events (limits.QUEUE_SIZE); one more is told it is full.
-The page's light events (its load, the W/N/G arithmetic, a gallery run) answer outside it (`app.ui`).
+The page's light events (its load, the W/N/G arithmetic, a gallery run, its "opened") answer outside it (`app.ui`).
 Every request passes `app.guard` first (bodies, uploads, arguments, engine jobs per client: `--per-client`;
 `--trust-proxy` behind a reverse proxy, as on a Hugging Face Space: set LADE_TRUST_PROXY there).
 """

@@ -93,8 +93,8 @@ def test_engine_events_share_one_slot():
 
 
 def test_light_events_answer_outside_the_queue_and_the_rest_wait_in_it():
-    """A page load, a slider's arithmetic and a gallery run from the store are answered outside the queue, so a full
-    queue never refuses them; the engine's events, an upload (a file to parse) and the export (a page to render)
+    """A page load, a slider's arithmetic, a gallery run from the store and the page's own "opened" notice are
+    answered outside the queue, so a full queue never refuses them; the engine's events, an upload (a file to parse) and the export (a page to render)
     wait in it."""
     from app.ui import build_demo
 
