@@ -8,6 +8,9 @@ public server should not take. Added with `launch(app_kwargs={"middleware": [gua
 - **Gradio's temp folder** (uploads and the copies of served files): before an upload is stored, the oldest files
   are deleted while the folder is over `limits.TEMP_BYTES`; if it cannot get under (all of it younger than
   `KEEP_S`) the upload is refused with 507 and a message.
+- **Which event**: a call names its event as Gradio reads it (`fn_index` through Gradio's own body model, which
+  takes "13" or 13.0 for 13; else the route's API name); a body whose event cannot be named so is refused here
+  (404 or 422 with the reason), never passed on, since the limits below hang on knowing the event.
 - **Arguments**: a call to an event (`/call/<api>`, `/call/v2/<api>`, `/run/<api>`, `/queue/join`) must send as
   many values as the event has inputs (or as its API lists: state inputs left out), and only named parameters it
   has; otherwise 422 with a message naming the endpoint's parameters. A refusal Gradio would answer with
@@ -33,6 +36,8 @@ import time
 from pathlib import Path
 from urllib.parse import parse_qs
 
+from gradio.data_classes import PredictBody
+from pydantic import ValidationError
 from starlette.middleware import Middleware
 
 from . import limits
@@ -184,11 +189,29 @@ class Guard:
     def _fns(self) -> dict:
         return dict(getattr(self.blocks, "fns", {}) or {})
 
-    def _fn(self, api_name: str | None, fn_index) -> object | None:
-        fns = self._fns()
+    def _fn(self, api_name: str | None) -> object | None:
+        return next((f for f in self._fns().values() if f.api_name == api_name), None)
+
+    def _called(self, api_name: str | None, doc: dict, by_index: bool) -> tuple[object | None, int, str]:
+        """The event a call reaches, found as Gradio finds it, or (None, status, why not). A join
+        (`/queue/join`) and a direct call (`/run/<api>`) name it by `fn_index` when the body has one, read by
+        Gradio's own body model (which takes "13", 13.0 and True as integers); the REST routes name it by their
+        path. (Gradio looks an index up in the session's copy of the events, which is this app's own: the app
+        renders nothing per session.)"""
+        fn_index = None
+        if by_index:
+            try:
+                fn_index = PredictBody.model_validate(doc).fn_index
+            except ValidationError as error:
+                first = error.errors()[0]
+                where = ".".join(str(part) for part in first.get("loc", ())) or "the body"
+                return None, 422, f"The request's body does not fit a call: {where}: {first.get('msg', 'invalid')}."
         if fn_index is not None:
-            return fns.get(fn_index) if isinstance(fn_index, int) else None
-        return next((f for f in fns.values() if f.api_name == api_name), None)
+            fn = self._fns().get(fn_index)
+            return fn, 404, f"This server has no event with fn_index {str(fn_index)[:40]}."
+        if api_name is None:
+            return None, 422, "A join must name its event (fn_index)."
+        return self._fn(api_name), 404, f"This server has no endpoint named {api_name[:80]!r}."
 
     def _parameters(self, fn) -> list[str]:
         """The names of an event's API parameters (its inputs without state), as /gradio_api/info lists them."""
@@ -305,13 +328,16 @@ class Guard:
             doc = json.loads(body)
         except (ValueError, UnicodeDecodeError):
             doc = None
-        if not isinstance(doc, dict):  # Gradio says what is wrong with the body itself
-            return await self.app(scope, replay, send)
+        if not isinstance(doc, dict):
+            refusal(f"refused: a call whose body is not a JSON object ({path[:80]})")
+            return await _respond(send, 422, "A call's body is a JSON object (see "
+                                  f"{API}/info for each endpoint's parameters).")
         v2 = bool(event and event.group(2))
         direct = bool(event and event.group(3))
-        fn = self._fn(event.group(4) if event else None, doc.get("fn_index") if (join or direct) else None)
-        if fn is None:
-            return await self.app(scope, replay, send)
+        fn, status, why_not = self._called(event.group(4) if event else None, doc, by_index=join or direct)
+        if fn is None:  # refused here: an event the guard cannot name is one whose limits it cannot apply
+            refusal(f"refused: a call to no known event ({why_not[:120]})")
+            return await _respond(send, status, why_not)
         problem = self._check_arguments(fn, doc, v2)
         if problem:
             refusal(f"refused: {problem}")
@@ -434,7 +460,7 @@ class Guard:
             for eid, (_, s) in list(self._unread.items()):
                 if s == session:
                     self._unread.pop(eid, None)
-        fn = self._fn(api, None) if api else None
+        fn = self._fn(api) if api else None
         try:
             await self._forward(scope, receive, send, fn, capture=0)
         finally:
