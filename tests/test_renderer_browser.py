@@ -344,3 +344,4 @@ def test_the_stage_follows_the_servers_messages(chromium, exports):
     assert (current, live, status) == ("live-x", "live-x", "Live race: lookahead at step 9.")
     assert pulls[0] == ["live-x", None] and pulls[1][0] == "live-x" and pulls[1][1]["parallel"] >= 1
     page.close()
+

@@ -4,6 +4,7 @@ the configured server, and the page asks nothing of any origin but its own (ever
 counted). No model, no Gradio: what a lecture hall or a blog post would be served from a static host.
 """
 
+import re
 import subprocess
 import sys
 
@@ -100,5 +101,29 @@ def test_the_sites_urls_open_the_same_states(chromium, site):
     assert live.get_attribute("href") == LIVE_URL and live.get_attribute("target") == "_blank"
     opened(page, site + "index.html?run=[evil](https://evil.example)", "s.run()")
     assert "No gallery run" in page.inner_text(".notice")
+    assert page.foreign == [] and page.errors == []
+    page.close()
+
+
+def test_no_gallery_run_says_undefined_or_nan(chromium, site):
+    """The sampled run's bar and lab said "sampling seed undefined" (the page read `seed`, the trace says
+    `sample_seed`): no gallery run's page, in the explorer at its first, middle and last step or in the lab, shows
+    "undefined", "NaN" or "null" where a value belongs."""
+    page = site_page(chromium, site)
+    for name in gallery.names():
+        opened(page, site + f"index.html?run={name}", f"s.run() && s.state.current === {name!r}")
+        last = page.evaluate("window.ladeStage.run().lastStep()")
+        seen = []
+        for k in sorted({0, 1, last // 2, last}):
+            page.evaluate("k => window.ladeStage.go(k)", k)
+            page.wait_for_function("k => window.ladeStage.root.dataset.step == String(k)", arg=k)
+            seen.append((f"{name} step {k}", page.inner_text("body")))
+        page.evaluate("window.ladeStage.mode('lab')")
+        page.wait_for_selector("#lab-prediction")
+        seen.append((f"{name} lab", page.inner_text("body")))
+        for where, text in seen:
+            for word in ("undefined", "NaN"):
+                found = re.search(rf"\b{word}\b", text)
+                assert not found, (where, text[max(0, found.start() - 200):found.start() + 100])
     assert page.foreign == [] and page.errors == []
     page.close()

@@ -58,7 +58,7 @@ const LadeNotes = (() => {
   /** The run's settings in a line, read off the trace. @param {Run} run */
   function settingsText(run) {
     const c = run.config, s = run.t.sampling;
-    const mode = s.temperature === 0 ? "greedy" : `sampling at temperature ${s.temperature}, top-p ${s.top_p}, sampling seed ${s.seed}`;
+    const mode = s.temperature === 0 ? "greedy" : `sampling at temperature ${s.temperature}, top-p ${s.top_p}, sampling seed ${s.sample_seed}`;
     if (run.method === "jacobi") return `Jacobi decoding, a block of W=${c.window} guesses, ${mode}`;
     if (run.method !== "lookahead") return `${run.laneName("parallel")} decoding, ${mode}`;
     const extra = [`${c.pool} pool`, c.tree ? "token tree" : null, c.adaptive ? "adaptive sizes" : null].filter(Boolean);

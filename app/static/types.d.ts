@@ -18,7 +18,7 @@ interface Lane { method: string; run: MethodRun; [setting: string]: any }
 interface Trace {
   prompt: string; prompt_ids: number[]; model: string; device: string; dtype: string; vocab_size: number; context: number;
   method: string; config: { window: number; ngram: number; guess: number; pool: string; tree: boolean; adaptive: boolean; window_seed: number };
-  sampling: { temperature: number; top_k: number; top_p: number; seed: number };
+  sampling: { temperature: number; top_k: number; top_p: number; sample_seed: number };
   max_new_tokens: number; parallel: MethodRun; baseline: MethodRun; lanes?: Lane[];
   token_text: Record<string, string>; title: string; recorded_at: string;
 }
