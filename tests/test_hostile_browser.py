@@ -127,7 +127,8 @@ def test_an_oversized_file_is_refused_before_it_is_read(chromium, server, tmp_pa
 @pytest.mark.parametrize("query", ["?run=![x](http://attacker/p.png)", "?run=[Log in again](https://evil.example)",
                                    "?run=code-class&step=<img src=x onerror=alert(1)>",
                                    "?run=code-class&view=<svg/onload=alert(1)>&embed=1", "?lesson=<script>",
-                                   "?run=%E2%80%AEgnp.exe", "?run=" + "x" * 5000])
+                                   "?run=%E2%80%AEgnp.exe", "?run=" + "x" * 5000,
+                                   "?run=code-class&view=constructor&embed=1", "?run=code-class&view=__proto__&embed=1"])
 def test_hostile_links_show_plain_notices(chromium, server, query):
     """Finding 5: the deep-link notice shows the address as plain text; no external image loads, no link appears."""
     url, _ = server

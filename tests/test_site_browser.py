@@ -127,3 +127,17 @@ def test_no_gallery_run_says_undefined_or_nan(chromium, site):
                 assert not found, (where, text[max(0, found.start() - 200):found.start() + 100])
     assert page.foreign == [] and page.errors == []
     page.close()
+
+
+@pytest.mark.parametrize("view", ["constructor", "__proto__", "valueOf", "hasOwnProperty", "toString"])
+def test_a_view_named_after_an_object_property_falls_back_with_a_notice(chromium, site, view):
+    """`?view=constructor&embed=1` found Object.prototype.constructor as a view group and threw a TypeError,
+    leaving the embed blank: view and group names are looked up in the page's own maps only, and a name that is not
+    one falls back to every view with the notice the server gives."""
+    page = site_page(chromium, site, 960, 540)
+    opened(page, site + f"index.html?run=code-class&step=3&view={view}&embed=1", "s.state.embed && s.state.k === 3")
+    page.wait_for_selector("#ar-output", timeout=15_000)
+    assert f"There is no view “{view}”; showing every view." in page.inner_text(".notice")
+    assert page.locator(".embed-views .view").count() >= 1 and page.locator("#ar-output").is_visible()
+    assert page.errors == [] and page.foreign == []
+    page.close()

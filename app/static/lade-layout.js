@@ -106,7 +106,7 @@ const LadeLayout = (() => {
       return;
     }
     const view = (s.embed && s.embed.view) || "outputs";
-    const ids = (groups[view] || [view]).filter((id) => stage.views[id]);
+    const ids = (Object.hasOwn(groups, view) ? groups[view] : [view]).filter((id) => Object.hasOwn(stage.views, id));
     stage.openLink.href = Lade.page.links.url({ run: run.handle, step: s.k, view });
     const same = before.embed && before.current === s.current && stage.main.querySelector(":scope > .embed-box");
     const box = same ? stage.main.querySelector(":scope > .embed-box")

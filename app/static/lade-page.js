@@ -145,7 +145,7 @@ const LadePage = (() => {
         else notices.push(`Step “${shown(step)}” is not a step number; showing the run's opening step.`);
       }
       let v = view;
-      if (v !== null && !boot.views.ids.includes(v) && !(v in boot.views.groups)) {
+      if (v !== null && !boot.views.ids.includes(v) && !Object.hasOwn(boot.views.groups, v)) {
         if (run) notices.push(`There is no view “${shown(v)}”; showing every view.`);
         v = null;
       }
