@@ -17,7 +17,7 @@ from typing import Callable
 from .config import METHODS, POOL_POLICIES, ConfigError, LookaheadConfig
 from .errors import ModelLoadError
 from .cli_options import decoding_args, describe, model_args, settings, with_step_cost
-from .paths import measurement
+from .paths import fresh
 from .tracefile import TraceError
 
 MULTI = "\033[1;30;43m"  # multi-token steps: bold on yellow
@@ -36,7 +36,7 @@ def _load(args):
     made = None if args.auto else settings(args)  # bad settings fail before the model loads (and torch)
     from .checkpoint import load_model
 
-    lm = load_model(args.model, args.device, args.dtype)
+    lm = load_model(args.model, args.device, args.dtype, cpu_kernels=args.cpu_kernels)
     spec, sampling, choice = made or settings(args, lm)
     return prompt, lm, with_step_cost(spec, lm), sampling, choice
 
@@ -129,7 +129,7 @@ def _batched_curve(args, lm) -> int:
 
     curve = batched.measure_batched_curve(lm, args.batch, repeats=args.repeats or 7, clock=args.clock)
     curve["command"] = "python -m lade_core " + " ".join(sys.argv[1:])
-    out = Path(args.out) if args.out else calibrate.BATCHED
+    out = Path(args.out) if args.out else fresh("costcurve-cpu-batched")
     out.write_text(json.dumps(curve, indent=1), encoding="utf-8")
     print(f"{lm.name} on {lm.device}, {curve['threads']} thread(s), {curve['clock']} clock: forward of B sequences x "
           f"n tokens, against B x 1")
@@ -149,7 +149,7 @@ def cmd_costcurve(args) -> int:
         args.batch = [int(b) for b in args.batch.split(",")]  # checked before the model loads
         if min(args.batch) < 1:
             raise ValueError(f"--batch: whole numbers >= 1, not {args.batch}")
-    lm = load_model(args.model, args.device, args.dtype)
+    lm = load_model(args.model, args.device, args.dtype, cpu_kernels=args.cpu_kernels)
     if args.batch:
         return _batched_curve(args, lm)
     if args.calibrate:
@@ -159,7 +159,8 @@ def cmd_costcurve(args) -> int:
     else:
         curve = measure_cost_curve(lm, [n for n in DEFAULT_SIZES if n <= args.max_tokens], repeats=args.repeats or 9)
     curve["command"] = "python -m lade_core " + " ".join(sys.argv[1:])
-    out = Path(curve["cached_at"]) if args.calibrate else Path(args.out) if args.out else curve_path(str(lm.device))
+    out = Path(curve["cached_at"]) if args.calibrate else Path(args.out) if args.out else \
+        fresh(curve_path(str(lm.device)).stem)
     out.write_text(json.dumps(curve, indent=1), encoding="utf-8")
     print(f"{lm.name} on {lm.device}: greedy step {1000 * curve['greedy_s']:.1f} ms")
     for p in curve["points"]:
@@ -180,7 +181,7 @@ def cmd_sweep(args) -> int:
     from .measure.prompts import load_prompts
     from .measure.sweep import sweep
 
-    lm = load_model(args.model, args.device, args.dtype)
+    lm = load_model(args.model, args.device, args.dtype, cpu_kernels=args.cpu_kernels)
 
     def point(p):
         print(f"N={p['ngram']} W={p['window']:2d} G={p['guess']:2d}: {p['tokens_per_forward']:4d} tokens/forward max, "
@@ -189,7 +190,7 @@ def cmd_sweep(args) -> int:
 
     result = sweep(lm, load_prompts(args.prompts), windows, ngrams, args.max_new_tokens, pool, on_point=point)
     result["command"] = "python -m lade_core " + " ".join(sys.argv[1:])
-    out = Path(args.out) if args.out else measurement(f"sweep-{pool}")
+    out = Path(args.out) if args.out else fresh(f"sweep-{pool}")
     out.write_text(json.dumps(result, indent=1), encoding="utf-8")
     print(f"wrote {out}")
     return 0
@@ -254,7 +255,7 @@ def cmd_numerics(args) -> int:
         print(f"{args.dtype} did not run here: {exc}")
     result["command"] = "python -m lade_core " + " ".join(sys.argv[1:])
     if args.json:
-        out = Path(measurement(f"bench/numerics-{args.dtype}") if args.json == "-" else args.json)
+        out = fresh(f"numerics-{args.dtype}") if args.json == "-" else Path(args.json)
         out.write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
         print(f"wrote {out}")
     return 0
@@ -289,10 +290,10 @@ def build_parser(extra: Callable | None = None) -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("costcurve", help="forward latency against tokens per forward on this device")
-    p.add_argument("--out", default=None, help="JSON file (default: assets/costcurve-<device>.json)")
+    p.add_argument("--out", default=None, help="JSON file (default: out/costcurve-<device>.json, or with --batch "
+                   "out/costcurve-cpu-batched.json; the shipped curves in assets/ are replaced only when named here)")
     p.add_argument("--max-tokens", type=int, default=256)
-    p.add_argument("--batch", default=None, help="B sequences per forward, e.g. 1,2,4,8: the batched curve "
-                                                 "(default file: assets/costcurve-cpu-batched.json)")
+    p.add_argument("--batch", default=None, help="B sequences per forward, e.g. 1,2,4,8: the batched curve")
     p.add_argument("--repeats", type=int, default=None, help="timing rounds (default 9; batched 7; calibrate 5)")
     p.add_argument("--clock", choices=("wall", "thread"), default="wall",
                    help="with --batch: wall seconds, or this thread's CPU seconds (one thread only; a shared host's "
@@ -304,7 +305,8 @@ def build_parser(extra: Callable | None = None) -> argparse.ArgumentParser:
 
     p = sub.add_parser("sweep", help="compression over W and N (G = W): the paper's scaling figure")
     p.add_argument("--prompts", default=None)
-    p.add_argument("--out", default=None, help="JSON file (default: assets/sweep-<pool policy>.json)")
+    p.add_argument("--out", default=None, help="JSON file (default: out/sweep-<pool policy>.json; the shipped "
+                   "sweeps in assets/ are replaced only when named here)")
     p.add_argument("--pool-policy", choices=POOL_POLICIES, default=None, help="the pool policy of every run")
     p.add_argument("--pool-from-prompt", action="store_true", help="same as --pool-policy prompt")
     p.add_argument("--max-new-tokens", type=int, default=128)
@@ -336,7 +338,8 @@ def build_parser(extra: Callable | None = None) -> argparse.ArgumentParser:
     p.add_argument("--ngram", "-N", type=int, default=4)
     p.add_argument("--guess", "-G", type=int, default=7)
     p.add_argument("--json", nargs="?", const="-", default=None,
-                   help="write the results (default path: assets/bench/numerics-<dtype>.json)")
+                   help="write the results (default path: out/numerics-<dtype>.json; the lesson quotes "
+                        "assets/bench/numerics-<dtype>.json, replaced only when named here)")
     p.set_defaults(func=cmd_numerics)
 
     if extra:

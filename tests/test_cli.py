@@ -182,3 +182,35 @@ def test_numerics_writes_its_json_contract(tmp_path, lm):
     assert row["identical"] is True and row["first_divergence"] is None and row["logit_gap"] is None
     assert doc["dtype"] == "float32" and doc["command"].startswith("python -m lade_core numerics")
     assert "fib" in out.stdout and "identical to greedy on 1/1" in out.stdout
+
+
+def test_measurements_write_to_out_unless_given_a_path(tmp_path, monkeypatch):
+    """`lade numerics --json` with no path overwrote assets/bench/numerics-<dtype>.json, which chapter 5 quotes, and
+    `costcurve`, `costcurve --batch` and `sweep` overwrote the shipped curves and sweeps: with no path each writes
+    under out/ and nothing under assets/ changes (the measurements themselves are stubbed: this is the wiring)."""
+    from types import SimpleNamespace
+
+    from lade_core import checkpoint, paths
+    from lade_core.cli import main
+    from lade_core.measure import batched, calibrate, costcurve, numerics, sweep
+
+    lm = SimpleNamespace(name="stub", device="cpu", dtype="torch.float32", kernels="stock")
+    curve = {"greedy_s": 0.01, "points": [{"tokens": 1, "seconds": 0.01}], "threads": 1}
+    monkeypatch.setattr(paths, "OUT", tmp_path / "out")
+    monkeypatch.setattr(checkpoint, "load_model", lambda *a, **k: lm)
+    monkeypatch.setattr(numerics, "numerics", lambda *a, **k: {
+        "summary": {"identical": 0, "prompts": 0, "batch_shape_identical": 0}, "prompts": []})
+    monkeypatch.setattr(sweep, "sweep", lambda *a, **k: {"points": []})
+    monkeypatch.setattr(costcurve, "measure_cost_curve", lambda *a, **k: dict(curve))
+    monkeypatch.setattr(batched, "measure_batched_curve", lambda *a, **k: {
+        "threads": 1, "clock": "wall", "curves": [{"batch": 1, "greedy_s": 0.01,
+                                                   "points": [{"tokens": 1, "relative": 1.0}]}]})
+    monkeypatch.setattr(calibrate, "save_batched", lambda *a, **k: "the cache")
+    before = {p: p.read_bytes() for p in paths.ASSETS.rglob("*.json")}
+    for argv in (["numerics", "--json"], ["numerics", "--dtype", "bfloat16", "--json"], ["costcurve"],
+                 ["costcurve", "--batch", "1,2"], ["sweep", "--windows", "2", "--ngrams", "3"]):
+        assert main(argv) == 0, argv
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "costcurve-cpu-batched.json", "costcurve-cpu.json", "numerics-bfloat16.json", "numerics-float32.json",
+        "sweep-paper.json"]
+    assert {p: p.read_bytes() for p in paths.ASSETS.rglob("*.json")} == before
