@@ -8,10 +8,10 @@ load converts it once to safetensors under the cache folder, and later loads rea
 Where the package is absent (a Hugging Face Space, say) the same model is taken from the hub, unless the hub is
 off (`HF_HUB_OFFLINE=1`), in which case the error says what to install. `trust_remote_code` is never enabled.
 
-On a CPU in fp32 the model's `nn.Linear` layers get their weights packed once for oneDNN, and grouped-query
-attention stops copying the KV cache under a mask (`kernels.py`; the model code itself is untouched): faster than
-the stock path for one token and more so for a few, with the same greedy tokens (measured side by side in
-BENCHMARKS.md, "CPU kernels"). `LADE_PREPACK=0` turns both off.
+On a CPU in fp32 the model's `nn.Linear` layers may get their weights packed once for oneDNN, with grouped-query
+attention that stops copying the KV cache under a mask (`kernels.py`; the model code itself is untouched): the same
+greedy tokens, faster on some machines and slower on others (BENCHMARKS.md §10 and §14), so each machine measures
+both once and keeps the faster (`kernel_choice.py`; `cpu_kernels` or `LADE_PREPACK` decide instead).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import torch
 
-from . import kernels
+from . import kernel_choice, kernels
 from .config import ConfigError
 from .errors import ModelLoadError
 from .model import LM
@@ -80,11 +80,21 @@ def pick_dtype(dtype: str | torch.dtype | None, device: torch.device, half_on_cp
     return chosen
 
 
-def prepack_enabled(device: torch.device, dtype: torch.dtype) -> bool:
-    """Whether `load_model` uses the CPU kernels of `kernels.py` (packed linear layers, grouped-query attention):
-    CPU, fp32, the oneDNN operators work here, and not `LADE_PREPACK=0`."""
-    wanted = os.environ.get("LADE_PREPACK", "1").strip().lower() not in ("0", "false", "no", "off")
-    return wanted and device.type == "cpu" and dtype == torch.float32 and kernels.packing_available()
+CPU_KERNELS = ("auto", "packed", "stock")
+
+
+def kernels_wanted(device: torch.device, dtype: torch.dtype, asked: str = "auto") -> str:
+    """Which linear layers and attention `load_model` gives the model: "stock" off the CPU, in a dtype other than
+    fp32 or where the oneDNN operators do not work here; else `asked`: "packed" (`kernels.py`), "stock", or "auto",
+    whichever this machine measured faster (`kernel_choice.py`). `LADE_PREPACK=1` or `0` forces packed or stock (a
+    benchmark's switch)."""
+    if asked not in CPU_KERNELS:
+        raise ModelLoadError(f"CPU kernels: one of {', '.join(CPU_KERNELS)}, not {asked!r}")
+    forced = os.environ.get("LADE_PREPACK", "").strip().lower()
+    if forced:
+        asked = "stock" if forced in ("0", "false", "no", "off") else "packed"
+    usable = device.type == "cpu" and dtype == torch.float32 and kernels.packing_available()
+    return asked if usable else "stock"
 
 
 def _convert_default(gguf: Path, target: Path) -> None:
@@ -129,9 +139,10 @@ def default_model_path() -> str:
 
 
 def load_model(model: str | None = None, device: str = "auto", dtype: str | torch.dtype | None = None,
-               half_on_cpu: bool = False) -> LM:
+               half_on_cpu: bool = False, cpu_kernels: str = "auto") -> LM:
     """Load `model` (None = the embedded default; else a hub id or a local path) on `device` in `dtype`;
-    `half_on_cpu` allows bf16 or fp16 on a CPU, for the numerics experiment only (see `pick_dtype`)."""
+    `half_on_cpu` allows bf16 or fp16 on a CPU, for the numerics experiment only (see `pick_dtype`);
+    `cpu_kernels` as `kernels_wanted` takes it."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
@@ -145,7 +156,9 @@ def load_model(model: str | None = None, device: str = "auto", dtype: str | torc
     except (OSError, ValueError) as exc:
         raise ModelLoadError(f"could not load model {path!r}: {exc}") from exc
     hf_model.to(dev).eval()
-    packed = prepack_enabled(dev, torch_dtype)
+    name = DEFAULT_MODEL if model is None else model
+    wanted = kernels_wanted(dev, torch_dtype, cpu_kernels)
+    packed = kernel_choice.choose(hf_model, name, cache_root())[0] if wanted == "auto" else wanted == "packed"
     if packed:
         hf_model = kernels.pack_linears(hf_model)
         kernels.use_grouped_query_sdpa(hf_model)
@@ -153,7 +166,6 @@ def load_model(model: str | None = None, device: str = "auto", dtype: str | torc
     for source in (tokenizer.eos_token_id, hf_model.generation_config.eos_token_id):
         if source is not None:
             eos.update(source if isinstance(source, (list, tuple)) else [source])
-    name = DEFAULT_MODEL if model is None else model
     lm = LM(hf_model, tokenizer, name, dev, torch_dtype, frozenset(int(t) for t in eos),
             kernels=kernels.KERNELS if packed else "stock")
     problem = lm.cache_problem()

@@ -19,6 +19,9 @@ def model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default=None, help="hub id or local folder (default: the embedded SmolLM2-135M-Instruct)")
     p.add_argument("--device", default="auto", help="auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:1, mps")
     p.add_argument("--dtype", default=None, help="float32 (default), bfloat16 or float16 (GPU only)")
+    p.add_argument("--cpu-kernels", choices=("auto", "packed", "stock"), default="auto",
+                   help="on a CPU in fp32: the linear layers stock, packed for oneDNN, or auto (default): whichever "
+                        "this machine measured faster for a greedy step, measured once and kept")
 
 
 def decoding_args(p: argparse.ArgumentParser) -> None:

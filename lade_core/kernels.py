@@ -59,18 +59,28 @@ def packing_available() -> bool:
         return False
 
 
-def pack_linears(model: torch.nn.Module) -> torch.nn.Module:
-    """Swap every `nn.Linear` in `model` (in place) for a `PackedLinear`; returns `model`, for inference only.
+def packed_pairs(model: torch.nn.Module) -> list[tuple[torch.nn.Module, str, torch.nn.Linear, PackedLinear]]:
+    """(parent, name, the stock layer, its packed twin) for every `nn.Linear` in `model`; nothing is swapped yet."""
+    return [(parent, name, child, PackedLinear(child)) for parent in list(model.modules())
+            for name, child in list(parent.named_children()) if type(child) is torch.nn.Linear]
+
+
+def swap(pairs, packed: bool) -> None:
+    """Put the packed (or the stock) layer of every pair in its place."""
+    for parent, name, stock, twin in pairs:
+        setattr(parent, name, twin if packed else stock)
+
+
+def pack_linears(model: torch.nn.Module, pairs=None) -> torch.nn.Module:
+    """Swap every `nn.Linear` in `model` (in place) for a `PackedLinear` (`pairs`: from `packed_pairs`, if already
+    made); returns `model`, for inference only.
 
     Gradients go off (inference only), and what stays dense (embeddings, norms) gets its own memory, else it pins
     the whole memory-mapped checkpoint. A tied output layer gets its own packed copy; the embedding keeps the dense
     one.
     """
     model.requires_grad_(False)
-    for parent in list(model.modules()):
-        for name, child in list(parent.named_children()):
-            if type(child) is torch.nn.Linear:
-                setattr(parent, name, PackedLinear(child))
+    swap(packed_pairs(model) if pairs is None else pairs, packed=True)
     with torch.no_grad():
         for tensor in (*model.parameters(), *model.buffers()):
             if not tensor.is_mkldnn:
@@ -116,3 +126,9 @@ def use_grouped_query_sdpa(model) -> bool:
     except (ValueError, ImportError):
         return False
     return model.config._attn_implementation == ATTENTION  # some models only warn and keep their own
+
+
+def use_stock_sdpa(model) -> None:
+    """Undo `use_grouped_query_sdpa`: transformers' own `sdpa` again."""
+    if getattr(model.config, "_attn_implementation", None) == ATTENTION:
+        model.set_attn_implementation("sdpa")

@@ -10,8 +10,9 @@ Methods (`--methods` picks some):
     tf-early-exit   `generate(assistant_early_exit=K)`: transformers' self-speculative decoding, the model's first
                     K layers as the draft (its own default schedule of draft lengths)
     lade-greedy, lade-pld, lade-early-exit, lade-747, lade-424, lade-434-lookup: this project's engines
-                    (packed CPU kernels), greedy; the last is lookahead with prompt lookup candidates (W=4 N=3 G=4,
-                    10 copied tokens at most)
+                    (on the CPU kernels this machine chose for greedy's step, lade_core/kernel_choice.py; recorded
+                    as `kernels`), greedy; the last is lookahead with prompt lookup candidates (W=4 N=3 G=4, 10
+                    copied tokens at most)
 Per prompt, the methods run in an order rotated from one prompt to the next, each best of `--repeat`, after one
 untimed warm-up each. Tokens per step = new tokens / the target model's forward passes (a forward hook counts
 them; for tf-early-exit, passes at the full depth only; the prefill counts as a step on both sides).
@@ -126,8 +127,11 @@ def summarize(rows, methods) -> dict:
 def greedy_threads(lm, path: str, prompts, n: int, threads) -> dict:
     """Greedy four ways at each thread count: generate or this engine, on stock or packed layers; each way warmed
     up once, then run on every prompt in an order rotated from prompt to prompt."""
+    from lade_core import load_model
+
     stock = stock_model(path)
     stock_lm = LM(stock, lm.tokenizer, lm.name + " (stock layers)", lm.device, lm.dtype, lm.eos_ids)
+    lm = load_model(cpu_kernels="packed")
     counts = {id(stock): Passes(stock), id(lm.model): Passes(lm.model)}
     ways = {"generate, stock layers": lambda ids: run_tf(stock, counts[id(stock)], ids, n, {}),
             "generate, packed layers": lambda ids: run_tf(lm.model, counts[id(lm.model)], ids, n, {}),

@@ -72,24 +72,59 @@ def test_eos_ids_and_chat_template(lm):
     assert "Hi there" in text and text.rstrip().endswith("assistant")
 
 
+@pytest.fixture(scope="module")
+def packed_lm():
+    return load_model(None, "cpu", cpu_kernels="packed")
+
+
 @needs_onednn
-def test_cpu_fp32_linears_are_packed_and_change_no_token(lm, bench_prompts, monkeypatch):
+def test_cpu_fp32_linears_packed_or_stock_change_no_token(packed_lm, bench_prompts, monkeypatch):
     """Linear layers packed for oneDNN are a kernel choice, not a different model: greedy output is the same."""
     from lade_core import greedy_generate
 
-    assert lm.kernels == kernels.KERNELS
-    assert isinstance(lm.model.get_output_embeddings(), kernels.PackedLinear)
-    assert not any(type(m) is torch.nn.Linear for m in lm.model.modules())
-    monkeypatch.setenv("LADE_PREPACK", "0")
-    stock = load_model(None, "cpu")
+    assert packed_lm.kernels == kernels.KERNELS
+    assert isinstance(packed_lm.model.get_output_embeddings(), kernels.PackedLinear)
+    assert not any(type(m) is torch.nn.Linear for m in packed_lm.model.modules())
+    stock = load_model(None, "cpu", cpu_kernels="stock")
     assert stock.kernels == "stock" and isinstance(stock.model.get_output_embeddings(), torch.nn.Linear)
     for p in bench_prompts[:2]:
-        ids = lm.encode_prompt(p["prompt"])
-        assert greedy_generate(lm, ids, 32).tokens == greedy_generate(stock, ids, 32).tokens
-    assert not checkpoint.prepack_enabled(torch.device("cpu"), torch.float32)  # LADE_PREPACK=0
-    monkeypatch.delenv("LADE_PREPACK")
-    assert checkpoint.prepack_enabled(torch.device("cpu"), torch.float32)
-    assert not checkpoint.prepack_enabled(torch.device("cuda"), torch.float32)
+        ids = packed_lm.encode_prompt(p["prompt"])
+        assert greedy_generate(packed_lm, ids, 32).tokens == greedy_generate(stock, ids, 32).tokens
+
+
+def test_which_kernels_a_load_asks_for():
+    """Off the CPU or out of fp32 always stock; `LADE_PREPACK` (a benchmark's switch) overrides what is asked."""
+    cpu, fp32 = torch.device("cpu"), torch.float32
+    expected = "auto" if kernels.packing_available() else "stock"
+    assert checkpoint.kernels_wanted(cpu, fp32) == expected
+    assert checkpoint.kernels_wanted(torch.device("cuda"), fp32, "packed") == "stock"
+    assert checkpoint.kernels_wanted(cpu, torch.bfloat16, "packed") == "stock"
+    with pytest.raises(ModelLoadError, match="auto, packed, stock"):
+        checkpoint.kernels_wanted(cpu, fp32, "fast")
+    with pytest.MonkeyPatch.context() as m:
+        m.setenv("LADE_PREPACK", "0")
+        assert checkpoint.kernels_wanted(cpu, fp32, "packed") == "stock"
+
+
+def test_the_kernels_are_chosen_for_the_greedy_step_once_per_machine(tmp_path, monkeypatch):
+    """The packed layers were on everywhere, though one host measured them 17-30% slower for greedy decoding
+    (BENCHMARKS.md §14): they are kept only where a one-token forward is under MARGIN of the stock one (faster wider
+    forwards do not count: they would make lookahead look better than a slower baseline), the verdict is kept
+    and read back without measuring again, and another machine's verdict is not read."""
+    from lade_core import kernel_choice
+
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4))
+    timings = iter([{"stock": {"1": 1.0, "8": 2.0, "32": 4.0}, "packed": {"1": 1.02, "8": 1.0, "32": 2.0}},
+                    {"stock": {"1": 1.0, "8": 2.0, "32": 4.0}, "packed": {"1": 0.9, "8": 2.1, "32": 4.1}}])
+    monkeypatch.setattr(kernel_choice, "measure", lambda model, pairs: next(timings))
+    packed, verdict = kernel_choice.choose(model, "m", tmp_path)
+    assert not packed and verdict["choice"] == "stock" and verdict["packed_over_stock"]["8"] == 0.5
+    assert kernel_choice.choose(model, "m", tmp_path) == (False, verdict)  # read back: no second measurement
+    path = kernel_choice.verdict_file(tmp_path, "m", torch.get_num_threads())
+    path.write_text(path.read_text().replace(verdict["machine"], "another-machine"))
+    packed, verdict = kernel_choice.choose(model, "m", tmp_path)  # not this machine's: measured again
+    assert packed and verdict["choice"] == "packed"
+    assert type(model[0]) is torch.nn.Linear  # choose leaves the model as it found it; load_model packs it
 
 
 @needs_onednn
@@ -120,10 +155,11 @@ def test_packing_keeps_no_dense_copy_of_a_packed_weight():
 
 
 @needs_onednn
-def test_grouped_query_attention_shares_heads_and_changes_no_number(lm):
+def test_grouped_query_attention_shares_heads_and_changes_no_number(packed_lm):
     """The CPU attention function computes exactly what transformers' sdpa does, under a lookahead mask too."""
     from lade_core.layout import StepLayout
 
+    lm = packed_lm
     assert lm.model.config._attn_implementation == kernels.ATTENTION
     prompt = [(7 * i) % 1000 + 10 for i in range(40)]
     layout = StepLayout.plain(levels=2, window=3, candidates=2, cand_len=2)

@@ -16,7 +16,7 @@ import time
 
 from ..paths import measurement
 from .costcurve import curve_path, load_curve_file, measure_cost_curve
-from .machine import cached_curves, curve_file, identity, save_curve
+from ..machine import cached_curves, curve_file, identity, save_curve
 
 QUICK_SIZES = (1, 2, 4, 8, 16, 32, 64, 128)
 QUICK_REPEATS = 5

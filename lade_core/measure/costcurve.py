@@ -24,7 +24,7 @@ from pathlib import Path
 from ..layout import StepLayout
 from ..paths import measurement
 from ..sizes import StepCost
-from .machine import identity
+from ..machine import identity
 
 DEFAULT_SIZES = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 160, 192, 256)
 

@@ -23,7 +23,7 @@ from typing import Callable
 
 from ..config import LookaheadConfig
 from .bench import first_divergence
-from .machine import identity
+from ..machine import identity
 
 
 def greedy_with_gaps(lm, prompt_ids: list[int], max_new_tokens: int) -> tuple[list[int], list[float]]:
