@@ -9,9 +9,10 @@ One `SpeculativeDecoder.step()`:
 The three methods differ only in the proposer, so they share this step, its trace (`kind` = the method; no window
 levels; `candidates` = the proposal; `draft_passes` and `draft_s` = what drafting cost) and its exactness: greedy
 output equals greedy autoregressive decoding whatever the draft proposes, and sampling keeps the model's
-distribution (the drafts are deterministic). What they need differs, and that is the lesson: prompt lookup needs
-a prompt that contains the answer, a draft model needs weights trained with the model's tokenizer, an early-exit
-draft needs a model trained to exit early; lookahead decoding needs none of these.
+distribution (the drafts are deterministic). What they need differs, and that is the lesson: prompt lookup pays
+where the answer repeats the prompt or itself, a draft model is a second model held and run beside this one (here
+with its tokenizer), and an early-exit draft pays as often as the model's first layers guess its output (more often
+in a model trained to exit early); lookahead decoding needs nothing beside the model.
 """
 
 from __future__ import annotations

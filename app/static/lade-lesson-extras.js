@@ -104,8 +104,9 @@ const LadeLessonExtras = (() => {
       const rate = (/** @type {string} */ id) => (run.d.metrics && run.d.metrics[id] ? run.d.metrics[id].draft_acceptance_rate : 0);
       const same = run.greedy && run.lanes().every((l) => l.run.tokens.join() === run.baseline.tokens.join());
       const out = [P("Speculative decoding has a small model, the draft, guess the next tokens and lets the large model verify them ",
-        "in one pass, as lookahead's verification branch does. But a ", Lade.notes.term("draft model"), " must share the large model's ",
-        "tokenizer, be trained to agree with it and be kept aligned as the large model changes; it takes memory and engineering. ",
+        "in one pass, as lookahead's verification branch does. But a ", Lade.notes.term("draft model"), " is a second model to choose, ",
+        "hold in memory and run: usually a smaller one of the same family with the same tokenizer. An off-the-shelf one works without ",
+        "retraining; one trained toward the large model has more of its guesses kept. ",
         Lade.notes.term("prompt lookup"), " needs no second model, but only helps when the answer copies the prompt. Lookahead needs ",
         "neither: its guesses come from the model itself, so it works on any checkpoint unchanged."),
       P(`Here one prompt, whose answer copies code it was given, was raced on one clock on ${run.t.device}: `,
@@ -117,7 +118,8 @@ const LadeLessonExtras = (() => {
         out.push(P("The early-exit draft is this model's own first layers with its output head: no extra weights, but this model ",
           "was not trained to exit early, so only ", fact("early_exit_rate", `${Math.round(100 * rate(early.id))}%`),
           " of its draft tokens were kept, and it ran at ", fact("early_exit_speed", fmt(run.time("baseline") / Math.max(run.time(early.id), 1e-9))),
-          "x greedy's speed. That is the lesson of draft models: a draft must be trained and aligned; the window needs nothing."));
+          "x greedy's speed. A draft pays only as often as its guesses are right, which is what training a draft (or a model to exit ",
+          "early) buys; the window needs nothing beside the model."));
       }
       return out;
     },

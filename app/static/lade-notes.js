@@ -40,7 +40,7 @@ const LadeNotes = (() => {
     "MT-bench": "A benchmark of multi-turn chat questions, which the paper uses for its single-GPU speed-up.",
     "roofline": "A model of a forward pass's time: the longer of reading its bytes from memory and doing its arithmetic.",
     "speculative decoding": "A draft (a small model, or text looked up elsewhere) proposes tokens and the large model verifies them in one pass.",
-    "draft model": "A smaller model that shares the large model's tokenizer and guesses its next tokens; it must be trained and kept aligned.",
+    "draft model": "A smaller model, usually of the same family and tokenizer, that guesses the large model's next tokens: an off-the-shelf checkpoint works without retraining (Leviathan et al., 2023), and one trained toward the large model has more of its guesses kept.",
     "prompt lookup": "Speculative decoding whose draft is copied from the prompt (or the text so far) after a matching n-gram.",
   };
 

@@ -140,8 +140,8 @@ const LadeViews = (() => {
     lookahead: "nothing but the model (its own guesses and the n-grams it keeps)",
     jacobi: "nothing but the model (its own guesses)",
     pld: "an answer that copies the prompt or the text",
-    "early-exit": "a model trained to exit early (extra passes of its first layers)",
-    draft: "a second, aligned model with the same tokenizer",
+    "early-exit": "the model's own first layers (no extra weights; a model trained to exit early has more of its guesses kept)",
+    draft: "a second, smaller model held and run beside it (here with the same tokenizer)",
   };
 
   views["relatives-view"] = ({ run, k }) => {
