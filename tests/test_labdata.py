@@ -63,11 +63,11 @@ def test_thresholds_each_name_their_setting_and_source(page):
         assert s["setting"] and s["rule"] and s["sources"]
         assert all(src.get("url", "").startswith("https://") or (src.get("repo") and src.get("path"))
                    for src in s["sources"])
-        assert s["threshold_batch"] is None or isinstance(s["threshold_batch"], int)
+        assert s["off_from_batch"] is None or isinstance(s["off_from_batch"], int)
 
 
 def test_the_parallelism_scenario_shows_the_mechanism(page):
-    """On one A100 the widest window's 70B step is past the crossover (compute-bound, several greedy steps); dealt
+    """On one A100 the widest window's 7B step is past the crossover (compute-bound, several greedy steps); dealt
     out over devices it falls back under it, so the simulated speed-up grows with k, while the default 7/4/7 on a
     7B A100 is flat: one device already feeds it for free."""
     wide, default = page["parallelism"]["wide"], page["parallelism"]["default"]
@@ -76,6 +76,58 @@ def test_the_parallelism_scenario_shows_the_mechanism(page):
     assert max(default["predicted_speedup"]) - min(default["predicted_speedup"]) < 0.01
     assert wide["kind"] == ["model"] + ["simulation"] * 7
     assert all(lo <= p <= hi for (lo, hi), p in zip(wide["range"], wide["predicted_speedup"]))
+
+
+def test_every_parallelism_scenario_fits_one_device(page):
+    """The featured scenario put a 70B model (138 GB in bf16) on each A100 80GB: Lookahead Parallelism keeps a whole
+    model on every device, so a scenario must fit one, and the page says which model and device it is."""
+    for name, scenario in page["parallelism"].items():
+        assert scenario["fits_in_memory"] is True, (name, scenario["model_size"], scenario["device"])
+
+
+def test_a_prediction_carries_every_note_and_its_fit(run, run_data):
+    """labdata kept only the first note of one prediction (h100, 7B), dropping "does not fit" and "assumes a 7B
+    model accepts as many tokens per step"; each device and size now carries every note `predict_run` gives, says
+    whether the model fits one device, and offers no Lookahead Parallelism (a whole model on every device) where it
+    does not."""
+    for device in ("a100-80gb", "h100", "h200"):
+        for size in ("7B", "34B", "70B"):
+            entry, direct = run_data["predictions"][device][size], lab.predict_run(run, device, size)
+            assert entry["notes"] == direct["note"].split("; ")
+            fits = direct["assumptions"]["fits_in_memory"]
+            assert entry["fits_in_memory"] is fits
+            assert any("does not fit" in n for n in entry["notes"]) is (not fits)
+            assert entry["devices"] == ([1, 2, 3, 4, 5, 6, 7, 8] if fits else [1])
+    assert not run_data["predictions"]["h100"]["70B"]["fits_in_memory"]
+    assert run_data["predictions"]["h200"]["70B"]["fits_in_memory"]  # 141 GB holds its 138 GB, at a small batch
+    assert run_data["predictions"]["h200"]["70B"]["batches"][-1] < 256
+
+
+def test_why_lookahead_stops_paying_is_read_off_the_roofline(run, run_data):
+    """The lab said lookahead stops paying at batch B "because the forward is already compute-bound without them",
+    while by the roofline the greedy forward there is memory-bound (H100, 7B, B = 16: 0.44 ms of arithmetic against
+    7.6 ms of reading); it is lookahead's forward of B x its tokens that crosses. The reason is now chosen from the
+    bounds of both forwards at that batch, and agrees with the roofline everywhere."""
+    from lade_core.measure.roofline import forward_seconds
+    from lade_core.measure.lab import run_target
+
+    fed = run_data["run"]["tokens_fed"]
+    for device in ("a100-80gb", "h100", "h200"):
+        for size, entry in run_data["predictions"][device].items():
+            even, t = entry["break_even_batch"], run_target(run, device, size)
+            if even["predicted"] is None:
+                assert even["why"] is None
+                continue
+            b = even["why"]["batch"]
+            greedy = forward_seconds(device, size, 1, t.context, batch=b)
+            wide = forward_seconds(device, size, fed, t.context, batch=b)
+            assert even["why"]["greedy_bound"] == greedy["bound"]
+            assert even["why"]["lookahead_bound"] == wide["bound"]
+            expected = ("both compute" if greedy["bound"] == "compute" else "lookahead crosses"
+                        if wide["bound"] == "compute" else "neither compute")
+            assert even["why"]["reason"] == expected, (device, size)
+    h100 = run_data["predictions"]["h100"]["7B"]["break_even_batch"]["why"]
+    assert h100 == {**h100, "reason": "lookahead crosses", "greedy_bound": "memory", "lookahead_bound": "compute"}
 
 
 def test_run_data_is_plain_json_within_budget(run_data):

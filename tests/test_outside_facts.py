@@ -27,3 +27,36 @@ def test_no_text_says_a_draft_model_must_be_trained():
         assert not found, (name, text[max(0, found.start() - 120):found.end() + 80])
     glossary = shipped_text()["lade-notes.js"]
     assert "without retraining (Leviathan et al., 2023)" in glossary
+
+
+def first_batch_without_drafts(server: dict) -> int | None:
+    """The first batch at which a server's example setting drafts nothing, read from the example by the setting's
+    own rule: a schedule {batch: K} drafts K from that batch on; [start, end, K] entries draft K inside [start, end];
+    a single threshold compared with >= stops at the value itself, with > at the next batch."""
+    example = server["example_value"]
+    if isinstance(example, dict):
+        return min((int(b) for b, k in example.items() if k == 0), default=None)
+    if isinstance(example, list):
+        return min((start for start, _, k in example if k == 0), default=None)
+    if isinstance(example, int):
+        return example if server["compares"] == ">=" else example + 1
+    return None
+
+
+def test_each_servers_example_stops_drafting_where_its_rule_says():
+    """The lab said vLLM's schedule "switches off above batch 129" beside "drafts none from 129", TensorRT-LLM's
+    example schedule (drafting none from batch 8) likewise, and vLLM V0's threshold (compared with >= in its worker:
+    vllm/spec_decode/spec_decode_worker.py) as "above"; it also called these example settings, none of them a
+    default, "where real servers stop speculating". Each batch is now derived from the example by its rule, and
+    the V0 engine is marked as removed (vLLM v0.10.0; vllm-project/vllm pull request 35060)."""
+    import json
+
+    doc = json.loads((ROOT / "assets" / "lab" / "thresholds.json").read_text(encoding="utf-8"))
+    for server in doc["servers"]:
+        assert server["off_from_batch"] == first_batch_without_drafts(server), server["server"]
+        assert server["default"] is None, server["server"]
+    v0 = next(s for s in doc["servers"] if s["server"].startswith("vLLM (V0"))
+    assert v0["compares"] == ">=" and "removed in vLLM v0.10.0" in v0["status"] and v0["off_from_batch"] == 4
+    lab = shipped_text()["lade-lab.js"]
+    assert "above batch" not in lab and "Where real servers stop" not in lab
+    assert "drafts nothing from batch ${s.off_from_batch} on" in lab

@@ -122,7 +122,7 @@ def test_no_gallery_run_says_undefined_or_nan(chromium, site):
         page.wait_for_selector("#lab-prediction")
         seen.append((f"{name} lab", page.inner_text("body")))
         for where, text in seen:
-            for word in ("undefined", "NaN"):
+            for word in ("undefined", "NaN", "null"):
                 found = re.search(rf"\b{word}\b", text)
                 assert not found, (where, text[max(0, found.start() - 200):found.start() + 100])
     assert page.foreign == [] and page.errors == []
@@ -139,5 +139,37 @@ def test_a_view_named_after_an_object_property_falls_back_with_a_notice(chromium
     page.wait_for_selector("#ar-output", timeout=15_000)
     assert f"There is no view “{view}”; showing every view." in page.inner_text(".notice")
     assert page.locator(".embed-views .view").count() >= 1 and page.locator("#ar-output").is_visible()
+    assert page.errors == [] and page.foreign == []
+    page.close()
+
+
+def test_the_lab_says_what_fits_and_why_lookahead_stops_paying(chromium, site):
+    """The lab put a 70B model (138 GB in bf16) on one 80 GB GPU without a word, said lookahead stops paying
+    "because the forward is already compute-bound without them" where greedy's forward is memory-bound, and called
+    servers' example settings "where real servers stop speculating", "above batch" where they stop from it. Now: a
+    model that does not fit says so (and offers no Lookahead Parallelism), the reason is read off the roofline, and
+    each example says from which batch it drafts nothing."""
+    page = site_page(chromium, site)
+    opened(page, site + "index.html?run=code-class", "s.run()")
+    page.evaluate("window.ladeStage.mode('lab')")
+    page.wait_for_selector("#lab-prediction")
+    page.evaluate("window.ladeStage.actions.lab({device: 'h100', size: '70B', batch: 1, devices: 1})")
+    page.wait_for_function("() => document.querySelector('#lab-size').value === '70B'")
+    text = page.inner_text(".lab-text")
+    assert "does not fit one NVIDIA H100 SXM (80 GB)" in text and "Lookahead Parallelism (a whole model on every "\
+        "device) cannot run it" in text
+    assert page.locator("#lab-devices option").all_inner_texts() == ["1"]
+    assert "70B (does not fit one)" in page.locator("#lab-size option").all_inner_texts()
+    page.evaluate("window.ladeStage.actions.lab({device: 'h100', size: '7B', batch: 1, devices: 1})")
+    page.wait_for_function("() => document.querySelector('#lab-size').value === '7B'")
+    even = page.inner_text("#lab-break-even")
+    assert "is still memory-bound" in even and "past the crossover and compute-bound" in even, even
+    assert "compute-bound without them" not in page.inner_text(".lab-text")
+    servers = page.inner_text("#lab-thresholds")
+    for batch in (4, 129, 8):
+        assert f"drafts nothing from batch {batch} on" in servers, servers
+    assert "above batch" not in servers and "removed in vLLM v0.10.0" in servers
+    parallel = page.inner_text(".lab-text")
+    assert "W=64 N=5 is compute-bound on one NVIDIA A100 80GB SXM with a 7B model" in parallel, parallel
     assert page.errors == [] and page.foreign == []
     page.close()

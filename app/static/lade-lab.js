@@ -49,9 +49,12 @@ const LadeLab = (() => {
     const { device, size, batch, k, pred } = sel, run = runLab.run;
     const series = batch > 1 ? pred.by_batch : pred.by_devices, i = batch > 1 ? pred.batches.indexOf(batch) : k - 1;
     const cpu = device === "cpu", name = cpu ? "this CPU" : (page.devices.find((d) => d.id === device) || { name: device }).name;
-    const kind = cpu ? "Measured cost, predicted speed-up" : k > 1 ? "A simulation, not a measurement" : "A model's prediction, not a measurement";
-    const where = cpu ? `on ${name} (${page.cpu.single.source}: ${page.cpu.single.machine_description})`
-      : `on ${k > 1 ? `${k} × ${name}` : `one ${name}`} with a ${size} model`;
+    const kind = cpu ? "Measured cost, predicted speed-up" : k > 1 ? "A simulation, not a measurement"
+      : pred.fits_in_memory === false ? `A model's prediction, not a measurement, for a ${size} model that does not fit one ${name} (see the notes below)`
+        : "A model's prediction, not a measurement";
+    const where = cpu ? `On ${name} (${page.cpu.single.source}: ${page.cpu.single.machine_description})`
+      : pred.fits_in_memory === false ? `With its weights read once per step from several ${name}s in a pipeline,`
+        : `On ${k > 1 ? `${k} × ${name}` : `one ${name}`} with a ${size} model`;
     const part = cpu ? ["measurement", "the measured curve's quartiles"] : ["assumptions", "the model's assumptions"];
     const out = [h("p", { class: "lab-prediction", id: "lab-prediction" }, h("b", {}, `${kind}. `),
       `${where}${batch > 1 ? `, serving ${batch} sequences at once,` : ""} this run's ${fmt(run.compression)} tokens per step `,
@@ -67,13 +70,32 @@ const LadeLab = (() => {
         ? ` (this ${name} turns compute-bound past about ${Math.round(curve.crossover_tokens * batch)} tokens per forward for a ${size} model at this batch)` : ""}.`));
     const even = pred.break_even_batch;
     if (even) {
-      out.push(h("p", {}, even.predicted === null ? `Lookahead keeps paying up to batch ${even.largest_batch_tried} here (predicted).`
+      out.push(h("p", { id: "lab-break-even" }, even.predicted === null ? `Lookahead keeps paying up to batch ${even.largest_batch_tried} here (predicted).`
         : [`Lookahead stops paying at batch `, h("b", {}, String(even.predicted)), ` (predicted; between ${even.range[0] ?? "–"} and `,
-          `${even.range[1] === null ? `beyond ${even.largest_batch_tried}` : even.range[1]}): with many sequences per step the extra tokens `,
-          "are no longer free, because the forward is already compute-bound without them."]));
+          `${even.range[1] === null ? `beyond ${even.largest_batch_tried}` : even.range[1]}): `, whyItStops(even.why, fed)]));
     }
-    if (runLab.note && !cpu) out.push(h("p", { class: "muted" }, `Note: ${runLab.note}.`));
+    if (pred.notes && pred.notes.length) {
+      out.push(h("ul", { class: "lab-notes muted", "aria-label": "What this prediction assumes" },
+        pred.notes.map((/** @type {string} */ n) => h("li", {}, `${n[0].toUpperCase()}${n.slice(1)}.`))));
+    }
     return out;
+  }
+
+  /** Why lookahead stops paying at that batch, chosen by what bounds each forward there (labdata: `why`).
+   * @param {any} why @param {number} fed */
+  function whyItStops(why, fed) {
+    const b = why.batch, each = `${plural(b, "sequence")} of ${fmt(fed, 1)} tokens each`;
+    switch (why.reason) {
+      case "lookahead crosses":
+        return `greedy's forward of ${plural(b, "token")} there is still ${why.greedy_bound}-bound, but lookahead's of ${each} ` +
+          `(${Math.round(why.lookahead_tokens).toLocaleString("en")} tokens) is past the crossover and compute-bound: its extra tokens now cost arithmetic time, more than the compression brings back.`;
+      case "both compute":
+        return `at that batch even greedy's forward of ${plural(b, "token")} is compute-bound, so every extra token lookahead feeds costs its share of arithmetic.`;
+      case "neither compute":
+        return `both forwards are still ${why.lookahead_bound}-bound there, but lookahead's ${each} read and write more cache than the compression pays for.`;
+      default:
+        return `on this CPU's measured curves a step of ${each} costs more than the compression brings back.`;
+    }
   }
 
   /** @param {any} page @param {any} runLab @param {ReturnType<typeof pick>} sel */
@@ -97,8 +119,8 @@ const LadeLab = (() => {
   /** @param {any} page @param {ReturnType<typeof pick>} sel */
   function batchChart(page, sel) {
     const b = sel.pred.by_batch, xs = sel.pred.batches;
-    const rules = (page.thresholds.servers || []).filter((s) => s.threshold_batch).map((s) =>
-      ({ x: s.threshold_batch, label: s.server.split(" (")[0], color: COLORS.verify }));
+    const rules = (page.thresholds.servers || []).filter((s) => s.off_from_batch).map((s) =>
+      ({ x: s.off_from_batch, label: `${s.server.split(" (")[0]} example`, color: COLORS.verify }));
     return Lade.charts.line({ title: `Speed-up against batch size: ${sel.device}, ${sel.size}`, xLabel: "sequences per step (batch)",
       yLabel: "speed-up over greedy", logX: true, yMin: 0, height: 230, rules,
       series: [{ name: "predicted speed-up", color: COLORS.parallel, points: xs.map((x, i) => [x, b.predicted_speedup[i]]) },
@@ -110,16 +132,28 @@ const LadeLab = (() => {
 
   /** @param {any} page @param {ReturnType<typeof pick>} sel */
   function parallelChart(page, sel) {
-    const wide = page.parallelism.wide, dflt = page.parallelism.default, run = sel.device === "cpu" ? null : sel.pred.by_devices;
+    const wide = page.parallelism.wide, dflt = page.parallelism.default;
+    const run = sel.device === "cpu" || sel.pred.devices.length < 2 ? null : sel.pred.by_devices;
+    const name = (/** @type {string} */ id) => (page.devices.find((/** @type {any} */ d) => d.id === id) || { name: id }).name;
     const line = (/** @type {any} */ s) => s.devices.map((k, i) => [k, s.predicted_speedup[i]]);
-    const series = [{ name: `${wide.label}, ${wide.model_size} on ${wide.device}`, color: COLORS.bonus, points: line(wide) },
-      { name: `${dflt.label}, ${dflt.model_size} on ${dflt.device}`, color: COLORS.baseline, dash: "5 3", points: line(dflt) }];
-    if (run) series.push({ name: `the run on screen, ${sel.size} on ${sel.device}`, color: COLORS.parallel, points: sel.pred.devices.map((k, i) => [k, run.predicted_speedup[i]]) });
+    const series = [{ name: `${wide.label}, ${wide.model_size} on ${name(wide.device)}`, color: COLORS.bonus, points: line(wide) },
+      { name: `${dflt.label}, ${dflt.model_size} on ${name(dflt.device)}`, color: COLORS.baseline, dash: "5 3", points: line(dflt) }];
+    if (run) series.push({ name: `the run on screen, ${sel.size} on ${name(sel.device)}`, color: COLORS.parallel, points: sel.pred.devices.map((k, i) => [k, run.predicted_speedup[i]]) });
     return Lade.charts.line({ title: "Lookahead Parallelism, simulated: speed-up against devices", xLabel: "devices (each with a whole model)",
       yLabel: "speed-up over greedy on one", yMin: 0, height: 230, series,
       bands: [{ color: COLORS.bonus, points: wide.devices.map((k, i) => [k, wide.range[i][0], wide.range[i][1]]) }],
       summary: `A simulation: ${wide.label} goes from ${times(wide.predicted_speedup[0])} on one device to ${times(wide.predicted_speedup[7])} on eight.`,
       hover: (x) => `${x} devices: ${times(wide.predicted_speedup[x - 1])} (${wide.bound[x - 1]}-bound on one)` }).node;
+  }
+
+  /** The two scenarios in words, each reason chosen by what bounds its forward on one device. @param {any} page */
+  function parallelWords(page) {
+    const { wide, default: dflt } = page.parallelism;
+    const name = (/** @type {string} */ id) => (page.devices.find((/** @type {any} */ d) => d.id === id) || { name: id }).name;
+    const pays = (/** @type {any} */ s) => s.bound[0] === "compute"
+      ? `${s.label} is compute-bound on one ${name(s.device)} with a ${s.model_size} model, so dealing its window and candidates out over devices is what pays (${times(s.predicted_speedup[0])} on one, ${times(s.predicted_speedup[s.devices.length - 1])} on ${s.devices.length})`
+      : `${s.label} is already ${s.bound[0]}-bound on one ${name(s.device)}, so more devices change little (${times(s.predicted_speedup[0])} on one, ${times(s.predicted_speedup[s.devices.length - 1])} on ${s.devices.length})`;
+    return `${pays(wide)[0].toUpperCase()}${pays(wide).slice(1)}; ${pays(dflt)}. Every device holds the whole model, so a scenario is only drawn for a model that fits one. No multi-GPU code runs in this project.`;
   }
 
   /** The paper's measured rows beside the model's predictions at both compressions. @param {any} page */
@@ -154,22 +188,23 @@ const LadeLab = (() => {
     const controls = h("div", { class: "lab-controls", role: "group", "aria-label": "What to predict" },
       choice("Accelerator", sel.device, sel.devices.map((d) => [d, d === "cpu" ? "this CPU (measured)" : (page.devices.find((x) => x.id === d) || { name: d }).name]),
         (v) => actions.lab({ device: v }), "lab-device"),
-      choice("Model size", sel.size, sel.sizes.map((s) => [s, s]), (v) => actions.lab({ size: v }), "lab-size"),
+      choice("Model size", sel.size, sel.sizes.map((s) => [s, runLab.predictions[sel.device][s].fits_in_memory === false
+        ? `${s} (does not fit one)` : s]), (v) => actions.lab({ size: v }), "lab-size"),
       choice("Batch (sequences per step)", String(sel.batch), sel.pred.batches.map((b) => [String(b), String(b)]),
         (v) => actions.lab({ batch: +v, devices: +v > 1 ? 1 : state.lab.devices }), "lab-batch"),
       choice("Devices (simulated)", String(sel.k), sel.pred.devices.map((k) => [String(k), String(k)]),
         (v) => actions.lab({ devices: +v, batch: +v > 1 ? 1 : state.lab.batch }), "lab-devices"));
     const thresholds = (page.thresholds.servers || []).map((/** @type {any} */ s) => h("li", {}, h("b", {}, s.server), `: ${s.setting}`,
-      s.threshold_batch ? ` (switches off above batch ${s.threshold_batch}${s.default === null ? " when set; off by default" : ""})` : "", `. ${s.rule}.`));
+      s.status ? ` (${s.status})` : "", `. ${s.rule[0].toUpperCase()}${s.rule.slice(1)}.`,
+      s.off_from_batch ? ` Its example setting drafts nothing from batch ${s.off_from_batch} on.` : "",
+      s.default === null ? " No default: off until an operator sets it." : ""));
     const a = page.assumptions, cpu = page.cpu.single;
     return h("div", { class: "lab-text" }, head, controls, prediction(page, runLab, sel),
       h("div", { class: "vrow n2" }, h("div", { class: "view" }, costChart(page, runLab, sel)), h("div", { class: "view" }, batchChart(page, sel))),
-      h("h3", {}, "Where real servers stop speculating as the batch grows"), h("ul", { class: "lab-list" }, thresholds),
+      h("h3", {}, "How servers let an operator stop speculating as the batch grows"), h("ul", { class: "lab-list", id: "lab-thresholds" }, thresholds),
       h("p", { class: "muted" }, page.thresholds.what),
       h("h3", {}, "Lookahead Parallelism (a simulation)"), parallelChart(page, sel),
-      h("p", {}, `On one device ${page.parallelism.wide.label} is ${page.parallelism.wide.bound[0]}-bound for a `,
-        `${page.parallelism.wide.model_size} model: dealing its window and candidates out over devices is what pays there. The `,
-        `default setting is already memory-bound on one device, so more devices change little. No multi-GPU code runs in this project.`),
+      h("p", {}, parallelWords(page)),
       h("h3", {}, "The paper's measurements beside the model"), paperTable(page),
       h("ul", { class: "lab-list" }, page.paper.headline.map((/** @type {any} */ c) => h("li", {}, h("b", {}, c.claim),
         typeof c.devices === "number" ? ` (${plural(c.devices, "device")})` : ` (devices: ${c.devices})`, `: ${c.note}`,

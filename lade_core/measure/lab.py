@@ -23,7 +23,7 @@ from dataclasses import asdict
 
 import numpy as np
 
-from .roofline import ASSUME, BOUNDS, Assumptions, Bounds, forward_seconds, model_shape  # noqa: F401 (the lab's API)
+from .roofline import ASSUME, BOUNDS, Assumptions, Bounds, accelerator, forward_seconds, model_shape  # noqa: F401
 from .paper import paper_comparison, paper_figures  # noqa: F401 (the lab's API)
 from .stepcost import (CONTEXT, Target, assumptions_of, gpu_relative, spread, step_cost, target,  # noqa: F401
                        tokens_per_device)
@@ -96,9 +96,13 @@ def predict_run(run, device: str, model_size: str, devices: int = 1, a: Assumpti
     if getattr(run, "method", "lookahead") in ("early-exit", "draft"):
         notes.append(f"a {run.method} step also runs its draft's forwards, which this cost leaves out: the "
                      f"prediction is an upper bound")
-    if result["assumptions"].get("fits_in_memory") is False:
-        notes.append("the weights and caches do not fit one device: the time is that of reading them all once per "
-                     "step, as pipeline parallelism over several devices would")
+    a = result["assumptions"]
+    if a.get("fits_in_memory") is False:
+        weights = t.model.params * t.assumptions.bytes_per_value / 1e9
+        notes.append(f"a {t.model.size} model's weights alone are {weights:.0f} GB in bf16 and its caches more, so it "
+                     f"does not fit one {accelerator(t.device).label} ({a['memory'] / 1e9:.0f} GB){' at this batch' * (batch > 1)}: "
+                     f"the time is that of reading everything once per step, as pipeline parallelism over several "
+                     f"devices would, and Lookahead Parallelism (a whole model on every device) cannot run it")
     return {**result, "config": {k: setting[k] for k in ("window", "ngram", "guess")}, "note": "; ".join(notes)}
 
 
@@ -143,12 +147,32 @@ def break_even_batch(setting: dict, fed: float, compression: float, spread: list
         other, largest = "assumptions", max_batch
     c10, c90 = spread
     first = lambda speed: _first_below_one(batches, speed)  # noqa: E731
-    return {"predicted": first(compression / mid), "range": [first(c10 / high), first(c90 / low)],
+    predicted = first(compression / mid)
+    return {"predicted": predicted, "range": [first(c10 / high), first(c90 / low)],
             "range_parts": {"compression": [first(c10 / mid), first(c90 / mid)],
                             other: [first(compression / high), first(compression / low)]},
-            "largest_batch_tried": largest, "kind": "model",
+            "largest_batch_tried": largest, "kind": "model", "why": why_it_stops(t, fed, predicted),
             "meaning": "the smallest batch at which lookahead is predicted slower than greedy decoding of the same "
                        "batch; null: not below 1 up to largest_batch_tried; 1: slower even alone"}
+
+
+def why_it_stops(t: Target, fed: float, batch: int | None) -> dict | None:
+    """What bounds the two forwards at the batch where lookahead stops paying, by the roofline at its mid
+    assumptions: greedy's (1 token a sequence) and lookahead's (`fed` a sequence). `reason`: "lookahead crosses"
+    (greedy's forward is still memory-bound, lookahead's B x fed tokens are past the crossover: its extra tokens
+    now cost arithmetic), "both compute" (even greedy's is compute-bound), "neither compute" (both still memory-
+    or launch-bound: the extra tokens' own reads and the window's KV outweigh the compression), or "measured" (the
+    CPU's curves, no roofline). None where it never stops paying."""
+    if batch is None:
+        return None
+    if t.device == "cpu":
+        return {"reason": "measured", "batch": batch}
+    greedy = forward_seconds(t.device, t.model, 1, t.context, t.assumptions, batch)["bound"]
+    wide = forward_seconds(t.device, t.model, fed, t.context, t.assumptions, batch)["bound"]
+    reason = ("both compute" if greedy == "compute" else "lookahead crosses" if wide == "compute"
+              else "neither compute")
+    return {"reason": reason, "batch": batch, "greedy_bound": greedy, "lookahead_bound": wide,
+            "greedy_tokens": batch, "lookahead_tokens": batch * fed}
 
 
 def cost_curve(device, model, sizes, context: int = CONTEXT, a: Assumptions = ASSUME, batch: int = 1) -> list[dict]:

@@ -94,13 +94,15 @@ def _scenario(point: dict, device: str, size: str, label: str, source: str) -> d
 
 
 def _parallelism() -> dict:
-    """The default 7/4/7 (128-token bench) on one 7B A100 beside the widest swept window on a 70B A100, where one
-    device is far past its compute/memory crossover and dealing the step out over devices is what pays."""
+    """Both on a 7B model on A100 80GB devices (the paper ran Lookahead Parallelism on 7B and 13B models; every
+    device holds the whole model, so a scenario must fit one): the default 7/4/7 (128-token bench), memory-bound on
+    one device, beside the widest swept window, where one device is past its compute/memory crossover and dealing
+    the step out over devices is what pays."""
     default = next(b for b in benches() if (b["window"], b["ngram"], b["guess"], b["pool"]) == (7, 4, 7, "prompt"))
     wide = max((p for p in load_sweeps() if p["ngram"] == 5), key=lambda p: (p["window"], p["compression"]))
     return {"default": _scenario(default, "a100-80gb", "7B", "the default setting, 7/4/7",
                                  f"{default['file']} (128 new tokens)"),
-            "wide": _scenario(wide, "a100-80gb", "70B", f"the widest swept window, W={wide['window']} N=5",
+            "wide": _scenario(wide, "a100-80gb", "7B", f"the widest swept window, W={wide['window']} N=5",
                               f"assets/sweep-{wide['pool']}.json (64 new tokens)")}
 
 
@@ -144,7 +146,8 @@ def lab_page_data(curves: dict | None = None) -> dict:
                   [1..8], predicted_speedup [8], range [[low, high] x 8], range_parts [{compression, assumptions}
                   x 8], step_cost [8], tokens_per_device [8], bound [8], kind [8], fits_in_memory}}
     thresholds: assets/lab/thresholds.json as it is ({what, read_on, how_read, servers: [{server, setting,
-                applies_to, default, example_value, threshold_batch, rule, sources: [{url | repo + path, what}]}],
+                applies_to, status?, default, example_value, compares?, off_from_batch (the first batch at which the
+                example drafts nothing), rule, sources: [{url | repo + path, what}]}],
                 not_found})"""
     curves = lab_cpu_curves() if curves is None else curves
     gpu = {acc.name: {m.size: {str(b): _gpu_curve(acc, m, b) for b in BATCHES} for m in MODELS}
@@ -185,12 +188,22 @@ def _series(results: list[dict], per_batch: bool) -> dict:
 
 
 def _for_target(run, t, batches, devices, setting: dict, fed: float, band: list, draws) -> dict:
-    by_devices = [predict_run(run, t.device, t.model.size, k, t=t, draws=draws) for k in devices]
+    """One device x model size. A model that does not fit one device gets no Lookahead Parallelism (every device
+    would hold the whole model), and its batch-1 figure is the pipeline reading `predict_run` notes; a model that
+    fits gets only the batches whose caches fit beside it."""
+    alone = predict_run(run, t.device, t.model.size, 1, t=t, draws=draws)
+    fits = alone["assumptions"].get("fits_in_memory", True)
+    devices = list(devices) if fits else [1]
+    by_devices = [alone] + [predict_run(run, t.device, t.model.size, k, t=t, draws=draws) for k in devices[1:]]
     by_batch = [predict_run(run, t.device, t.model.size, 1, batch=b, t=t, draws=draws) for b in batches]
+    fitting = [b for b, r in zip(batches, by_batch) if r["assumptions"].get("fits_in_memory", True)]
+    if fits and len(fitting) < len(batches):
+        by_batch, batches = by_batch[: len(fitting)], fitting
     even = break_even_batch(setting, fed, run.parallel.compression, band, t)
-    fits = [b for b, r in zip(batches, by_batch) if r["assumptions"].get("fits_in_memory", True)]
-    return {"devices": list(devices), "by_devices": _series(by_devices, False), "batches": list(batches),
-            "by_batch": _series(by_batch, True), "fits_in_memory_up_to_batch": max(fits, default=None),
+    return {"devices": devices, "by_devices": _series(by_devices, False), "batches": list(batches),
+            "by_batch": _series(by_batch, True), "fits_in_memory": fits,
+            "fits_in_memory_up_to_batch": max(fitting, default=None),
+            "notes": [n for n in alone["note"].split("; ") if n],
             "break_even_batch": {k: v for k, v in even.items() if k not in ("meaning", "kind")}}
 
 
@@ -199,12 +212,16 @@ def lab_run_data(run) -> dict:
     batch on one device, and the batch at which lookahead stops paying; the CPU (135M) at its measured batches.
     The same numbers `lade lab --run RUN --json` prints, rounded.
 
-    schema, version: "lade-explorer/lab-run", 1;  kind; note (why a GPU figure is a model); break_even_meaning;
-    range_method (how the compression part was drawn)
+    schema, version: "lade-explorer/lab-run", 1;  kind; break_even_meaning; range_method (how the compression
+    part was drawn)
     run: {model, dtype, compression (tokens per step), compression_range [p10, p90], tokens_fed (mean per step),
           steps, context (mean KV position), config: {window, ngram, guess}}
     predictions: {device id | "cpu": {size: {
-        devices: [1..8] (cpu: [1]),  batches: [1, 2, ..., 256] (cpu: the measured ones),
+        devices: [1..8] (cpu, or a model that does not fit one device: [1]),
+        batches: [1, 2, ..., 256] (cpu: the measured ones; a model that fits: those whose caches fit too),
+        fits_in_memory: whether the weights and one sequence's cache fit one device (false: the batch-1 figure
+                        reads the weights once per step, as pipeline parallelism over several devices would),
+        notes: [every caveat of the prediction, each a sentence without its full stop],
         by_devices: {predicted_speedup, low, high, compression_low, compression_high, assumptions_low,
                      assumptions_high (cpu: measurement_low, measurement_high, null where not recorded),
                      step_cost, bound ("memory" | "compute" | "overhead" | "measured"), tokens_per_device},
@@ -232,7 +249,7 @@ def lab_run_data(run) -> dict:
                            "batched_source": cpu.curves["batched"] and cpu.curves["batched"]["source"]}}
     some = predict_run(run, "h100", "7B", t=run_target(run, "h100", "7B"))
     return {"schema": SCHEMA_RUN, "version": VERSION, "kind": "model (k > 1 devices: simulation)",
-            "note": some["note"].split("; ")[0], "break_even_meaning": break_even_batch.__doc__.split(" (")[0],
+            "break_even_meaning": break_even_batch.__doc__.split(" (")[0],
             "range_method": some["range_method"],
             "run": {"model": run.model, "dtype": run.dtype, "compression": r4(run.parallel.compression),
                     "compression_range": r4(band), "tokens_fed": r4(fed), "steps": len(steps),
