@@ -7,7 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from lade_core.measure import calibrate, machine
+from lade_core import machine
+from lade_core.measure import calibrate
 
 
 def _curve(points=((1, 0.05), (8, 0.06), (64, 0.15)), ident=None):
