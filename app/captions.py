@@ -145,17 +145,30 @@ def facts(run: RunTrace) -> dict:
         "parses": {True: "parses", False: "does not parse", None: "is not there"}[parses],
         "window_pct": round(100 * sum(1 for s in p.steps[1:] if s.window) / max(len(p.steps) - 1, 1)),
         "mean_fed": round(statistics.fmean(s.n_input for s in p.steps[1:]), 1) if len(p.steps) > 1 else 0.0,
-        **jacobi_tally(run), "lanes_summary": lanes_summary(run),
+        **jacobi_tally(run), "lanes_summary": lanes_summary(run), "main_name": lane_name(run.method, run.config),
     }
 
 
 METHOD_NAMES = {"lookahead": "lookahead", "jacobi": "Jacobi decoding", "pld": "prompt lookup", "early-exit": "early exit",
                 "draft": "the draft model"}
+POOL_WORDS = {"paper": "the paper's lookahead (its window's n-grams only)",
+              "output": "lookahead (its window's n-grams and the answer's)",
+              "prompt": "lookahead (its window's n-grams and the prompt's)"}
+
+
+def lane_name(method: str, config) -> str:
+    """A lane's method in words, naming what its candidates come from: a lookahead lane that also verifies prompt
+    lookup's copies is a hybrid and is called one."""
+    if method != "lookahead":
+        return METHOD_NAMES.get(method, method)
+    if config.lookup:
+        return "lookahead with prompt lookup's copies among its candidates"
+    return POOL_WORDS[config.pool]
 
 
 def lanes_summary(run: RunTrace) -> str:
     """The race's other lanes in words: each one's tokens per step, and whether every text equals greedy's."""
-    parts = [f"{METHOD_NAMES.get(lane.method, lane.method)} {lane.run.compression:.2f}" for lane in run.lanes]
+    parts = [f"{lane_name(lane.method, lane.config)} {lane.run.compression:.2f}" for lane in run.lanes]
     same = all(m.tokens == run.baseline.tokens for m in (run.parallel, *(lane.run for lane in run.lanes)))
     texts = ("every text identical to greedy's" if same else "the texts differ") if run.sampling.greedy else \
         "each lane samples its own text"

@@ -28,7 +28,7 @@ PLAY = "Play with it"
 # The questions' options, as the page must label them (a change on the page fails the walk here, not silently).
 OPTIONS = {ONE_TOKEN: ["5", "10", "20"], JACOBI: ["1", "2", "3 or more"], WINDOW: ["0 or 1", "2 to 3", "4 or more"],
            POOL: ["none", "1 to 3", "4 or more"], VERIFY: ["1", "2", "3 or more"],
-           RELATIVES: ["lookahead", "prompt lookup", "early exit"], MASK: ["under 20", "20 to 40", "over 40"],
+           RELATIVES: ["none", "1 to 3", "4 or more"], MASK: ["under 20", "20 to 40", "over 40"],
            SPEED: ["yes", "no"]}
 
 
@@ -271,21 +271,48 @@ def _speed(run, k, step, lab):
     return out
 
 
+LANE_NAMES = {"lookahead": "lookahead", "lookahead+pld": "lookahead + prompt lookup", "jacobi": "jacobi",
+              "pld": "prompt lookup", "early-exit": "early exit", "draft": "draft model"}
+
+
+def lane_kind(lane) -> str:
+    """A lane's method, or "lookahead+pld" for a lookahead lane that also verifies prompt lookup's copies."""
+    return "lookahead+pld" if lane.method == "lookahead" and lane.config.lookup else lane.method
+
+
 def _relatives(run, k, step, lab):
-    # "X wrote T tokens per step" for each method beside greedy; "All N texts are identical to greedy's"; "only R% of
-    # its [the early-exit lane's] draft tokens were kept, and it ran at S x greedy's speed"
-    lanes = [(lane.method, lane.run) for lane in run.all_lanes]
-    out = {f"tps_{method}": len(r.tokens) / len(r.steps) for method, r in lanes}
-    if run.sampling.temperature == 0 and all(r.tokens == run.baseline.tokens for _, r in lanes):
+    # "X wrote T tokens per step" for each method beside greedy; "All N texts are identical to greedy's"; "Fewest
+    # steps: NAME, S for X, ..."; "Fastest on the clock: NAME, at V x greedy's speed" (or "A and B were about as
+    # fast (V x and W x ...)" when the two fastest are within the noise band); where prompt lookup needed the fewest
+    # and a plain lookahead lane raced: "up to K tokens at a time ... at most N - 1 guessed tokens"; "only R% of its
+    # [the early-exit lane's] draft tokens were kept, and it ran at S x greedy's speed"
+    lanes = list(run.all_lanes)
+    out = {f"tps_{lane_kind(lane)}": len(lane.run.tokens) / len(lane.run.steps) for lane in lanes}
+    if run.sampling.temperature == 0 and all(lane.run.tokens == run.baseline.tokens for lane in lanes):
         out["identical_lanes"] = len(lanes) + 1
-    early = next((r for method, r in lanes if method == "early-exit"), None)
+    fewest = min(lanes, key=lambda lane: len(lane.run.steps))
+    out["fewest"] = LANE_NAMES[lane_kind(fewest)]
+    out.update({f"steps_{lane_kind(lane)}": len(lane.run.steps) for lane in lanes})
+    greedy_s = sum(map(seconds, run.baseline.steps))
+    speed = {id(lane): greedy_s / max(sum(map(seconds, lane.run.steps)), 1e-9) for lane in lanes}
+    ranked = sorted(lanes, key=lambda lane: -speed[id(lane)])
+    noise = (lab or {}).get("noise", {}).get("ratio", 1)
+    if len(ranked) > 1 and speed[id(ranked[0])] / speed[id(ranked[1])] <= noise:
+        out.update(fastest=f"{LANE_NAMES[lane_kind(ranked[0])]} and {LANE_NAMES[lane_kind(ranked[1])]}",
+                   fastest_speed=speed[id(ranked[0])], second_speed=speed[id(ranked[1])])
+    else:
+        out.update(fastest=LANE_NAMES[lane_kind(ranked[0])], fastest_speed=speed[id(ranked[0])])
+    plain = next((lane for lane in lanes if lane_kind(lane) == "lookahead"), None)
+    if lane_kind(fewest) == "pld" and plain is not None:
+        out.update(pld_tokens=fewest.draft.tokens, la_candidate=plain.config.ngram - 1)
+    early = next((lane.run for lane in lanes if lane.method == "early-exit"), None)
     if early is not None:
         offered = kept_all = 0
         for s in decoding_steps(early):
             offered += len({tuple(c[: i + 1]) for c in s.candidates for i in range(len(c))})
             kept_all += kept(s)
         out["early_exit_rate"] = f"{int(100 * kept_all / offered + 0.5) if offered else 0}%"
-        out["early_exit_speed"] = sum(map(seconds, run.baseline.steps)) / max(sum(map(seconds, early.steps)), 1e-9)
+        out["early_exit_speed"] = greedy_s / max(sum(map(seconds, early.steps)), 1e-9)
     return out
 
 
@@ -324,10 +351,14 @@ def answer(chapter: str, run: RunTrace, k: int, lab: dict | None = None) -> tupl
     if chapter == POOL:  # "How many candidates will the next step's lookup find?" none, 1 to 3, 4 or more
         n = len(nxt.candidates)
         return (0 if n == 0 else 1 if n <= 3 else 2), k + 1
-    if chapter == RELATIVES:  # "Which method needed the fewest steps for this answer?" (the first of equals)
-        steps = {lane.method: len(lane.run.steps) for lane in run.all_lanes}
-        counts = [steps.get(m, float("inf")) for m in ("lookahead", "pld", "early-exit")]
-        return counts.index(min(counts)), k
+    if chapter == RELATIVES:  # "In how many of prompt lookup's steps did it accept more tokens than a lookahead
+        # step ever can (N)?" none, 1 to 3, 4 or more; N is the plain lookahead lane's
+        pld = next((lane for lane in run.all_lanes if lane_kind(lane) == "pld"), None)
+        plain = next((lane for lane in run.all_lanes if lane_kind(lane) == "lookahead"), None)
+        if pld is None or plain is None:
+            return -1, k
+        n = sum(len(s.accepted) > plain.config.ngram for s in pld.run.steps)
+        return (0 if n == 0 else 1 if n <= 3 else 2), k
     if chapter == MASK:  # "How many tokens will the next step feed to the model?" under 20, 20 to 40, over 40
         n = 1 if nxt.kind in ("prefill", "autoregressive") else tokens_fed(nxt, len(run.prompt_ids))
         return (0 if n < 20 else 1 if n <= 40 else 2), k + 1

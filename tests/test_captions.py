@@ -91,3 +91,20 @@ def test_faster_or_slower_only_when_every_measurement_agrees(name):
     assert captions.verdict(run) == expected
     if "on_cpu" in fields(name):
         assert expected in gallery.caption(name)
+
+
+def test_the_lessons_race_runs_the_papers_lookahead_and_a_hybrid_is_named_one():
+    """Chapter 6 says lookahead's guesses come from the model itself, yet its race ran lookahead with prompt
+    lookup's copies among its candidates (`--lookup 10`): 48 of 50 accepted draft tokens were copies. The race the
+    lesson shows runs the paper's method (no copies, the window's n-grams only), and a caption over a hybrid lane
+    (tests/fixtures/hybrid-race.json, that recording) names it one."""
+    from lade_core import parse_run
+    from lade_core.paths import ROOT
+
+    race = gallery.load(gallery.by_role("race"))
+    lookahead = [lane for lane in race.all_lanes if lane.method == "lookahead"]
+    assert lookahead and all(lane.config.lookup == 0 and lane.config.pool == "paper" for lane in lookahead)
+    assert not any(s.copied for lane in lookahead for s in lane.run.steps)
+    assert "the paper's lookahead (its window's n-grams only)" in gallery.caption(gallery.by_role("race"))
+    hybrid = parse_run((ROOT / "tests" / "fixtures" / "hybrid-race.json").read_bytes())
+    assert captions.facts(hybrid)["main_name"] == "lookahead with prompt lookup's copies among its candidates"

@@ -345,3 +345,29 @@ def test_the_stage_follows_the_servers_messages(chromium, exports):
     assert pulls[0] == ["live-x", None] and pulls[1][0] == "live-x" and pulls[1][1]["parallel"] >= 1
     page.close()
 
+
+
+def test_a_hybrid_lane_is_named_and_its_copies_labelled(chromium, tmp_path):
+    """Chapter 6's race ran lookahead with prompt lookup's copies among its candidates (48 of its 50 accepted draft
+    tokens were copies), while the page called it lookahead and the copy "a candidate from the pool". A lookahead
+    lane with copied candidates (tests/fixtures/hybrid-race.json, that recording) is named "Lookahead + prompt
+    lookup" everywhere, and a step won by a copy says so in the verification view, counted apart from the pool's."""
+    from lade_core.paths import ROOT
+
+    run = parse_run((ROOT / "tests" / "fixtures" / "hybrid-race.json").read_bytes())
+    assert run.config.lookup > 0
+    won = next(s for s in run.parallel.steps if s.copied and s.winner >= len(s.candidates) - s.copied)
+    path = tmp_path / "hybrid.html"
+    path.write_text(render_html(run, "hybrid-race"), encoding="utf-8")
+    page = open_export(chromium, path)
+    go(page, won.index)
+    verify = page.inner_text("#verify-view")
+    pooled = len(won.candidates) - won.copied
+    assert f"{pooled} candidate{'s' * (pooled != 1)} from the pool" in verify, verify
+    assert f"{won.copied} cop{'y' if won.copied == 1 else 'ies'} of the text by prompt lookup" in verify, verify
+    assert "Prompt lookup's copy matched" in verify and "not the paper's method" in verify
+    assert page.locator("#verify-view tr.copied").count() >= 2
+    assert "Lookahead + prompt lookup" in page.inner_text("#relatives-view")
+    assert "Lookahead + prompt lookup" in page.inner_text("#counter")
+    assert page.errors == []
+    page.close()

@@ -128,6 +128,9 @@ const LadeDom = (() => {
   /** Text only screen readers read. @param {...any} children */
   const sr = (...children) => h("span", { class: "sr-only" }, ...children);
 
-  return { COLORS, h, fill, cellText, proseText, tok, plural, fmt, pct, maskBits, memo, scroller, sr };
+  /** The kind of a lookahead lane that also verifies prompt lookup's copies: a hybrid, named as one everywhere. */
+  const HYBRID = "lookahead+pld";
+
+  return { COLORS, h, fill, cellText, proseText, tok, plural, fmt, pct, maskBits, memo, scroller, sr, HYBRID };
 })();
 window.Lade.dom = LadeDom;

@@ -95,11 +95,53 @@ const LadeLessonExtras = (() => {
     return out;
   }
 
+  /** Where this race's lookahead lanes get their candidates, in words chosen by their settings. @param {Run} run */
+  function lookaheadSource(run) {
+    const la = run.lanes().filter((l) => l.method === "lookahead");
+    const config = (/** @type {string} */ id) => run.settings(id).config;
+    if (la.some((l) => l.kind === Lade.dom.HYBRID)) {
+      return "This race's lookahead lane also verifies prompt lookup's copies of the text: it is a hybrid (named " +
+        "“Lookahead + prompt lookup” here), and the verification view labels its copied candidates.";
+    }
+    const pools = new Set(la.map((l) => config(l.id).pool));
+    if (pools.size === 1 && pools.has("paper")) {
+      return "Lookahead needs neither: its guesses come from the model itself (this race's lookahead keeps only its " +
+        "window's n-grams, the paper's plain method), so it works on any checkpoint unchanged.";
+    }
+    return "Lookahead needs neither: its guesses come from the model itself and from n-grams of the text it has read (this " +
+      `race's pool also takes the ${[...pools].filter((p) => p !== "paper").map((p) => (p === "prompt" ? "prompt's" : "answer's")).join(" and ")}).`;
+  }
+
+  /** Who needed the fewest steps and who was fastest on the clock, and why, for the race on screen.
+   * @param {Run} run @param {LessonContext} ctx @param {typeof Lade.lesson.fact} fact @param {typeof Lade.lesson.P} P */
+  function raceVerdict(run, ctx, fact, P) {
+    const others = run.lanes().filter((l) => l.id !== "baseline");
+    const name = (/** @type {any} */ l) => run.laneName(l.id).toLowerCase();
+    const fewest = others.reduce((a, b) => (b.run.steps.length < a.run.steps.length ? b : a));
+    const speed = (/** @type {any} */ l) => run.time("baseline") / Math.max(run.time(l.id), 1e-9);
+    const bySpeed = [...others].sort((a, b) => speed(b) - speed(a));
+    const noise = ctx.lab && ctx.lab.noise ? ctx.lab.noise.ratio : 1;
+    const tie = bySpeed.length > 1 && speed(bySpeed[0]) / speed(bySpeed[1]) <= noise;
+    const out = [P("Fewest steps: ", fact("fewest", name(fewest)), ", ", others.map((l, i) => [i ? ", " : "", fact(`steps_${l.kind}`, l.run.steps.length),
+      ` for ${name(l)}`]), `, against ${run.baseline.steps.length} for greedy. `,
+      tie ? ["On the clock ", fact("fastest", `${name(bySpeed[0])} and ${name(bySpeed[1])}`), " were about as fast (", fact("fastest_speed", fmt(speed(bySpeed[0]))),
+        "x and ", fact("second_speed", fmt(speed(bySpeed[1]))), `x greedy's speed; two greedy runs of one prompt differ by up to ${Math.round(100 * (noise - 1))}%).`]
+        : ["Fastest on the clock: ", fact("fastest", name(bySpeed[0])), ", at ", fact("fastest_speed", fmt(speed(bySpeed[0]))), "x greedy's speed."])];
+    const pld = others.find((l) => l.kind === "pld"), plain = others.find((l) => l.kind === "lookahead");
+    if (fewest === pld && plain) {
+      const K = run.settings(pld.id).draft.tokens;
+      out.push(P("Why: the answer repeats the prompt, and prompt lookup copies it, up to ", fact("pld_tokens", K), " tokens at a time, ",
+        "while a lookahead candidate is at most ", fact("la_candidate", run.settings(plain.id).config.ngram - 1), " guessed tokens (N − 1). Where the answer is ",
+        "new text, prompt lookup finds only what the text already holds, and lookahead's window is what guesses ahead."));
+    }
+    return out;
+  }
+
   /** The relatives chapter: why lookahead needs no draft model, on a race of one prompt across the methods. @type {Chapter} */
   const relatives = {
     title: "Why not a draft model?", role: "race", focus: ["relatives-view", "progress-plot"],
     start: [{ rule: "the race's last step", at: (run) => run.lastStep() }],
-    text: (run) => {
+    text: (run, k, ctx) => {
       const fact = Lade.lesson.fact, P = Lade.lesson.P, others = run.lanes().filter((l) => l.id !== "baseline");
       const rate = (/** @type {string} */ id) => (run.d.metrics && run.d.metrics[id] ? run.d.metrics[id].draft_acceptance_rate : 0);
       const same = run.greedy && run.lanes().every((l) => l.run.tokens.join() === run.baseline.tokens.join());
@@ -107,12 +149,13 @@ const LadeLessonExtras = (() => {
         "in one pass, as lookahead's verification branch does. But a ", Lade.notes.term("draft model"), " is a second model to choose, ",
         "hold in memory and run: usually a smaller one of the same family with the same tokenizer. An off-the-shelf one works without ",
         "retraining; one trained toward the large model has more of its guesses kept. ",
-        Lade.notes.term("prompt lookup"), " needs no second model, but only helps when the answer copies the prompt. Lookahead needs ",
-        "neither: its guesses come from the model itself, so it works on any checkpoint unchanged."),
+        Lade.notes.term("prompt lookup"), " needs no second model, but only helps where the answer repeats the prompt or itself. ",
+        lookaheadSource(run)),
       P(`Here one prompt, whose answer copies code it was given, was raced on one clock on ${run.t.device}: `,
         others.map((l, i) => [i ? (i === others.length - 1 ? " and " : ", ") : "", run.laneName(l.id).toLowerCase(), " wrote ",
-          fact(`tps_${l.method}`, fmt(run.compression(l.id))), " tokens per step"]),
-        `, against 1 for greedy decoding. `, same ? ["All ", fact("identical_lanes", run.lanes().length), " texts are identical to greedy's."] : "")];
+          fact(`tps_${l.kind}`, fmt(run.compression(l.id))), " tokens per step"]),
+        `, against 1 for greedy decoding. `, same ? ["All ", fact("identical_lanes", run.lanes().length), " texts are identical to greedy's."] : ""),
+      ...raceVerdict(run, ctx, fact, P)];
       const early = others.find((l) => l.method === "early-exit");
       if (early) {
         out.push(P("The early-exit draft is this model's own first layers with its output head: no extra weights, but this model ",
@@ -123,15 +166,17 @@ const LadeLessonExtras = (() => {
       }
       return out;
     },
-    predict: { question: "Which method needed the fewest steps for this answer?", options: ["lookahead", "prompt lookup", "early exit"],
-      answer: (run) => {
-      const names = ["lookahead", "pld", "early-exit"], steps = names.map((m) => {
-        const lane = run.lanes().find((l) => l.method === m);
-        return lane ? lane.run.steps.length : Infinity;
-      });
-      const best = steps.indexOf(Math.min(...steps));
-      return { option: best, text: `${["lookahead", "prompt lookup", "early exit"][best]}: ` + names.map((m, i) =>
-        Number.isFinite(steps[i]) ? `${["lookahead", "prompt lookup", "early exit"][i]} ${steps[i]} steps` : "").filter(Boolean).join(", ") + "." };
+    predict: { question: "In how many of prompt lookup's steps did it accept more tokens than a lookahead step ever can (N)?",
+      options: ["none", "1 to 3", "4 or more"],
+      answer: (run, k) => {
+        const pld = run.lanes().find((l) => l.kind === "pld"), plain = run.lanes().find((l) => l.kind === "lookahead");
+        if (!pld || !plain) return { option: -1, text: "this run races no prompt lookup lane beside the paper's lookahead.", step: k };
+        const N = run.settings(plain.id).config.ngram, steps = pld.run.steps;
+        const longer = steps.filter((s) => s.accepted.length > N).length;
+        const most = Math.max(...steps.map((s) => s.accepted.length));
+        return { option: longer === 0 ? 0 : longer <= 3 ? 1 : 2, step: k,
+          text: `${longer} of its ${steps.length} steps accepted more than N = ${N} tokens (at most ${most} in one step), ` +
+            `while a lookahead step accepts at most N: ${N - 1} guessed tokens and the model's own next one.` };
       } },
   };
 

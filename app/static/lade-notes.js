@@ -77,7 +77,8 @@ const LadeNotes = (() => {
     const ratio = run.meanStep("baseline") > 0 ? run.meanStep("parallel") / run.meanStep("baseline") : 0;
     const speedup = run.time("parallel") > 0 ? run.time("baseline") / run.time("parallel") : 0;
     const plain = run.greedy ? "greedy" : "plain sampling";
-    const fed = run.method === "jacobi" ? c.window + 1 : run.method === "lookahead" ? 1 + (c.window + c.guess) * (c.ngram - 1) : Math.ceil(run.meanFed());
+    const fed = run.method === "jacobi" ? c.window + 1 : run.method === "lookahead"
+      ? 1 + (c.window + c.guess) * (c.ngram - 1) + 2 * (c.lookup || 0) : Math.ceil(run.meanFed());
     const flat = lab && lab.cpu ? Lade.lab.flatUpTo(Lade.lab.cpuPoints(lab)) : null;
     return h("div", { class: "honest", dataset: { compression: fmt(compression), ratio: fmt(ratio), speedup: fmt(speedup) } },
       h("b", {}, "An honest note on speed. "),

@@ -9,7 +9,7 @@ const LadeRun = (() => {
   const Lade = /** @type {LadeNamespace} */ (window.Lade);
   const PARALLEL = "parallel", BASELINE = "baseline";
   const METHOD_NAMES = { lookahead: "Lookahead", jacobi: "Jacobi", pld: "Prompt lookup", "early-exit": "Early exit",
-    draft: "Draft model" };
+    draft: "Draft model", [Lade.dom.HYBRID]: "Lookahead + prompt lookup" };
 
   class Run {
     /** @param {Payload} payload @param {string} handle */
@@ -43,14 +43,26 @@ const LadeRun = (() => {
       return `“${words}${this.t.prompt.trim().split(/\s+/).length > 8 ? " …" : ""}”`;
     }
 
-    /** The lanes of the race, the step views' method first: [{id, method, run}]. */
+    /** The lanes of the race, the step views' method first: [{id, method, kind, run}]. `kind` is the method, or
+     * `Lade.dom.HYBRID` for a lookahead lane that also verifies prompt lookup's copies (`config.lookup` > 0). */
     lanes() {
+      const kind = (/** @type {string} */ method, /** @type {any} */ config) =>
+        method === "lookahead" && config && config.lookup > 0 ? Lade.dom.HYBRID : method;
       return this.once("lanes", () => [
-        { id: PARALLEL, method: this.method, run: this.t.parallel },
-        { id: BASELINE, method: this.greedy ? "greedy" : "sampling", run: this.t.baseline },
-        ...(this.t.lanes || []).map((lane, i) => ({ id: `lane${i}`, method: lane.method, run: lane.run })),
+        { id: PARALLEL, method: this.method, kind: kind(this.method, this.t.config), run: this.t.parallel },
+        { id: BASELINE, method: this.greedy ? "greedy" : "sampling", kind: this.greedy ? "greedy" : "sampling", run: this.t.baseline },
+        ...(this.t.lanes || []).map((lane, i) => ({ id: `lane${i}`, method: lane.method, kind: kind(lane.method, lane.config), run: lane.run })),
       ]);
     }
+
+    /** A lane's settings: its lookahead `config` and its `draft` (the main lane's are the run's). @param {string} lane */
+    settings(lane) {
+      const raced = lane.startsWith("lane") ? (this.t.lanes || [])[+lane.slice(4)] : null;
+      return raced ? { config: raced.config, draft: raced.draft } : { config: this.t.config, draft: this.t.draft };
+    }
+
+    /** Whether this step's candidate c is one prompt lookup copied (the last `step.copied` of them). @param {Step} step @param {number} c */
+    isCopy(step, c) { return c >= step.candidates.length - (step.copied || 0); }
 
     /** @param {string} lane */
     lane(lane) {
@@ -61,10 +73,10 @@ const LadeRun = (() => {
 
     /** @param {string} lane */
     laneName(lane) {
-      const method = (this.lanes().find((l) => l.id === lane) || { method: lane }).method;
-      if (method === "greedy") return "Greedy";
-      if (method === "sampling") return "Sampling";
-      return METHOD_NAMES[method] || method;
+      const kind = (this.lanes().find((l) => l.id === lane) || { kind: lane }).kind;
+      if (kind === "greedy") return "Greedy";
+      if (kind === "sampling") return "Sampling";
+      return Object.hasOwn(METHOD_NAMES, kind) ? METHOD_NAMES[kind] : kind;
     }
 
     /** @param {number} id */

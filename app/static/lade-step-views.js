@@ -164,11 +164,12 @@ const LadeStepViews = (() => {
     const predCells = pred.map((t, i) => h("td", { class: `pred ${won && i === m && bonus ? "bonus" : ""}`,
       title: i === 0 ? "the model's token after x" : `the model's token after draft token ${i - 1}` },
       won && i === m && bonus ? h("b", { class: "icon", "aria-hidden": "true" }, "+") : null, tok(run, t)));
-    const name = step.kind === "jacobi" ? "the guess block" : `candidate ${c + 1}`;
-    return [h("tr", { class: won ? "winner" : "", dataset: { link: `cand:${c}` } },
+    const copy = run.isCopy(step, c);
+    const name = step.kind === "jacobi" ? "the guess block" : copy ? "prompt lookup's copy" : `candidate ${c + 1}`;
+    return [h("tr", { class: `${won ? "winner" : ""}${copy ? " copied" : ""}`, dataset: { link: `cand:${c}` } },
       h("th", { rowspan: 2, scope: "rowgroup" }, won ? "★ " : "", name, h("br"), h("span", { class: "muted" }, `${m} of ${cand.length} matched`)),
       h("td", { class: "muted" }, "draft"), pad(guessCells, width), h("td", {})),
-    h("tr", { class: won ? "winner" : "", dataset: { link: `cand:${c}` } }, h("td", { class: "muted" }, "model says"), pad(predCells, width + 1))];
+    h("tr", { class: `${won ? "winner" : ""}${copy ? " copied" : ""}`, dataset: { link: `cand:${c}` } }, h("td", { class: "muted" }, "model says"), pad(predCells, width + 1))];
   }
 
   /** @param {Run} run @param {Step} step */
@@ -177,7 +178,7 @@ const LadeStepViews = (() => {
     const chips = step.accepted.map((t, i) => h("span", { class: `chip ${i < kept ? "right" : "bonus"}`,
       title: i < kept ? "a draft token the model agreed with" : step.draws.length ? "drawn by the model" : "the model's own next token" },
       h("b", { class: "icon", "aria-hidden": "true" }, i < kept ? "✓" : "+"), tok(run, t, "", 14)));
-    const from = step.kind === "jacobi" ? "guess block" : "winning candidate";
+    const from = step.kind === "jacobi" ? "guess block" : run.isCopy(step, step.winner) ? "copy prompt lookup made of the text" : "winning candidate";
     const parts = [kept ? `${kept} from the ${from}` : null, bonus ? (step.draws.length ? "1 drawn by the model" : "the model's own next token") : null]
       .filter(Boolean);
     const cut = !bonus ? " The run ended inside the match (end of text or of the token budget), so no bonus token follows." : "";
@@ -201,7 +202,7 @@ const LadeStepViews = (() => {
   function verifySummary(run, step) {
     const g = step.candidates.length, jacobi = step.kind === "jacobi";
     const outcome = step.winner >= 0
-      ? `${jacobi ? "The guess block" : `Candidate ${step.winner + 1}`} matched ${plural(step.match_lengths[step.winner], "token")}`
+      ? `${jacobi ? "The guess block" : run.isCopy(step, step.winner) ? "Prompt lookup's copy" : `Candidate ${step.winner + 1}`} matched ${plural(step.match_lengths[step.winner], "token")}`
       : jacobi ? "The block's first guess did not match" : "No candidate matched";
     return `Step ${step.index} checked ${jacobi ? "the guess block" : plural(g, "candidate")}. ${outcome}; the step emitted ` +
       `${plural(step.accepted.length, "token")}.`;
@@ -215,9 +216,12 @@ const LadeStepViews = (() => {
         step.accepted.length ? tok(run, step.accepted[0]) : "", ".")));
     }
     const g = step.candidates.length, jacobi = step.kind === "jacobi";
+    const copied = step.copied || 0;
     const source = jacobi ? "; the guess block is verified as the step's one candidate, in the same forward pass."
-      : run.method === "lookahead" ? `; ${plural(g, "candidate")} from the pool (at most G=${step.guess}` +
-        `${step.guess !== run.config.guess ? `, adaptive: the run's G is ${run.config.guess}` : ""}).`
+      : run.method === "lookahead" ? `; ${plural(g - copied, "candidate")} from the pool (at most G=${step.guess}` +
+        `${step.guess !== run.config.guess ? `, adaptive: the run's G is ${run.config.guess}` : ""})` +
+        (copied ? ` and ${plural(copied, "copy", "copies")} of the text by prompt lookup (up to ${run.config.lookup} tokens; ` +
+          "this run is lookahead with prompt lookup's candidates, not the paper's method)." : ".")
         : `; ${plural(g, "draft")} from ${DRAFTS[run.method] || "the drafter"}.`;
     const head = muted(`Step ${step.index}: x = `, tok(run, step.input_token), source, k > step.index ? ` The run finished at step ${step.index}.` : "");
     if (!g) {

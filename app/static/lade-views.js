@@ -138,6 +138,7 @@ const LadeViews = (() => {
   const NEEDS = {
     greedy: "nothing: one token per forward pass", sampling: "nothing: one token per forward pass",
     lookahead: "nothing but the model (its own guesses and the n-grams it keeps)",
+    [Lade.dom.HYBRID]: "nothing but the model; where the answer repeats the text, prompt lookup's copies of it as extra candidates",
     jacobi: "nothing but the model (its own guesses)",
     pld: "an answer that copies the prompt or the text",
     "early-exit": "the model's own first layers (no extra weights; a model trained to exit early has more of its guesses kept)",
@@ -149,8 +150,8 @@ const LadeViews = (() => {
     const rows = run.lanes().map((lane) => {
       const x = m[lane.id], n = run.lane(lane.id).tokens.length, ms = n ? (1000 * run.time(lane.id)) / n : 0;
       const same = run.greedy && !run.running(lane.id) ? (lane.run.tokens.join() === run.baseline.tokens.join() ? "✓ identical" : "≠ differs") : "–";
-      return h("tr", { class: `lane-${lane.id}`, dataset: { lane: lane.method } }, h("th", { scope: "row" }, run.laneName(lane.id)),
-        h("td", { class: "needs" }, NEEDS[lane.method] || ""), h("td", {}, fmt(run.compression(lane.id))),
+      return h("tr", { class: `lane-${lane.id}`, dataset: { lane: lane.kind } }, h("th", { scope: "row" }, run.laneName(lane.id)),
+        h("td", { class: "needs" }, Object.hasOwn(NEEDS, lane.kind) ? NEEDS[lane.kind] : ""), h("td", {}, fmt(run.compression(lane.id))),
         h("td", {}, x ? fmt(x.mean_acceptance_length) : "–"), h("td", {}, x ? `${Math.round(100 * x.draft_acceptance_rate)}%` : "–"),
         h("td", {}, x ? fmt(x.drafted_per_step, 1) : "–"), h("td", {}, fmt(ms, 1)),
         h("td", {}, run.time(lane.id) > 0 ? `${fmt(run.time("baseline") / run.time(lane.id))}x` : "–"), h("td", {}, same));

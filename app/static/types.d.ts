@@ -10,16 +10,17 @@ interface Step {
   window: number; ngram: number; guess: number; tree: boolean;
   levels_before: number[][]; new_level: number[]; candidates: number[][]; predictions: number[][];
   match_lengths: number[]; winner: number; ngrams_added: number[][]; ngrams_evicted: number[][]; pool_size: number;
-  draws: Draw[];
+  draws: Draw[]; copied?: number; draft_passes?: number;
 }
 interface Draw { candidate: number; position: number; token: number; prob: number; uniform: number; accepted: boolean; residual_mass: number }
 interface MethodRun { tokens: number[]; steps: Step[]; wall_s: number; stop_reason: string }
-interface Lane { method: string; run: MethodRun; [setting: string]: any }
+interface DraftSettings { tokens: number; match: number; exit_layer: number; draft_model: string }
+interface Lane { method: string; run: MethodRun; config: Trace["config"]; draft: DraftSettings }
 interface Trace {
   prompt: string; prompt_ids: number[]; model: string; device: string; dtype: string; vocab_size: number; context: number;
-  method: string; config: { window: number; ngram: number; guess: number; pool: string; tree: boolean; adaptive: boolean; window_seed: number };
+  method: string; config: { window: number; ngram: number; guess: number; pool: string; tree: boolean; adaptive: boolean; window_seed: number; lookup: number };
   sampling: { temperature: number; top_k: number; top_p: number; sample_seed: number };
-  max_new_tokens: number; parallel: MethodRun; baseline: MethodRun; lanes?: Lane[];
+  max_new_tokens: number; parallel: MethodRun; baseline: MethodRun; lanes?: Lane[]; draft: DraftSettings;
   token_text: Record<string, string>; title: string; recorded_at: string;
 }
 /** A step layout's data for the mask view (payload.Deriver._layout_row). */
