@@ -292,7 +292,7 @@ def _relatives(run, k, step, lab):
         out["identical_lanes"] = len(lanes) + 1
     fewest = min(lanes, key=lambda lane: len(lane.run.steps))
     out["fewest"] = LANE_NAMES[lane_kind(fewest)]
-    out.update({f"steps_{lane_kind(lane)}": len(lane.run.steps) for lane in lanes})
+    out.update({f"steps_{lane_kind(lane)}": len(lane.run.steps) for lane in lanes}, steps_greedy=len(run.baseline.steps))
     greedy_s = sum(map(seconds, run.baseline.steps))
     speed = {id(lane): greedy_s / max(sum(map(seconds, lane.run.steps)), 1e-9) for lane in lanes}
     ranked = sorted(lanes, key=lambda lane: -speed[id(lane)])

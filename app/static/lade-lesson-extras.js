@@ -106,7 +106,7 @@ const LadeLessonExtras = (() => {
     const pools = new Set(la.map((l) => config(l.id).pool));
     if (pools.size === 1 && pools.has("paper")) {
       return "Lookahead needs neither: its guesses come from the model itself (this race's lookahead keeps only its " +
-        "window's n-grams, the paper's plain method), so it works on any checkpoint unchanged.";
+        "window's n-grams, the paper's method).";
     }
     return "Lookahead needs neither: its guesses come from the model itself and from n-grams of the text it has read (this " +
       `race's pool also takes the ${[...pools].filter((p) => p !== "paper").map((p) => (p === "prompt" ? "prompt's" : "answer's")).join(" and ")}).`;
@@ -122,19 +122,17 @@ const LadeLessonExtras = (() => {
     const bySpeed = [...others].sort((a, b) => speed(b) - speed(a));
     const noise = ctx.lab && ctx.lab.noise ? ctx.lab.noise.ratio : 1;
     const tie = bySpeed.length > 1 && speed(bySpeed[0]) / speed(bySpeed[1]) <= noise;
-    const out = [P("Fewest steps: ", fact("fewest", name(fewest)), ", ", others.map((l, i) => [i ? ", " : "", fact(`steps_${l.kind}`, l.run.steps.length),
-      ` for ${name(l)}`]), `, against ${run.baseline.steps.length} for greedy. `,
-      tie ? ["On the clock ", fact("fastest", `${name(bySpeed[0])} and ${name(bySpeed[1])}`), " were about as fast (", fact("fastest_speed", fmt(speed(bySpeed[0]))),
-        "x and ", fact("second_speed", fmt(speed(bySpeed[1]))), `x greedy's speed; two greedy runs of one prompt differ by up to ${Math.round(100 * (noise - 1))}%).`]
-        : ["Fastest on the clock: ", fact("fastest", name(bySpeed[0])), ", at ", fact("fastest_speed", fmt(speed(bySpeed[0]))), "x greedy's speed."])];
+    const steps = others.map((l, i) => [i ? ", " : "", `${name(l)} `, fact(`steps_${l.kind}`, l.run.steps.length)]);
+    const clock = tie ? ["on the clock ", fact("fastest", `${name(bySpeed[0])} and ${name(bySpeed[1])}`), " were about as fast (",
+      fact("fastest_speed", fmt(speed(bySpeed[0]))), "x and ", fact("second_speed", fmt(speed(bySpeed[1]))),
+      `x greedy's speed, within the ${Math.round(100 * (noise - 1))}% two greedy runs differ by).`]
+      : ["fastest on the clock: ", fact("fastest", name(bySpeed[0])), ", at ", fact("fastest_speed", fmt(speed(bySpeed[0]))), "x greedy's speed."];
     const pld = others.find((l) => l.kind === "pld"), plain = others.find((l) => l.kind === "lookahead");
-    if (fewest === pld && plain) {
-      const K = run.settings(pld.id).draft.tokens;
-      out.push(P("Why: the answer repeats the prompt, and prompt lookup copies it, up to ", fact("pld_tokens", K), " tokens at a time, ",
-        "while a lookahead candidate is at most ", fact("la_candidate", run.settings(plain.id).config.ngram - 1), " guessed tokens (N − 1). Where the answer is ",
-        "new text, prompt lookup finds only what the text already holds, and lookahead's window is what guesses ahead."));
-    }
-    return out;
+    const why = fewest === pld && plain ? [" Prompt lookup copies the prompt up to ", fact("pld_tokens", run.settings(pld.id).draft.tokens),
+      " tokens at a time, while a lookahead candidate is at most ", fact("la_candidate", run.settings(plain.id).config.ngram - 1),
+      " guessed tokens (N − 1); on new text it finds only what the text already holds."] : [];
+    return [P("Fewest steps: ", fact("fewest", name(fewest)), " (", steps, `; ${run.laneName("baseline").toLowerCase()} `, fact("steps_greedy", run.baseline.steps.length), "); ",
+      clock, why)];
   }
 
   /** The relatives chapter: why lookahead needs no draft model, on a race of one prompt across the methods. @type {Chapter} */
@@ -145,12 +143,10 @@ const LadeLessonExtras = (() => {
       const fact = Lade.lesson.fact, P = Lade.lesson.P, others = run.lanes().filter((l) => l.id !== "baseline");
       const rate = (/** @type {string} */ id) => (run.d.metrics && run.d.metrics[id] ? run.d.metrics[id].draft_acceptance_rate : 0);
       const same = run.greedy && run.lanes().every((l) => l.run.tokens.join() === run.baseline.tokens.join());
-      const out = [P("Speculative decoding has a small model, the draft, guess the next tokens and lets the large model verify them ",
-        "in one pass, as lookahead's verification branch does. But a ", Lade.notes.term("draft model"), " is a second model to choose, ",
-        "hold in memory and run: usually a smaller one of the same family with the same tokenizer. An off-the-shelf one works without ",
-        "retraining; one trained toward the large model has more of its guesses kept. ",
-        Lade.notes.term("prompt lookup"), " needs no second model, but only helps where the answer repeats the prompt or itself. ",
-        lookaheadSource(run)),
+      const out = [P("Speculative decoding lets a small draft guess the next tokens and the large model verify them in one pass, as ",
+        "lookahead's verification branch does. But a ", Lade.notes.term("draft model"), " is a second model to choose, hold in memory ",
+        "and run (off-the-shelf ones work; trained ones have more guesses kept). ", Lade.notes.term("prompt lookup", "Prompt lookup"),
+        " needs no second model but helps only where the answer repeats the prompt or itself. ", lookaheadSource(run)),
       P(`Here one prompt, whose answer copies code it was given, was raced on one clock on ${run.t.device}: `,
         others.map((l, i) => [i ? (i === others.length - 1 ? " and " : ", ") : "", run.laneName(l.id).toLowerCase(), " wrote ",
           fact(`tps_${l.kind}`, fmt(run.compression(l.id))), " tokens per step"]),
@@ -158,11 +154,10 @@ const LadeLessonExtras = (() => {
       ...raceVerdict(run, ctx, fact, P)];
       const early = others.find((l) => l.method === "early-exit");
       if (early) {
-        out.push(P("The early-exit draft is this model's own first layers with its output head: no extra weights, but this model ",
-          "was not trained to exit early, so only ", fact("early_exit_rate", `${Math.round(100 * rate(early.id))}%`),
-          " of its draft tokens were kept, and it ran at ", fact("early_exit_speed", fmt(run.time("baseline") / Math.max(run.time(early.id), 1e-9))),
-          "x greedy's speed. A draft pays only as often as its guesses are right, which is what training a draft (or a model to exit ",
-          "early) buys; the window needs nothing beside the model."));
+        out.push(P("The early-exit draft is this model's own first layers: no extra weights, but this model was not trained to exit ",
+          "early, so only ", fact("early_exit_rate", `${Math.round(100 * rate(early.id))}%`), " of its draft tokens were kept and it ran at ",
+          fact("early_exit_speed", fmt(run.time("baseline") / Math.max(run.time(early.id), 1e-9))), "x greedy's speed: a draft pays only as ",
+          "often as its guesses are right."));
       }
       return out;
     },
