@@ -61,10 +61,3 @@ class SharedModel:
 
 
 MODEL = SharedModel()
-
-
-def device_kind() -> str:
-    """'cuda', 'mps' or 'cpu': the kind of device live runs use (from `load_model`'s device="auto")."""
-    from lade_core.checkpoint import pick_device
-
-    return pick_device("auto").type

@@ -137,9 +137,4 @@ def payload_of(answer: dict) -> dict | None:
     return answer.get("payload")
 
 
-def gallery_payload(name: str) -> dict:
-    """A gallery run's payload as data (tests and tools; the page is sent `gallery_packed`'s text)."""
-    return json.loads(unpack(gallery_packed(name)))
-
-
 STORE = RunStore()

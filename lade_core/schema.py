@@ -204,11 +204,6 @@ def check_form(cls, values: dict, bounds: dict[str, tuple], error=SchemaError) -
             for name, value in values.items()}
 
 
-def label(cls, field: str) -> str:
-    """The name messages use for `field` of `cls`."""
-    return next(f[2]["label"] or f[0] for f in _fields(cls) if f[0] == field)
-
-
 def to_data(obj):
     """A dataclass as JSON data: the inverse of `build` (tuples become lists; token-id keys become strings)."""
     if dataclasses.is_dataclass(obj):

@@ -112,18 +112,6 @@ const LadeCharts = (() => {
     return { node, mark };
   }
 
-  /** Piecewise linear through sorted [x, y] points, along the last segment past them. @param {number[][]} points @param {number} x */
-  function interpolate(points, x) {
-    if (!points.length) return 1;
-    if (points.length === 1 || x <= points[0][0]) return points[0][1];
-    for (let i = 1; i < points.length; i++) {
-      const [a, ca] = points[i - 1], [b, cb] = points[i];
-      if (x <= b) return ca + ((x - a) * (cb - ca)) / (b - a);
-    }
-    const [a, ca] = points[points.length - 2], [b, cb] = points[points.length - 1];
-    return cb + ((x - b) * (cb - ca)) / (b - a);
-  }
-
-  return { line, interpolate };
+  return { line };
 })();
 window.Lade.charts = LadeCharts;

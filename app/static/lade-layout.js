@@ -115,6 +115,6 @@ const LadeLayout = (() => {
     requestAnimationFrame(() => fit(box, window.innerHeight - 4));
   }
 
-  return { render, fit };
+  return { render };
 })();
 window.Lade.layout = LadeLayout;

@@ -175,6 +175,6 @@ const LadeLessonExtras = (() => {
       } },
   };
 
-  return { speed, speedQuestion, numerics, relatives: [relatives], measured };
+  return { speed, speedQuestion, numerics, relatives: [relatives] };
 })();
 window.Lade.lessonExtras = LadeLessonExtras;

@@ -88,6 +88,6 @@ const LadePictures = (() => {
     if (el) savePng(el, fileName(view, run, k));
   }
 
-  return { save, fileName, svgOf };
+  return { save };
 })();
 window.Lade.pictures = LadePictures;

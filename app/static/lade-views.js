@@ -170,6 +170,6 @@ const LadeViews = (() => {
     k < run.lastStep() ? muted(`(Whole runs; the clock shows step ${k}.)`) : null));
   };
 
-  return { render: views, legends, key, frame, note, muted, NEEDS };
+  return { render: views, legends, key, frame, note, muted };
 })();
 window.Lade.views = LadeViews;
