@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 TEST_ENV := HF_HUB_OFFLINE=1 GRADIO_ANALYTICS_ENABLED=False
 
-.PHONY: run test test-fast typecheck bench install clean
+.PHONY: run test test-fast typecheck contract bench install clean
 
 $(STAMP): requirements.txt requirements-dev.txt requirements-nodeps.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ install: $(STAMP) $(NODE_STAMP)
 
 typecheck: $(NODE_STAMP)
 	node_modules/.bin/tsc -p tsconfig.json
+
+# The browser's types, generated from the Python declarations (app/render/contract.py); tests/test_contract.py fails
+# when the checked-in files differ.
+contract: $(STAMP) $(NODE_STAMP)
+	$(PY) -m app.render.contract
 
 run: $(STAMP)
 	GRADIO_ANALYTICS_ENABLED=False $(PY) app.py

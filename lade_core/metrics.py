@@ -18,6 +18,8 @@ Left out: throughputs (tokens per second are in the bench), and trees counted by
 
 from __future__ import annotations
 
+from typing_extensions import TypedDict  # pydantic reads it on Python 3.11 (app/render/contract.py)
+
 from .trace import MethodRun, StepTrace
 
 
@@ -33,11 +35,20 @@ def accepted(step: StepTrace) -> int:
     return step.n_accepted_from_candidate
 
 
-def step_metrics(step: StepTrace) -> dict:
-    return {"drafted": drafted(step), "accepted_drafts": accepted(step), "tokens": len(step.accepted)}
+class RunMetrics(TypedDict):
+    """What `run_metrics` answers (the page's metrics table reads these names)."""
+
+    mean_acceptance_length: float
+    per_position_acceptance: list[float]
+    draft_acceptance_rate: float
+    drafted_per_step: float
+    drafting_steps: int
+    drafted_tokens: int
+    accepted_drafts: int
+    tokens_per_step: float
 
 
-def run_metrics(run: MethodRun) -> dict:
+def run_metrics(run: MethodRun) -> RunMetrics:
     """The practitioners' metrics of one run (see the module docstring)."""
     steps = run.steps[1:]
     drafting = [s for s in steps if drafted(s)]

@@ -212,10 +212,13 @@ def test_truncated_trace_is_refused(cut):
 @FAST
 @given(anything | json_values)
 def test_only_a_readable_version_loads(version):
-    """A shipped version-2 body loads as version 2 only: not as version 1 (another layout), not as the current
-    version (whose sampling seed is `sample_seed`), nor as anything else."""
-    assert RUN_DOC["version"] == 2 and VERSION == 3
-    doc = dict(RUN_DOC, version=version)
+    """A version-2 body (a shipped run with its sampling seed under the old name `seed`) loads as version 2 only:
+    not as version 1 (another layout), not as the current version (whose sampling seed is `sample_seed`), nor as
+    anything else."""
+    assert RUN_DOC["version"] == VERSION == 3
+    sampling = dict(RUN_DOC["run"]["sampling"])
+    sampling["seed"] = sampling.pop("sample_seed")
+    doc = dict(RUN_DOC, version=version, run=dict(RUN_DOC["run"], sampling=sampling))
     loaded = _check_loaded(json.dumps(doc))
     assert (loaded is not None) == (type(version) is int and version == 2)
 

@@ -20,17 +20,83 @@ the mask view says so. The pool rows are at most `POOL_KEYS` keys of at most G n
 from __future__ import annotations
 
 import base64
+from typing import Annotated, Any
+
+from pydantic import WithJsonSchema
+from typing_extensions import NotRequired, TypedDict  # pydantic reads these on Python 3.11
 
 import numpy as np
 
 from lade_core import RunTrace, StepTrace
 from lade_core.layout import REASONS, StepLayout
+from lade_core.metrics import RunMetrics
 from lade_core.pool import NGramPool
 from lade_core.schema import to_data
 
 MASK_BUDGET = 8 * 2**20  # bytes of mask bits per run
 POOL_KEYS = 8  # keys shown per step: the lookup key x, then the keys the step touched
 ITEM_BUDGET = 4_000_000  # token ids in pool rows and layout tables per run (about 20 MB of JSON at most)
+
+
+class LayoutRow(TypedDict):
+    """One distinct step layout for the mask view: its tokens' labels, positions, kinds (`token_kinds`) and tree
+    parents, and the mask as packed bits in base64 (null past `MASK_BUDGET`)."""
+
+    size: int
+    levels: int
+    window: int
+    nodes: int
+    labels: list[str]
+    positions: list[int]
+    kinds: list[int]
+    parents: list[int]
+    mask: str | None
+
+
+class PoolItem(TypedDict):
+    cont: list[int]  # the n-gram's continuation after its key
+    new: bool  # the step put it there
+
+
+class PoolRow(TypedDict):
+    key: int
+    items: list[PoolItem]  # most recently used first
+    evicted: list[list[int]]
+
+
+class PoolState(TypedDict):
+    size: int
+    keys: int
+    rows: list[PoolRow]
+    more_keys: int  # keys the step touched past `POOL_KEYS`
+
+
+class DerivedStep(TypedDict):
+    layout: int  # index into `Derived.layouts`; -1 for a prefill or a one-token step
+    pool: NotRequired[PoolState]  # lookahead lanes only
+
+
+class DerivedLane(TypedDict):
+    steps: list[DerivedStep]
+
+
+class Derived(TypedDict):
+    layouts: list[LayoutRow]
+    steps: list[DerivedStep]  # the main lane's
+    lanes: list[DerivedLane]  # the run's lanes, in order
+    reasons: list[str]  # the mask's hover texts (`layout.REASONS`)
+    rules: list[list[list[int]]]  # `reason_rules()`
+    metrics: NotRequired[dict[str, RunMetrics]]  # by the page's lane ids
+    # the speed lab's predictions: nested by device, size and setting, documented at `labdata.lab_run_data`; the page
+    # declares it as `LabRunData` (types.d.ts)
+    lab: NotRequired[Annotated[dict[str, Any], WithJsonSchema({"type": "object", "tsType": "LabRunData"})]]
+
+
+class Payload(TypedDict):
+    """What the renderer draws a run from."""
+
+    trace: RunTrace  # as the trace file's JSON (`schema.to_data`)
+    derived: Derived
 
 
 class PayloadTooLarge(ValueError):
@@ -63,7 +129,7 @@ class Deriver:
         self.pools = {i: NGramPool(lane.config.guess) for i, lane in enumerate(run.all_lanes)
                       if lane.method == "lookahead"}
         self.index: dict[StepLayout, int] = {}
-        self.layouts: list[dict] = []
+        self.layouts: list[LayoutRow] = []
         self.mask_bytes = 0
         self.items = 0
 
@@ -82,7 +148,7 @@ class Deriver:
             self.layouts.append(self._layout_row(layout))
         return self.index[layout]
 
-    def _layout_row(self, layout: StepLayout) -> dict:
+    def _layout_row(self, layout: StepLayout) -> LayoutRow:
         q = layout.size
         self._spend(4 * q)
         row = {"size": q, "levels": layout.levels, "window": layout.window, "nodes": layout.nodes,
@@ -94,7 +160,7 @@ class Deriver:
             self.mask_bytes += cost
         return row
 
-    def pool_rows(self, step: StepTrace, pool: NGramPool) -> dict:
+    def pool_rows(self, step: StepTrace, pool: NGramPool) -> PoolState:
         """The pool around a step: size after it, and for x and the keys it touched, what each holds after it
         (most recently used first; `new` where the step put it there) and what it evicted."""
         touched = [step.input_token] + [n[0] for n in (*step.ngrams_added, *step.ngrams_evicted)]
@@ -110,22 +176,22 @@ class Deriver:
         return {"size": len(pool), "keys": pool.keys, "rows": rows,
                 "more_keys": len(dict.fromkeys(touched)) - len(keys)}
 
-    def step(self, step: StepTrace, lane: int = 0) -> dict:
+    def step(self, step: StepTrace, lane: int = 0) -> DerivedStep:
         """A step's derived data: its layout's index, and the pool around it (lookahead lanes only). `lane` 0 is
         the main lane, i the run's lanes[i - 1]; steps of one lane arrive in order."""
-        out = {"layout": self.layout(step)}
+        out: DerivedStep = {"layout": self.layout(step)}
         if lane in self.pools:
             out["pool"] = self.pool_rows(step, self.pools[lane])
         return out
 
 
-def empty_derived() -> dict:
+def empty_derived() -> Derived:
     """Derived data of a run with no steps yet: what a live run starts from."""
     return {"layouts": [], "steps": [], "lanes": [], "reasons": [text for _, text in REASONS],
             "rules": reason_rules()}
 
 
-def derive(run: RunTrace) -> dict:
+def derive(run: RunTrace) -> Derived:
     """Layouts (shared by every lane), the main lane's steps, and `lanes[i]["steps"]` for the run's lanes[i]."""
     deriver = Deriver(run)
     steps = [deriver.step(s) for s in run.parallel.steps]
@@ -133,7 +199,7 @@ def derive(run: RunTrace) -> dict:
     return {**empty_derived(), "layouts": deriver.layouts, "steps": steps, "lanes": lanes}
 
 
-def metrics(run: RunTrace) -> dict:
+def metrics(run: RunTrace) -> dict[str, RunMetrics]:
     """The practitioners' acceptance metrics of every lane (`lade_core.metrics.run_metrics`), by the page's lane ids:
     "parallel", "baseline", then "lane0", "lane1", ... for the run's extra lanes."""
     from lade_core.metrics import run_metrics
@@ -142,7 +208,7 @@ def metrics(run: RunTrace) -> dict:
     return {name: run_metrics(method) for name, method in lanes.items()}
 
 
-def payload(run: RunTrace, lab: bool = True) -> dict:
+def payload(run: RunTrace, lab: bool = True) -> dict:  # a Payload, the trace as JSON data
     """The run for the renderer: {"trace": the trace file's own JSON, "derived": layouts, masks, pool rows and the
     speed lab's predictions for it (`lade_core.measure.labdata.lab_run_data`; `lab=False` leaves them out)}."""
     derived = {**derive(run), "metrics": metrics(run)}

@@ -1,38 +1,22 @@
 // Types of the browser renderer, for TypeScript's checker only (`make typecheck`: tsc --noEmit --allowJs --checkJs);
-// never shipped (app/render/assets.py ships the .js and .css files). The data shapes mirror lade_core/trace.py (the
-// trace file's JSON) and app/render/payload.py (what the engine derives for the views); the modules are the ones
-// each script registers on `window.Lade`.
+// never shipped (app/render/assets.py ships the .js and .css files). The run's data shapes are generated into
+// contract.d.ts from lade_core/trace.py and app/render/payload.py; the rest are the page's own, and the modules are
+// the ones each script registers on `window.Lade`.
 
-/** One forward pass of a method (lade_core.trace.StepTrace). */
-interface Step {
-  index: number; kind: string; position: number; input_token: number; accepted: number[];
-  forward_s: number; overhead_s: number; draft_s?: number;
-  window: number; ngram: number; guess: number; tree: boolean;
-  levels_before: number[][]; new_level: number[]; candidates: number[][]; predictions: number[][];
-  match_lengths: number[]; winner: number; ngrams_added: number[][]; ngrams_evicted: number[][]; pool_size: number;
-  draws: Draw[]; copied?: number; draft_passes?: number;
-}
-interface Draw { candidate: number; position: number; token: number; prob: number; uniform: number; accepted: boolean; residual_mass: number }
-interface MethodRun { tokens: number[]; steps: Step[]; wall_s: number; stop_reason: string }
-interface DraftSettings { tokens: number; match: number; exit_layer: number; draft_model: string }
-interface Lane { method: string; run: MethodRun; config: Trace["config"]; draft: DraftSettings }
-interface Trace {
-  prompt: string; prompt_ids: number[]; model: string; device: string; dtype: string; vocab_size: number; context: number;
-  method: string; config: { window: number; ngram: number; guess: number; pool: string; tree: boolean; adaptive: boolean; window_seed: number; lookup: number };
-  sampling: { temperature: number; top_k: number; top_p: number; sample_seed: number };
-  max_new_tokens: number; parallel: MethodRun; baseline: MethodRun; lanes?: Lane[]; draft: DraftSettings;
-  token_text: Record<string, string>; title: string; recorded_at: string;
-}
-/** A step layout's data for the mask view (payload.Deriver._layout_row). */
-interface LayoutRow {
-  size: number; levels: number; window: number; nodes: number; labels: string[]; positions: number[]; kinds: number[];
-  parents: number[]; mask: string | null;
-}
-interface PoolRow { key: number; items: { cont: number[]; new: boolean }[]; evicted: number[][] }
-interface DerivedStep { layout: number; pool?: { size: number; keys: number; rows: PoolRow[]; more_keys: number } }
-interface Derived { layouts: LayoutRow[]; steps: DerivedStep[]; reasons: string[]; rules: number[][][]; lab?: any;
-  metrics?: Record<string, any>; lanes?: { steps: DerivedStep[] }[] }
-interface Payload { trace: Trace; derived: Derived }
+// The run's data, generated from the Python declarations (`make contract`: app/render/contract.py).
+type Step = import("./contract").StepTrace;
+type Draw = import("./contract").Draw;
+type MethodRun = import("./contract").MethodRun;
+type DraftSettings = import("./contract").DraftConfig;
+type Lane = import("./contract").Lane;
+type Trace = import("./contract").RunTrace;
+type LayoutRow = import("./contract").LayoutRow;
+type PoolRow = import("./contract").PoolRow;
+type DerivedStep = import("./contract").DerivedStep;
+type Derived = import("./contract").Derived;
+type Payload = import("./contract").Payload;
+/** The speed lab's predictions for a run (lade_core/measure/labdata.py lab_run_data, documented there). */
+type LabRunData = any;
 /** What a live run's page lacks (app/live.py LiveRun.pull). */
 interface LiveDelta { lanes: Record<string, Step[]>; derived: DerivedStep[]; layouts: LayoutRow[]; token_text: Record<string, string>; status?: string }
 interface Loaded { payload?: Payload; payload_text?: string; delta?: LiveDelta; error?: string; live?: boolean }

@@ -1,0 +1,88 @@
+"""The contract with the browser is declared once (the trace's dataclasses, the payload's typed dicts) and the
+checked-in JSON Schema and TypeScript declarations are what `app/render/contract.py` generates from it; the schema
+describes real payloads; every shipped trace is at the current version."""
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from app.render import contract
+from app.render.payload import payload
+from lade_core.trace import VERSION
+from lade_core.tracefile import parse_run
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = sorted((ROOT / "assets" / "runs").glob("*.json"))
+
+
+def test_the_checked_in_schema_is_the_generated_one():
+    assert contract.SCHEMA_FILE.read_text(encoding="utf-8") == contract.schema_text(), "run `make contract`"
+
+
+@pytest.mark.skipif(not contract.JSON2TS.exists(), reason="needs the npm dev tools (`npm ci`); `make test` installs them")
+def test_the_browsers_types_are_generated_from_the_schema():
+    assert contract.TYPES_FILE.read_text(encoding="utf-8") == contract.typescript(), "run `make contract`"
+
+
+def test_every_shipped_trace_is_at_the_current_version():
+    assert SHIPPED
+    below = [p.name for p in SHIPPED if json.loads(p.read_text(encoding="utf-8"))["version"] != VERSION]
+    assert not below, f"re-save these at version {VERSION}: {below}"
+
+
+def _problems(value, node: dict, defs: dict, where: str = "payload"):
+    """Where `value` breaks the JSON Schema `node` (the keywords the generated schema uses)."""
+    if "$ref" in node:
+        yield from _problems(value, defs[node["$ref"].rsplit("/", 1)[1]], defs, where)
+        return
+    if "anyOf" in node:
+        if all(list(_problems(value, option, defs, where)) for option in node["anyOf"]):
+            yield f"{where}: {value!r:.60} fits none of {node['anyOf']}"
+        return
+    kind = node.get("type")
+    types = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
+    if kind in ("integer", "number"):
+        ok = isinstance(value, int if kind == "integer" else (int, float)) and not isinstance(value, bool)
+        if not ok or not math.isfinite(value):
+            yield f"{where}: {value!r:.60} is not an {kind}"
+            return
+        if value < node.get("minimum", -math.inf) or value > node.get("maximum", math.inf):
+            yield f"{where}: {value} is outside [{node.get('minimum')}, {node.get('maximum')}]"
+    elif kind in types and not isinstance(value, types[kind]):
+        yield f"{where}: {value!r:.60} is not {kind}"
+        return
+    if "enum" in node and value not in node["enum"]:
+        yield f"{where}: {value!r} is not one of {node['enum']}"
+    if isinstance(value, str) and len(value) > node.get("maxLength", math.inf):
+        yield f"{where}: longer than {node['maxLength']}"
+    if isinstance(value, list):
+        if len(value) > node.get("maxItems", math.inf):
+            yield f"{where}: more than {node['maxItems']} items"
+        for i, item in enumerate(value):
+            yield from _problems(item, node.get("items", {}), defs, f"{where}[{i}]")
+    if isinstance(value, dict) and kind == "object":
+        props = node.get("properties", {})
+        for name in node.get("required", []):
+            if name not in value:
+                yield f"{where}.{name} is missing"
+        for name, item in value.items():
+            if name in props:
+                yield from _problems(item, props[name], defs, f"{where}.{name}")
+            elif node.get("additionalProperties") is False:
+                yield f"{where}.{name} is not declared"
+            elif isinstance(node.get("additionalProperties"), dict):
+                yield from _problems(item, node["additionalProperties"], defs, f"{where}[{name!r}]")
+
+
+@pytest.mark.parametrize("path", [SHIPPED[0], ROOT / "assets" / "runs" / "relatives-race-grounded.json"],
+                         ids=lambda p: p.stem)
+def test_the_schema_describes_a_real_payload_and_refuses_an_undeclared_field(path):
+    doc = contract.json_schema()
+    data = json.loads(json.dumps(payload(parse_run(path.read_text(encoding="utf-8")))))
+    assert list(_problems(data, doc, doc["$defs"])) == []
+    data["trace"]["parallel"]["steps"][1]["seed"] = 3  # a field the page would read and the engine never writes
+    data["trace"]["sampling"]["top_p"] = 2.0
+    assert sorted(_problems(data, doc, doc["$defs"])) == [
+        "payload.trace.parallel.steps[1].seed is not declared", "payload.trace.sampling.top_p: 2.0 is outside [0.0, 1.0]"]
