@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from lade_core.paths import ROOT
-from scripts.wide_runs import rss_mb, start_server
+from app.process import rss_mb, start_server
 
 RACE = ("Write a Python function that checks whether a string is a palindrome, with a docstring and two examples.",
         7, 4, 7, 96, "prompt")

@@ -23,36 +23,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 import zlib
 from pathlib import Path
 
 from lade_core.paths import ROOT
 
-# `python -c NO_MODEL`: the app as `python app.py` starts it, without the bundled model (traces need none)
-NO_MODEL = ("import runpy, sys; import lade_core.checkpoint as checkpoint; checkpoint.bundled_gguf = lambda: None; "
-            "sys.argv = ['app.py']; runpy.run_path('app.py', run_name='__main__')")
-
-
-def answers(url: str, proc=None, seconds: float = 120) -> bool:
-    """Wait until `url` answers an HTTP GET (a server just started); False if `proc` exited or time ran out."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            return True
-        except OSError:
-            if proc is not None and proc.poll() is not None:
-                return False
-            time.sleep(0.5)
-    return False
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
+from app.process import NO_MODEL, answers, rss_mb  # noqa: E402
 
 
 def held_bytes(trace: Path) -> int:

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from lade_core.paths import ROOT
-from scripts.session_memory import NO_MODEL, answers
+from app.process import NO_MODEL, answers
 
 
 def files(folder: Path) -> dict[str, int]:

@@ -15,48 +15,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-from lade_core.paths import ROOT
-from scripts.session_memory import answers
+from app.process import rss_mb, start_server
 
 WIDE = (32, 8, 32)
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
 
 
 # `python -c TRIMMED`: the app as `python app.py` starts it, each live run followed by `app.memory.trim()`
 TRIMMED = ("import runpy, sys; from app import live, memory; work = live.LiveRun._work; "
            "live.LiveRun._work = lambda self, lock: (work(self, lock), memory.trim()); "
            "sys.argv = ['app.py'] + sys.argv[1:]; runpy.run_path('app.py', run_name='__main__')")
-
-
-def start_server(env_extra: dict | None = None, args: tuple = (), code: str | None = None
-                 ) -> tuple[subprocess.Popen, str]:
-    """The app with its model on a free port, once it answers (`python app.py`, or `python -c code`); (process,
-    url)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = dict(os.environ, GRADIO_SERVER_PORT=str(port), HF_HUB_OFFLINE="1", GRADIO_ANALYTICS_ENABLED="False",
-               OMP_NUM_THREADS="1", **(env_extra or {}))
-    command = ["-c", code, *args] if code else ["app.py", *args]
-    server = subprocess.Popen([sys.executable, *command], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/"
-    if answers(url, server, seconds=240):
-        return server, url
-    server.kill()
-    raise RuntimeError("the app did not start")
 
 
 def wide_runs(url: str, pid: int, runs: int, max_new: int) -> dict:

@@ -6,7 +6,6 @@ it, rather than skipping them: a green run must mean the browser tests ran.
 """
 
 import os
-import socket
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -15,19 +14,13 @@ from pathlib import Path
 import pytest
 
 from lade_core.paths import ROOT
-from scripts.session_memory import NO_MODEL, answers, rss_mb  # noqa: F401 (the app without its model; a process's RSS)
+from app.process import NO_MODEL, answers, free_port, rss_mb  # noqa: F401 (the app without its model; a process's RSS)
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 OUT = ROOT / "out"
 SHOTS = OUT / "screenshots"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextmanager

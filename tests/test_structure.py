@@ -1,11 +1,14 @@
-"""The shape of the code, checked: no import cycle anywhere, the engine apart from its tooling (no module of
-lade_core outside measure/ and the CLI imports measurement code, none imports the app), the engine never prints, one
-way to find files, every engine's `step()` reads its rows from `StepLayout` (none computed in it), and no engine
+"""The shape of the code, checked: the layer rules (import-linter's contracts in pyproject.toml: no import cycle
+within a package, the engine apart from its tooling and the app, tests apart from the scripts), the engine never
+prints, one way to find files, every engine's `step()` reads its rows from `StepLayout` (none computed in it), and no engine
 function takes more than 8 parameters. No model."""
 
 import ast
 import re
+import subprocess
+import sys
 from functools import cache
+from pathlib import Path
 
 from lade_core.paths import ROOT
 
@@ -19,69 +22,26 @@ def modules() -> dict[str, ast.Module]:
         for path in (ROOT / package).rglob("*.py"):
             name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
             found[name] = ast.parse(path.read_text(encoding="utf-8"))
-    found["app_main"] = ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))
     return found
 
 
-def imports(name: str, tree: ast.Module, known) -> set[str]:
-    """Every project module `name` imports, at any depth of the file (function-level imports included)."""
-    package = name if name in PACKAGES or name.endswith(("measure", "render")) and (ROOT / name.replace(".", "/")).is_dir() \
-        else name.rpartition(".")[0]
-    out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
-            for alias in node.names:
-                full = f"{base}.{alias.name}"
-                out.add(full if full in known else base)
-        elif isinstance(node, ast.Import):
-            out.update(alias.name for alias in node.names)
-    return {m for m in out if m in known and m != name}
+def test_the_layer_rules_declared_in_pyproject_hold():
+    """import-linter's contracts (pyproject.toml): the engine imports no app and no script, the app no script, only
+    the tooling imports measurement code, and no import cycle within a package."""
+    done = subprocess.run([str(Path(sys.executable).with_name("lint-imports")), "--no-cache"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "0 broken" in done.stdout
 
 
-def test_no_import_cycle_anywhere():
-    """Tarjan over the project's module graph, lazy imports counted."""
-    tree = modules()
-    graph = {name: imports(name, t, tree) for name, t in tree.items()}
-    index, low, stack, on, cycles, counter = {}, {}, [], set(), [], [0]
-
-    def visit(v):
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in graph[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                cycles.append(sorted(component))
-
-    for v in graph:
-        if v not in index:
-            visit(v)
-    assert not cycles, cycles
-
-
-def test_engine_does_not_import_measurement_or_presentation():
-    tree = modules()
-    for name, t in tree.items():
-        if name.startswith("lade_core") and not name.startswith(("lade_core.measure", "lade_core.cli")):
-            bad = {m for m in imports(name, t, tree) if m.startswith(("lade_core.measure", "app"))}
-            assert not bad, (name, bad)
+def test_no_test_imports_a_script():
+    """Scripts are measurements a person runs; what tests share with them lives in the app or the engine
+    (`app.process`). A script a test needs is run as a command."""
+    for path in ROOT.glob("tests/*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            assert not any(n == "scripts" or n.startswith("scripts.") for n in names), (path.name, node.lineno)
 
 
 def test_the_engine_never_prints():
