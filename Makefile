@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 TEST_ENV := HF_HUB_OFFLINE=1 GRADIO_ANALYTICS_ENABLED=False
 
-.PHONY: run test test-fast typecheck contract bench install clean
+.PHONY: run test test-soak test-fast lint format typecheck contract bench install clean
 
 $(STAMP): requirements.txt requirements-dev.txt requirements-nodeps.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -42,8 +42,21 @@ test: $(STAMP) $(NODE_STAMP)
 	node_modules/.bin/tsc -p tsconfig.json
 	$(TEST_ENV) $(PY) -m pytest -q --durations=15
 
-test-fast: $(STAMP)
+test-fast: lint
 	$(TEST_ENV) $(PY) -m pytest -q -m "not model and not server and not browser" --hypothesis-profile=quick -n 2 --dist worksteal
+
+# Lint and format check of both languages (ruff; biome from npm, a dev tool), the layer rules and the JS types.
+lint: $(STAMP) $(NODE_STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	node_modules/.bin/biome check .
+	$(VENV)/bin/lint-imports --no-cache
+	node_modules/.bin/tsc -p tsconfig.json
+
+format: $(STAMP) $(NODE_STAMP)
+	$(VENV)/bin/ruff check --fix-only -q .
+	$(VENV)/bin/ruff format -q .
+	node_modules/.bin/biome format --write .
 
 bench: $(STAMP)
 	$(PY) -m lade_core bench --max-new-tokens 128 --window 7 --ngram 4 --guess 7

@@ -231,8 +231,8 @@ class StepLayout:
         """One short label per token, for views: 'x', 'L0.3' (level 0, column 3), 'c2.1' (candidate 2, token 1;
         a node that candidates share is named after the first of them)."""
         part, level, column, depth, owner = self._parts
-        return ["x" if p == X else f"L{l}.{c}" if p == WINDOW else f"c{o + 1}.{d}"
-                for p, l, c, d, o in zip(part, level, column, depth, owner)]
+        return ["x" if p == X else f"L{lv}.{c}" if p == WINDOW else f"c{o + 1}.{d}"
+                for p, lv, c, d, o in zip(part, level, column, depth, owner)]
 
     @cached_property
     def _mask(self) -> np.ndarray:

@@ -146,7 +146,7 @@ async def burst(base: str, visitors: int, ramp: float, hold: float, stage_id: in
     limits = httpx.Limits(max_connections=3 * visitors + 10, max_keepalive_connections=3 * visitors + 10)
     async with httpx.AsyncClient(limits=limits, timeout=120) as client:
         tasks = []
-        for i in range(visitors):
+        for _ in range(visitors):
             tasks.append(asyncio.create_task(visitor(client, base, stage_id, events, handles, hold, errors, times)))
             await asyncio.sleep(ramp / max(visitors, 1))
         await asyncio.gather(*tasks)

@@ -268,9 +268,9 @@ def test_window_marks_changes_for_the_same_position_only(chromium, exports):
     for step in run.parallel.steps[2:12]:
         go(page, step.index)
         prev = run.parallel.steps[step.index - 1]
-        before = {prev.position + 1 + l + j: t for l, lv in enumerate(prev.levels_before) for j, t in enumerate(lv)}
+        before = {prev.position + 1 + i + j: t for i, lv in enumerate(prev.levels_before) for j, t in enumerate(lv)}
         before.update({prev.position + len(prev.levels_before) + 1 + j: t for j, t in enumerate(prev.new_level)})
-        cells = [(step.position + 1 + l + j, t) for l, lv in enumerate(step.levels_before) for j, t in enumerate(lv)]
+        cells = [(step.position + 1 + i + j, t) for i, lv in enumerate(step.levels_before) for j, t in enumerate(lv)]
         cells += [(step.position + len(step.levels_before) + 1 + j, t) for j, t in enumerate(step.new_level)]
         want = sum(1 for pos, t in cells if pos in before and before[pos] != t)  # per cell: the last guess before
         assert page.locator("#window-view td.cell .dot").count() == want, step.index

@@ -7,7 +7,7 @@
 // build step, no network; each file of the renderer adds one module to `window.Lade`.
 const LadeDom = (() => {
   "use strict";
-  const Lade = /** @type {LadeNamespace} */ (window.Lade = window.Lade || /** @type {any} */ ({}));
+  window.Lade = window.Lade || /** @type {any} */ ({});
 
   /** One colour per meaning, everywhere (the CSS uses the same values): see the legends in lade-views.js. */
   const COLORS = {
@@ -113,7 +113,10 @@ const LadeDom = (() => {
    */
   function memo(owner, key, build, version = 0) {
     let table = MEMO.get(owner);
-    if (!table) MEMO.set(owner, (table = new Map()));
+    if (!table) {
+      table = new Map();
+      MEMO.set(owner, table);
+    }
     const hit = table.get(key);
     if (hit && hit.version === version) return hit.value;
     const value = build();

@@ -63,7 +63,7 @@ const LadeLessonExtras = (() => {
 
   /** @type {Prediction} */
   const speedQuestion = { question: "On this CPU, is W = 15 (N = 5, G = 15) faster than W = 7 (N = 4, G = 7)?", options: ["yes", "no"],
-    answer: (run, k, ctx) => {
+    answer: (_run, _k, ctx) => {
       const lab = ctx.lab && ctx.lab.cpu_choice;
       if (!lab) return { option: -1, text: "no bench result is shipped for this device." };
       return { option: lab.wide > lab.narrow ? 0 : 1, text: `${lab.wide > lab.narrow ? "yes" : "no"}: the bench measured ` +
@@ -139,7 +139,7 @@ const LadeLessonExtras = (() => {
   const relatives = {
     title: "Why not a draft model?", role: "race", focus: ["relatives-view", "progress-plot"],
     start: [{ rule: "the race's last step", at: (run) => run.lastStep() }],
-    text: (run, k, ctx) => {
+    text: (run, _k, ctx) => {
       const fact = Lade.lesson.fact, P = Lade.lesson.P, others = run.lanes().filter((l) => l.id !== "baseline");
       const rate = (/** @type {string} */ id) => (run.d.metrics && run.d.metrics[id] ? run.d.metrics[id].draft_acceptance_rate : 0);
       const same = run.greedy && run.lanes().every((l) => l.run.tokens.join() === run.baseline.tokens.join());

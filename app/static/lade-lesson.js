@@ -179,7 +179,7 @@ const LadeLesson = (() => {
         } } },
     { title: "From tokens per step to seconds", role: "lookahead", focus: ["counter", "progress-plot"],
       start: [{ rule: "the run's last step", at: (run) => run.lastStep() }],
-      text: (run, k, ctx) => Lade.lessonExtras.speed(run, ctx, fact, P),
+      text: (run, _k, ctx) => Lade.lessonExtras.speed(run, ctx, fact, P),
       predict: Lade.lessonExtras.speedQuestion },
     { title: "Play with it", role: "lookahead", focus: [], start: [{ rule: "step 0", at: () => 0 }],
       text: (run) => [P("You have seen every part. The explorer shows them all at once for any run: pick one from the gallery, open a ",

@@ -10,8 +10,8 @@ const LadeMask = (() => {
   const { render: views, legends, frame, note, muted } = Lade.views;
   const KIND = ["x", "window level 0", "window level ≥ 1", "candidate"];
 
-  /** @param {Run} run @param {LayoutRow} layout */
-  function summary(run, layout) {
+  /** @param {Run} _run @param {LayoutRow} layout */
+  function summary(_run, layout) {
     return `The ${layout.size} × ${layout.size} attention mask: x, ${plural(layout.levels, "window level")} of ${layout.window}` +
       ` tokens and ${plural(layout.nodes, "verification token")}. Each window token sees x, level 0 up to its own column and its ` +
       "own column above it; each verification token sees x and its own earlier tokens; neither branch sees the other.";
@@ -67,7 +67,7 @@ const LadeMask = (() => {
   }
 
   /** The mask as a table (rows: the token that looks; cells: what it sees), built when it is opened. */
-  function table(/** @type {Run} */ run, /** @type {LayoutRow} */ layout) {
+  function table(/** @type {Run} */ _run, /** @type {LayoutRow} */ layout) {
     const box = h("details", { class: "mask-table" }, h("summary", {}, "The mask as a table"));
     box.addEventListener("toggle", () => {
       if (!box.open || box.querySelector("table")) return;

@@ -4,7 +4,6 @@
 // if the browser refuses the canvas), named <run>-step<k>-<view>.
 const LadePictures = (() => {
   "use strict";
-  const Lade = /** @type {LadeNamespace} */ (window.Lade);
   const PROPS = ["display", "position", "top", "right", "bottom", "left", "box-sizing", "width", "height", "min-width",
     "max-height", "overflow-x", "overflow-y", "margin-top", "margin-right", "margin-bottom", "margin-left",
     "padding-top", "padding-right", "padding-bottom", "padding-left", "border-top", "border-right", "border-bottom",
@@ -77,7 +76,7 @@ const LadePictures = (() => {
       ctx.scale(scale, scale);
       ctx.drawImage(img, 0, 0);
       download(canvas.toDataURL("image/png"), name + ".png");
-    } catch (err) {  // a browser that will not draw foreignObject onto a canvas: the SVG is a picture too
+    } catch {  // a browser that will not draw foreignObject onto a canvas: the SVG is a picture too
       download(url, name + ".svg");
     }
   }

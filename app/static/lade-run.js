@@ -117,8 +117,10 @@ const LadeRun = (() => {
         const tokens = [], seconds = [];
         let t = 0, s = 0;
         for (const step of this.lane(lane).steps) {
-          tokens.push((t += step.accepted.length));
-          seconds.push((s += this.seconds(step)));
+          t += step.accepted.length;
+          s += this.seconds(step);
+          tokens.push(t);
+          seconds.push(s);
         }
         return { tokens, seconds };
       });
@@ -222,8 +224,8 @@ const LadeRun = (() => {
     guesses(step) {
       /** @type {Map<number, number>} */
       const out = new Map(), L = step.levels_before.length, p = step.position;
-      step.levels_before.forEach((level, l) => level.forEach((t, j) => out.set(p + 1 + l + j, t)));
-      step.new_level.forEach((t, j) => out.set(p + 1 + L + j, t));
+      step.levels_before.forEach((level, l) => { level.forEach((t, j) => { out.set(p + 1 + l + j, t); }); });
+      step.new_level.forEach((t, j) => { out.set(p + 1 + L + j, t); });
       return out;
     }
 

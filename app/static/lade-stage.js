@@ -231,7 +231,7 @@ const LadeStage = (() => {
     /** The stage component's value (app/stage.py): open a run, follow a live race, or show a notice. @param {any} value */
     apply(value) {
       let msg = value;
-      if (typeof msg === "string") { try { msg = JSON.parse(msg); } catch (err) { return; } }
+      if (typeof msg === "string") { try { msg = JSON.parse(msg); } catch { return; } }
       if (!msg || typeof msg !== "object") return;
       if (typeof msg.notice === "string") this.set({ notice: msg.notice });
       if (typeof msg.live === "string") return this.follow(msg.live, String(msg.status || ""), !!msg.done);

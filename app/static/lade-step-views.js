@@ -5,7 +5,7 @@
 const LadeStepViews = (() => {
   "use strict";
   const Lade = /** @type {LadeNamespace} */ (window.Lade);
-  const { h, tok, plural, fmt, scroller, sr } = Lade.dom;
+  const { h, tok, plural, scroller, sr } = Lade.dom;
   const { render: views, legends, key, frame, note, muted } = Lade.views;
 
   const DRAFTS = { pld: "prompt lookup", "early-exit": "the early-exit draft", draft: "the draft model" };
@@ -248,6 +248,5 @@ const LadeStepViews = (() => {
   };
 
   return { windowSummary, verifySummary };
-  void fmt;
 })();
 window.Lade.stepViews = LadeStepViews;

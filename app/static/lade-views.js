@@ -42,13 +42,13 @@ const LadeViews = (() => {
   function outputSpans(run, lane) {
     return memo(run, `out:${lane}`, () => {
       const steps = run.lane(lane).steps, spans = [];
-      steps.forEach((s, i) => s.accepted.forEach((id) => {
+      steps.forEach((s, i) => { s.accepted.forEach((id) => {
         const multi = lane === "parallel" && s.accepted.length > 1;
         const span = tok(run, id, `${multi ? "multi " : ""}${lane === "parallel" ? "g" + (i % 2) : ""}`, 0, true);
         span.dataset.step = String(i);
         span.title = `step ${i}: ${plural(s.accepted.length, "token")} · token ${id}`;
         spans.push(span);
-      }));
+      }); });
       return { spans, box: h("div", { class: "tok-text", tabindex: 0, role: "region", "aria-label": `${run.laneName(lane)} output` }, spans) };
     }, run.version);
   }

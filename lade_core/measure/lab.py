@@ -106,7 +106,7 @@ def predict_run(run, device: str, model_size: str, devices: int = 1, a: Assumpti
     return {**result, "config": {k: setting[k] for k in ("window", "ngram", "guess")}, "note": "; ".join(notes)}
 
 
-def simulate_parallelism(points, device, model, devices_list=range(1, 9), comm=None, context: int = CONTEXT,
+def simulate_parallelism(points, device, model, devices_list=tuple(range(1, 9)), comm=None, context: int = CONTEXT,
                          a: Assumptions = ASSUME) -> dict:
     """Lookahead Parallelism's strong scaling, simulated: for each k, every point on k devices and the best by the
     median over prompts (as Auto ranks) kept. Speed-ups are over greedy on one device; `comm` (seconds per step)
