@@ -20,16 +20,27 @@ from app.ui import LAUNCH_OPTIONS, build_demo
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="Lookahead Decoding Explorer")
-    parser.add_argument("--model", default=os.environ.get("LADE_MODEL") or None,
-                        help="hub id or local folder for live runs (default: $LADE_MODEL, else the embedded "
-                             "SmolLM2-135M-Instruct)")
+    parser.add_argument(
+        "--model",
+        default=os.environ.get("LADE_MODEL") or None,
+        help="hub id or local folder for live runs (default: $LADE_MODEL, else the embedded SmolLM2-135M-Instruct)",
+    )
     parser.add_argument("--queue-size", type=int, default=limits.QUEUE_SIZE, help="most events waiting in the queue")
-    parser.add_argument("--per-client", type=int, default=int(os.environ.get("LADE_PER_CLIENT", limits.PER_CLIENT)),
-                        help="engine jobs (Run, /generate, Auto) one client may have waiting or running; 0: no limit "
-                             "(default: $LADE_PER_CLIENT, else %(default)s)")
-    parser.add_argument("--trust-proxy", type=int, default=trust_proxy_from_env(), metavar="HOPS",
-                        help="the server is behind HOPS reverse proxies: a client is the X-Forwarded-For entry HOPS "
-                             "from the right, not the connecting address (default: $LADE_TRUST_PROXY, else 0)")
+    parser.add_argument(
+        "--per-client",
+        type=int,
+        default=int(os.environ.get("LADE_PER_CLIENT", limits.PER_CLIENT)),
+        help="engine jobs (Run, /generate, Auto) one client may have waiting or running; 0: no limit "
+        "(default: $LADE_PER_CLIENT, else %(default)s)",
+    )
+    parser.add_argument(
+        "--trust-proxy",
+        type=int,
+        default=trust_proxy_from_env(),
+        metavar="HOPS",
+        help="the server is behind HOPS reverse proxies: a client is the X-Forwarded-For entry HOPS "
+        "from the right, not the connecting address (default: $LADE_TRUST_PROXY, else 0)",
+    )
     args = parser.parse_args()
     sys.stdout, sys.stderr = bounded(sys.stdout), bounded(sys.stderr)  # a refused request is one line in the log
     demo = build_demo(model=args.model)

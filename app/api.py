@@ -26,24 +26,54 @@ def summary(run: RunTrace, done: bool, decode) -> dict:
     """Texts, token ids, steps and compression of both methods, and the sampling settings. `exact` (lookahead ==
     greedy, token for token) is reported once a greedy run is done; a sampled run has None there, since lookahead
     and plain sampling draw from the same distribution but not the same tokens."""
+
     def method(m: MethodRun) -> dict:
-        return {"text": decode(list(m.tokens)), "tokens": list(m.tokens), "steps": len(m.steps),
-                "compression": round(m.compression, 4), "stop_reason": m.stop_reason}
+        return {
+            "text": decode(list(m.tokens)),
+            "tokens": list(m.tokens),
+            "steps": len(m.steps),
+            "compression": round(m.compression, 4),
+            "stop_reason": m.stop_reason,
+        }
 
     cfg, s = run.config, run.sampling
-    return {"done": done, "model": run.model, "prompt_tokens": len(run.prompt_ids),
-            "config": {"window": cfg.window, "ngram": cfg.ngram, "guess": cfg.guess, "pool": cfg.pool,
-                       "pool_from_prompt": cfg.pool == "prompt"}, "max_new_tokens": run.max_new_tokens,
-            "sampling": {"greedy": s.greedy, "temperature": s.temperature, "top_p": s.top_p, "seed": s.sample_seed},
-            "method": run.method, "lookahead": method(run.parallel), "baseline": method(run.baseline),
-            "greedy": method(run.baseline), "lanes": [{"method": lane.method, **method(lane.run)} for lane in run.lanes],
-            "exact": all(m.tokens == run.baseline.tokens for m in (run.parallel, *(lane.run for lane in run.lanes)))
-            if done and s.greedy else None}
+    return {
+        "done": done,
+        "model": run.model,
+        "prompt_tokens": len(run.prompt_ids),
+        "config": {
+            "window": cfg.window,
+            "ngram": cfg.ngram,
+            "guess": cfg.guess,
+            "pool": cfg.pool,
+            "pool_from_prompt": cfg.pool == "prompt",
+        },
+        "max_new_tokens": run.max_new_tokens,
+        "sampling": {"greedy": s.greedy, "temperature": s.temperature, "top_p": s.top_p, "seed": s.sample_seed},
+        "method": run.method,
+        "lookahead": method(run.parallel),
+        "baseline": method(run.baseline),
+        "greedy": method(run.baseline),
+        "lanes": [{"method": lane.method, **method(lane.run)} for lane in run.lanes],
+        "exact": all(m.tokens == run.baseline.tokens for m in (run.parallel, *(lane.run for lane in run.lanes)))
+        if done and s.greedy
+        else None,
+    }
 
 
-def generate(prompt: str, window: int = 7, ngram: int = 4, guess: int = 7, max_new_tokens: int = 64,
-             pool_from_prompt: bool | str | None = None, temperature: float = 0.0, top_p: float = 1.0, seed: int = 0,
-             methods: list[str] | None = None, request: gr.Request = None) -> Iterator[dict]:
+def generate(
+    prompt: str,
+    window: int = 7,
+    ngram: int = 4,
+    guess: int = 7,
+    max_new_tokens: int = 64,
+    pool_from_prompt: bool | str | None = None,
+    temperature: float = 0.0,
+    top_p: float = 1.0,
+    seed: int = 0,
+    methods: list[str] | None = None,
+    request: gr.Request = None,
+) -> Iterator[dict]:
     """Run lookahead and greedy decoding on `prompt` with W, N, G; yields JSON summaries, the last one with done=true.
 
     The lookahead text and token ids, the greedy token ids, the steps of each, the compression (tokens per step) and
@@ -55,8 +85,17 @@ def generate(prompt: str, window: int = 7, ngram: int = 4, guess: int = 7, max_n
     "lookahead", "jacobi", "pld", "early-exit" raced against the baseline, the first in "lookahead" (named by
     "method"), the others in "lanes"; left out, lookahead alone.
     """
-    live = events.start_run(prompt, window, ngram, guess, max_new_tokens, pool_from_prompt, events.session_of(request),
-                            (temperature, top_p, seed), methods)
+    live = events.start_run(
+        prompt,
+        window,
+        ngram,
+        guess,
+        max_new_tokens,
+        pool_from_prompt,
+        events.session_of(request),
+        (temperature, top_p, seed),
+        methods,
+    )
     try:
         if zerogpu.available():  # as the Run button: one GPU call computes the whole run
             run = zerogpu.record_on_gpu(live.prompt, live.specs, live.max_new_tokens, live.sampling)

@@ -55,7 +55,7 @@ def repeat_share(run: RunTrace, n: int = 4) -> float:
     """The share of output tokens that end an n-gram the text already had (the prompt included)."""
     seen, text, repeated = set(), list(run.prompt_ids), 0
     for i in range(len(text) - n + 1):
-        seen.add(tuple(text[i: i + n]))
+        seen.add(tuple(text[i : i + n]))
     for token in run.parallel.tokens:
         text.append(token)
         gram = tuple(text[-n:])
@@ -97,12 +97,23 @@ def bench_speedups(run: RunTrace) -> list[float]:
     prompts = {p["prompt"]: p["id"] for p in load_prompts()}
     wanted = prompts.get(run.prompt)
     c = run.config
-    setting = {"window": c.window, "ngram": c.ngram, "guess": c.guess, "pool": c.pool, "tree": c.tree,
-               "adaptive": c.adaptive}
-    found = [row["speedup"] for data, row in _bench_rows()
-             if wanted and row.get("id") == wanted and data.get("method", "lookahead") == run.method
-             and data.get("sampling", {}).get("temperature") == run.sampling.temperature
-             and all(data.get("config", {}).get(k) == v for k, v in setting.items())]
+    setting = {
+        "window": c.window,
+        "ngram": c.ngram,
+        "guess": c.guess,
+        "pool": c.pool,
+        "tree": c.tree,
+        "adaptive": c.adaptive,
+    }
+    found = [
+        row["speedup"]
+        for data, row in _bench_rows()
+        if wanted
+        and row.get("id") == wanted
+        and data.get("method", "lookahead") == run.method
+        and data.get("sampling", {}).get("temperature") == run.sampling.temperature
+        and all(data.get("config", {}).get(k) == v for k, v in setting.items())
+    ]
     return found
 
 
@@ -112,7 +123,7 @@ def speedup(run: RunTrace) -> float:
 
 
 def verdict(run: RunTrace) -> str:
-    """"faster than greedy", "slower than greedy", or "about as fast as greedy", as the measurements allow."""
+    """ "faster than greedy", "slower than greedy", or "about as fast as greedy", as the measurements allow."""
     values, band = [speedup(run), *bench_speedups(run)], noise()
     if all(v > band for v in values):
         return "faster than greedy"
@@ -130,30 +141,52 @@ def facts(run: RunTrace) -> dict:
         return statistics.fmean(s.forward_s + s.overhead_s for s in steps) if steps else 0.0
 
     bench, parses = bench_speedups(run), python_parses(run)
-    on_cpu = (f"{speedup(run):.2f}x greedy's speed" + (f"; the bench measured this prompt and setting at "
-              f"{', '.join(f'{v:.2f}x' for v in bench)}" if bench else "") + f", so on this CPU it is {verdict(run)} "
-              f"(two greedy runs of one prompt differ by up to {round(100 * (noise() - 1))}%)")
+    on_cpu = (
+        f"{speedup(run):.2f}x greedy's speed"
+        + (f"; the bench measured this prompt and setting at {', '.join(f'{v:.2f}x' for v in bench)}" if bench else "")
+        + f", so on this CPU it is {verdict(run)} "
+        f"(two greedy runs of one prompt differ by up to {round(100 * (noise() - 1))}%)"
+    )
     return {
-        "compression": round(p.compression, 2), "tokens": len(p.tokens), "steps": len(p.steps),
-        "baseline_steps": len(b.steps), "speedup": round(speedup(run), 2),
+        "compression": round(p.compression, 2),
+        "tokens": len(p.tokens),
+        "steps": len(p.steps),
+        "baseline_steps": len(b.steps),
+        "speedup": round(speedup(run), 2),
         "step_cost": round(mean_step(p) / mean_step(b), 2) if mean_step(b) else 0.0,
-        "identical": "identical to" if p.tokens == b.tokens else "different from", "W": run.config.window,
-        "N": run.config.ngram, "G": run.config.guess, "pool": run.config.pool, "temperature": run.sampling.temperature,
-        "device": run.device, "repeat_pct": round(100 * repeat_share(run)), **repetition(run),
-        "tokens_per_forward": run.config.tokens_per_forward, "verdict": verdict(run),
+        "identical": "identical to" if p.tokens == b.tokens else "different from",
+        "W": run.config.window,
+        "N": run.config.ngram,
+        "G": run.config.guess,
+        "pool": run.config.pool,
+        "temperature": run.sampling.temperature,
+        "device": run.device,
+        "repeat_pct": round(100 * repeat_share(run)),
+        **repetition(run),
+        "tokens_per_forward": run.config.tokens_per_forward,
+        "verdict": verdict(run),
         "on_cpu": on_cpu,
         "parses": {True: "parses", False: "does not parse", None: "is not there"}[parses],
         "window_pct": round(100 * sum(1 for s in p.steps[1:] if s.window) / max(len(p.steps) - 1, 1)),
         "mean_fed": round(statistics.fmean(s.n_input for s in p.steps[1:]), 1) if len(p.steps) > 1 else 0.0,
-        **jacobi_tally(run), "lanes_summary": lanes_summary(run), "main_name": lane_name(run.method, run.config),
+        **jacobi_tally(run),
+        "lanes_summary": lanes_summary(run),
+        "main_name": lane_name(run.method, run.config),
     }
 
 
-METHOD_NAMES = {"lookahead": "lookahead", "jacobi": "Jacobi decoding", "pld": "prompt lookup", "early-exit": "early exit",
-                "draft": "the draft model"}
-POOL_WORDS = {"paper": "the paper's lookahead (its window's n-grams only)",
-              "output": "lookahead (its window's n-grams and the answer's)",
-              "prompt": "lookahead (its window's n-grams and the prompt's)"}
+METHOD_NAMES = {
+    "lookahead": "lookahead",
+    "jacobi": "Jacobi decoding",
+    "pld": "prompt lookup",
+    "early-exit": "early exit",
+    "draft": "the draft model",
+}
+POOL_WORDS = {
+    "paper": "the paper's lookahead (its window's n-grams only)",
+    "output": "lookahead (its window's n-grams and the answer's)",
+    "prompt": "lookahead (its window's n-grams and the prompt's)",
+}
 
 
 def lane_name(method: str, config) -> str:
@@ -170,8 +203,11 @@ def lanes_summary(run: RunTrace) -> str:
     """The race's other lanes in words: each one's tokens per step, and whether every text equals greedy's."""
     parts = [f"{lane_name(lane.method, lane.config)} {lane.run.compression:.2f}" for lane in run.lanes]
     same = all(m.tokens == run.baseline.tokens for m in (run.parallel, *(lane.run for lane in run.lanes)))
-    texts = ("every text identical to greedy's" if same else "the texts differ") if run.sampling.greedy else \
-        "each lane samples its own text"
+    texts = (
+        ("every text identical to greedy's" if same else "the texts differ")
+        if run.sampling.greedy
+        else "each lane samples its own text"
+    )
     return (f"{', '.join(parts)} tokens per step; " if parts else "") + texts
 
 

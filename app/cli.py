@@ -30,8 +30,10 @@ def cmd_export_site(args) -> int:
     if args.live_url is not None and not args.live_url.startswith(("https://", "http://")):
         raise ValueError(f"--live-url must be an http(s) address, got {args.live_url!r}")
     made = export_site(Path(args.folder), args.live_url)
-    print(f"wrote {args.folder}: {made['files']} files, {made['bytes'] / 2**20:.1f} MiB (index.html "
-          f"{made['index_bytes'] / 2**10:.0f} KiB)")
+    print(
+        f"wrote {args.folder}: {made['files']} files, {made['bytes'] / 2**20:.1f} MiB (index.html "
+        f"{made['index_bytes'] / 2**10:.0f} KiB)"
+    )
     return 0
 
 
@@ -41,7 +43,9 @@ def add_app_commands(sub) -> None:
     p.add_argument("trace")
     p.add_argument("out")
     p.set_defaults(func=cmd_export_html)
-    p = sub.add_parser("export-site", help="write the lesson, the gallery, the explorer and the embeds as a static site")
+    p = sub.add_parser(
+        "export-site", help="write the lesson, the gallery, the explorer and the embeds as a static site"
+    )
     p.add_argument("folder")
     p.add_argument("--live-url", default=None, help="where 'Run it live' points (a server running app.py), or none")
     p.set_defaults(func=cmd_export_site)

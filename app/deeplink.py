@@ -71,5 +71,6 @@ def resolve(query: dict, names) -> Link:
         if name is not None:  # without a run no view is shown: nothing to say about it
             notices.append(f"There is no view “{shown(view)}”; showing every view.")
         view = None
-    return Link(run=name, step=number, view=view if name else None, embed=embed and name is not None,
-                notice=" ".join(notices))
+    return Link(
+        run=name, step=number, view=view if name else None, embed=embed and name is not None, notice=" ".join(notices)
+    )

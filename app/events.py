@@ -16,8 +16,8 @@ from typing import NamedTuple
 import gradio as gr
 
 from lade_core import RunTrace
-from lade_core.tracefile import TraceError, parse_run
 from lade_core.schema import SchemaError
+from lade_core.tracefile import TraceError, parse_run
 
 from . import deeplink, files, gallery, limits, stage, zerogpu
 from .live import LiveRun, forget, register, stop_session
@@ -129,8 +129,9 @@ def export(held: Held):
 
 
 # -- live runs -----------------------------------------------------------------------------------------------------
-def start_run(prompt, window, ngram, guess, max_new_tokens, pool, session: str, sampling=(0.0, 1.0, 0),
-              methods=None) -> LiveRun:
+def start_run(
+    prompt, window, ngram, guess, max_new_tokens, pool, session: str, sampling=(0.0, 1.0, 0), methods=None
+) -> LiveRun:
     """The session's live run, checked against the public limits (gr.Error otherwise), registered (which stops the
     session's previous one), held by the store under a fresh handle and started. Shared by the Run button and the
     `generate` API endpoint. `sampling` is (temperature, top-p, seed) as the request sent them; `methods` the names
@@ -156,19 +157,24 @@ def start_run(prompt, window, ngram, guess, max_new_tokens, pool, session: str, 
     return live
 
 
-def run_live(prompt, window, ngram, guess, max_new_tokens, pool, temperature, top_p, sample_seed, methods,
-             request: gr.Request):
+def run_live(
+    prompt, window, ngram, guess, max_new_tokens, pool, temperature, top_p, sample_seed, methods, request: gr.Request
+):
     """Generator of `Opened`: the race's handle and status as it records, then the finished run held for download."""
     session = session_of(request)
-    live = start_run(prompt, window, ngram, guess, max_new_tokens, pool, session, (temperature, top_p, sample_seed),
-                     methods)
+    live = start_run(
+        prompt, window, ngram, guess, max_new_tokens, pool, session, (temperature, top_p, sample_seed), methods
+    )
     try:
         if zerogpu.available():  # one GPU call computes the whole run, then the page plays it back
             run = zerogpu.record_on_gpu(live.prompt, live.specs, live.max_new_tokens, live.sampling)
             STORE.finish(live.handle, run)
             finished(session, live)
-            yield opened(Held.of(live.handle, run), stage.show(live.handle, 0, notice="Computed on ZeroGPU in one "
-                                                                "call; press Play to watch it."), run)
+            yield opened(
+                Held.of(live.handle, run),
+                stage.show(live.handle, 0, notice="Computed on ZeroGPU in one call; press Play to watch it."),
+                run,
+            )
             return
         yield Opened(stage.live(live.handle, "Live race: starting."), gr.skip(), gr.skip())
         for status in live.follow(pulled=True):
@@ -176,8 +182,11 @@ def run_live(prompt, window, ngram, guess, max_new_tokens, pool, temperature, to
                 yield Opened(stage.live(live.handle, status), gr.skip(), gr.skip())
         finished(session, live)
         # Stop may reach the engine before it cancels this event: the run then ends here, stopped, and says so
-        value = stage.show(live.handle, "last", notice="Live run stopped.") if live.cancelled else \
-            stage.live(live.handle, live.status(), done=True)
+        value = (
+            stage.show(live.handle, "last", notice="Live run stopped.")
+            if live.cancelled
+            else stage.live(live.handle, live.status(), done=True)
+        )
         yield opened(Held.of(live.handle, live.result), value, live.result)
     except (ValueError, RuntimeError) as exc:
         raise gr.Error(f"The run failed: {exc}") from None
@@ -213,8 +222,9 @@ def settle_run(request: gr.Request):
     live.wait(timeout=30)  # the engine stops at its next step
     if live.result is None or not live.steps["parallel"]:
         return nothing()
-    return opened(Held.of(live.handle, live.result), stage.show(live.handle, "last", notice="Live run stopped."),
-                  live.result)
+    return opened(
+        Held.of(live.handle, live.result), stage.show(live.handle, "last", notice="Live run stopped."), live.result
+    )
 
 
 def auto_settings():
@@ -233,10 +243,12 @@ def auto_settings():
 def auto_reason(best: dict) -> str:
     low, high = best["predicted_speedup_range"]
     verdict = "" if best["predicted_speedup_median"] >= 1 else " No setting is predicted to beat plain decoding here."
-    return (f"Auto: W={best['window']}, N={best['ngram']}, G={best['guess']} with the {best['pool']} pool feeds "
-            f"{best['mean_tokens_fed']:.1f} tokens a step at {best['step_cost']:.2f}x the cost of a greedy step and is "
-            f"predicted to run at {best['predicted_speedup_median']:.2f}x greedy's speed (median over the benchmark "
-            f"prompts; {low:.2f}x to {high:.2f}x), read off {curve_source(best.get('cost_curve') or {})}.{verdict}")
+    return (
+        f"Auto: W={best['window']}, N={best['ngram']}, G={best['guess']} with the {best['pool']} pool feeds "
+        f"{best['mean_tokens_fed']:.1f} tokens a step at {best['step_cost']:.2f}x the cost of a greedy step and is "
+        f"predicted to run at {best['predicted_speedup_median']:.2f}x greedy's speed (median over the benchmark "
+        f"prompts; {low:.2f}x to {high:.2f}x), read off {curve_source(best.get('cost_curve') or {})}.{verdict}"
+    )
 
 
 def curve_source(curve: dict) -> str:

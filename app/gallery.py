@@ -2,7 +2,8 @@
 
 `assets/gallery.json` lists each run's name, title, the `lade trace` arguments that recorded it, its role in the
 lesson (if any) and a caption template. Captions are written by hand, but every number and claim word in them is
-computed from the run (`captions.facts`), so a re-recorded run keeps true captions. `python -m app.gallery` re-records every run with the shipped
+computed from the run (`captions.facts`), so a re-recorded run keeps true captions. `python -m app.gallery`
+re-records every run with the shipped
 command line (`--only NAME` just one); loading one needs no model.
 """
 
@@ -70,10 +71,20 @@ def listing() -> list[dict]:
     out = []
     for e in spec():
         run = load(e["name"])
-        speed = {"recording": captions.speedup(run), "bench": captions.bench_speedups(run),
-                 "verdict": captions.verdict(run)}
-        out.append({"name": e["name"], "title": e["title"], "caption": caption(e["name"]), "method": run.method,
-                    "speed": speed})
+        speed = {
+            "recording": captions.speedup(run),
+            "bench": captions.bench_speedups(run),
+            "verdict": captions.verdict(run),
+        }
+        out.append(
+            {
+                "name": e["name"],
+                "title": e["title"],
+                "caption": caption(e["name"]),
+                "method": run.method,
+                "speed": speed,
+            }
+        )
     return out
 
 

@@ -87,8 +87,13 @@ def trust_proxy_from_env(value: str | None = None) -> int:
 async def _respond(send, status: int, message: str, as_json: bool = True) -> None:
     body = json.dumps({"detail": message, "error": message}).encode() if as_json else message.encode()
     kind = b"application/json" if as_json else b"text/plain; charset=utf-8"
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", kind), (b"content-length", str(len(body)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", kind), (b"content-length", str(len(body)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -161,9 +166,17 @@ def make_room(folder: Path, incoming: int, cap: int, keep_s: float = KEEP_S, now
 
 
 class Guard:
-    def __init__(self, app, blocks=None, trust_proxy: int = 0, per_client: int = limits.PER_CLIENT,
-                 upload_bytes: int = limits.UPLOAD_BYTES, temp_bytes: int = limits.TEMP_BYTES,
-                 temp_folder: str | os.PathLike | None = None, read_within_s: float = READ_WITHIN_S):
+    def __init__(
+        self,
+        app,
+        blocks=None,
+        trust_proxy: int = 0,
+        per_client: int = limits.PER_CLIENT,
+        upload_bytes: int = limits.UPLOAD_BYTES,
+        temp_bytes: int = limits.TEMP_BYTES,
+        temp_folder: str | os.PathLike | None = None,
+        read_within_s: float = READ_WITHIN_S,
+    ):
         self.app, self.blocks, self.trust_proxy, self.per_client = app, blocks, trust_proxy, per_client
         self.upload_limit = upload_bytes + MULTIPART_OVERHEAD
         self.temp_bytes, self.read_within_s = temp_bytes, read_within_s
@@ -218,9 +231,10 @@ class Guard:
         if self._params is None:
             try:
                 info = self.blocks.get_api_info(all_endpoints=True)
-                self._params = {name.lstrip("/"): [p.get("parameter_name") or p.get("label") or "?"
-                                                   for p in e["parameters"]]
-                                for name, e in info["named_endpoints"].items()}
+                self._params = {
+                    name.lstrip("/"): [p.get("parameter_name") or p.get("label") or "?" for p in e["parameters"]]
+                    for name, e in info["named_endpoints"].items()
+                }
             except Exception:
                 self._params = {}
         if fn.api_name in self._params:
@@ -229,8 +243,9 @@ class Guard:
 
     def _signature(self, fn) -> str:
         names = self._parameters(fn)
-        return f"{fn.api_name or 'this event'} takes {len(names)} argument{'s' * (len(names) != 1)}" + \
-            (f" ({', '.join(names)})" if names else "")
+        return f"{fn.api_name or 'this event'} takes {len(names)} argument{'s' * (len(names) != 1)}" + (
+            f" ({', '.join(names)})" if names else ""
+        )
 
     def _is_engine(self, fn) -> bool:
         return fn is not None and getattr(fn, "concurrency_id", None) == limits.ENGINE_GROUP
@@ -291,8 +306,13 @@ class Guard:
 
     # -- uploads ---------------------------------------------------------------------------------------------------
     async def _upload(self, scope, receive, send):
-        body = await self._body(scope, receive, send, self.upload_limit,
-                                f"An upload carries one trace file of at most {limits.UPLOAD_MIB} MiB")
+        body = await self._body(
+            scope,
+            receive,
+            send,
+            self.upload_limit,
+            f"An upload carries one trace file of at most {limits.UPLOAD_MIB} MiB",
+        )
         if body is None:
             return
         kind = dict(scope.get("headers", [])).get(b"content-type", b"").decode("latin-1")
@@ -309,16 +329,25 @@ class Guard:
             fits = await asyncio.to_thread(make_room, self.temp_folder, len(body), self.temp_bytes)
         if not fits:
             refusal(f"refused: an upload while the temp folder is full ({self.temp_bytes:,} bytes)")
-            return await _respond(send, 507, "The server's space for uploaded files is full for the moment (it "
-                                  "holds the last minute's files); try again in a minute.")
+            return await _respond(
+                send,
+                507,
+                "The server's space for uploaded files is full for the moment (it "
+                "holds the last minute's files); try again in a minute.",
+            )
         return await self.app(scope, _replay(body, receive), send)
 
     # -- events --------------------------------------------------------------------------------------------------
     async def _post(self, scope, receive, send, path: str):
         event = _EVENT.match(path)
         join = path.rstrip("/") == f"{API}/queue/join"
-        body = await self._body(scope, receive, send, MAX_BODY_BYTES, f"A request body may be at most "
-                                f"{MAX_BODY_BYTES // 2**20} MiB (a trace goes through the upload)")
+        body = await self._body(
+            scope,
+            receive,
+            send,
+            MAX_BODY_BYTES,
+            f"A request body may be at most {MAX_BODY_BYTES // 2**20} MiB (a trace goes through the upload)",
+        )
         if body is None:
             return
         replay = _replay(body, receive)
@@ -330,8 +359,9 @@ class Guard:
             doc = None
         if not isinstance(doc, dict):
             refusal(f"refused: a call whose body is not a JSON object ({path[:80]})")
-            return await _respond(send, 422, "A call's body is a JSON object (see "
-                                  f"{API}/info for each endpoint's parameters).")
+            return await _respond(
+                send, 422, f"A call's body is a JSON object (see {API}/info for each endpoint's parameters)."
+            )
         v2 = bool(event and event.group(2))
         direct = bool(event and event.group(3))
         fn, status, why_not = self._called(event.group(4) if event else None, doc, by_index=join or direct)
@@ -348,18 +378,26 @@ class Guard:
             return
         if direct:
             refusal(f"refused: a direct call to {fn.api_name}, which runs in the queue")
-            return await _respond(send, 404, f"{fn.api_name} runs in the queue: post to {API}/call/{fn.api_name} "
-                                  f"and read the result from {API}/call/{fn.api_name}/<event_id>, or use "
-                                  f"gradio_client.")
+            return await _respond(
+                send,
+                404,
+                f"{fn.api_name} runs in the queue: post to {API}/call/{fn.api_name} "
+                f"and read the result from {API}/call/{fn.api_name}/<event_id>, or use "
+                f"gradio_client.",
+            )
         client = client_of(scope, self.trust_proxy)
         lock = self._client_locks.setdefault(client, asyncio.Lock())
         async with lock:  # one join of a client at a time: the count below is then exact
             held = self._engine_jobs(client)
             if self.per_client and held >= self.per_client:
                 refusal(f"refused: {client} has {held} engine jobs (at most {self.per_client})")
-                return await _respond(send, 429, f"You already have {held} run{'s' * (held != 1)} waiting or running "
-                                      f"on this server (at most {self.per_client} per visitor): wait for "
-                                      f"{'it' if held == 1 else 'one'} to finish, or stop it, and try again.")
+                return await _respond(
+                    send,
+                    429,
+                    f"You already have {held} run{'s' * (held != 1)} waiting or running "
+                    f"on this server (at most {self.per_client} per visitor): wait for "
+                    f"{'it' if held == 1 else 'one'} to finish, or stop it, and try again.",
+                )
             answer = await self._forward(scope, replay, send, fn)
         if not lock.locked() and self._client_locks.get(client) is lock:
             self._client_locks.pop(client, None)
@@ -367,8 +405,10 @@ class Guard:
         if event_id:
             session = doc.get("session_hash") if join else None
             if not (isinstance(session, str) and self._reading_sessions.get(session)):
-                self._unread[event_id] = (time.monotonic() + self.read_within_s,
-                                          session if isinstance(session, str) else None)
+                self._unread[event_id] = (
+                    time.monotonic() + self.read_within_s,
+                    session if isinstance(session, str) else None,
+                )
 
     def _remember(self, answer: bytes, fn) -> str | None:
         """The event id a join answered with, remembered with its event (for the reasons given to its readers)."""
@@ -389,8 +429,10 @@ class Guard:
             names = set(self._parameters(fn)) | {"oauth_token"}
             extra = sorted(str(k) for k in doc if k not in names)
             if extra:
-                return (f"{self._signature(fn)}; {', '.join(extra)[:200]} "
-                        f"{'is not one of them' if len(extra) == 1 else 'are not among them'}.")
+                return (
+                    f"{self._signature(fn)}; {', '.join(extra)[:200]} "
+                    f"{'is not one of them' if len(extra) == 1 else 'are not among them'}."
+                )
             return None
         data = doc.get("data")
         if not isinstance(data, list):
@@ -422,10 +464,18 @@ class Guard:
             if message["type"] != "http.response.body":
                 return await send(message)
             body = message.get("body", b"")
-            failed = (b"event: error" in body or b'"success":false' in body or b'"success": false' in body
-                      or (start is not None and start.get("status", 200) >= 400) or status[0] >= 400)
-            new = _NULL_ERROR.sub(lambda m: m.group(1) + json.dumps(reason_for(body)).encode(), body) \
-                if failed and b"null" in body else body
+            failed = (
+                b"event: error" in body
+                or b'"success":false' in body
+                or b'"success": false' in body
+                or (start is not None and start.get("status", 200) >= 400)
+                or status[0] >= 400
+            )
+            new = (
+                _NULL_ERROR.sub(lambda m: m.group(1) + json.dumps(reason_for(body)).encode(), body)
+                if failed and b"null" in body
+                else body
+            )
             if new != body:
                 refusal(f"refused: values that do not fit {getattr(fn, 'api_name', None) or 'an event'}")
             if len(kept) < capture:
@@ -433,8 +483,7 @@ class Guard:
             if start is not None:
                 headers = list(start.get("headers", []))
                 if new != body:
-                    headers = [(k, str(len(new)).encode() if k.lower() == b"content-length" else v)
-                               for k, v in headers]
+                    headers = [(k, str(len(new)).encode() if k.lower() == b"content-length" else v) for k, v in headers]
                 await send({**start, "headers": headers})
                 start = None
             await send({**message, "body": new})
@@ -446,12 +495,15 @@ class Guard:
 
     def _null_reason(self, fn) -> str:
         where = f"{self._signature(fn)}; " if fn is not None else ""
-        return (f"The request was refused: {where}one of its values has a type or form this endpoint does not "
-                f"take (see {API}/info for each endpoint's parameters and types).")
+        return (
+            f"The request was refused: {where}one of its values has a type or form this endpoint does not "
+            f"take (see {API}/info for each endpoint's parameters and types)."
+        )
 
     # -- readers of results ----------------------------------------------------------------------------------------
-    async def _reading(self, scope, receive, send, event_id: str | None = None, session: str | None = None,
-                       api: str | None = None):
+    async def _reading(
+        self, scope, receive, send, event_id: str | None = None, session: str | None = None, api: str | None = None
+    ):
         if event_id:
             self._read_events.add(event_id)
             self._unread.pop(event_id, None)
@@ -510,6 +562,10 @@ class Guard:
 
 def middleware(blocks, trust_proxy: int | None = None, per_client: int | None = None, **options) -> Middleware:
     """The guard as `launch(app_kwargs={"middleware": [...]})` takes it."""
-    return Middleware(Guard, blocks=blocks,
-                      trust_proxy=trust_proxy_from_env() if trust_proxy is None else trust_proxy,
-                      per_client=limits.PER_CLIENT if per_client is None else per_client, **options)
+    return Middleware(
+        Guard,
+        blocks=blocks,
+        trust_proxy=trust_proxy_from_env() if trust_proxy is None else trust_proxy,
+        per_client=limits.PER_CLIENT if per_client is None else per_client,
+        **options,
+    )

@@ -46,12 +46,14 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # C0 controls and DE
 def limits_text() -> str:
     W, N, G = PUBLIC["window"], PUBLIC["ngram"], PUBLIC["guess"]
     t, p, s = PUBLIC_SAMPLING["temperature"], PUBLIC_SAMPLING["top_p"], PUBLIC_SAMPLING["sample_seed"]
-    return (f"Limits of this public demo: W ≤ {W[1]}, N from {N[0]} to {N[1]}, G ≤ {G[1]}, at most {MAX_NEW_TOKENS[1]} "
-            f"new tokens, a prompt of at most {MAX_PROMPT_CHARS:,} characters and {MAX_PROMPT_TOKENS:,} tokens (with "
-            f"the chat template) that fits the model's context with the new tokens; temperature from 0 (greedy) to "
-            f"{t[1]:g}, top-p from {p[0]:g} to {p[1]:g}, a sampling seed "
-            f"from 0 to {s[1]:,}; trace files up to {UPLOAD_MIB} MiB. One run at a time: others wait in a queue "
-            f"(their position is shown; at most {PER_CLIENT} runs per visitor), and Stop frees the slot.")
+    return (
+        f"Limits of this public demo: W ≤ {W[1]}, N from {N[0]} to {N[1]}, G ≤ {G[1]}, at most {MAX_NEW_TOKENS[1]} "
+        f"new tokens, a prompt of at most {MAX_PROMPT_CHARS:,} characters and {MAX_PROMPT_TOKENS:,} tokens (with "
+        f"the chat template) that fits the model's context with the new tokens; temperature from 0 (greedy) to "
+        f"{t[1]:g}, top-p from {p[0]:g} to {p[1]:g}, a sampling seed "
+        f"from 0 to {s[1]:,}; trace files up to {UPLOAD_MIB} MiB. One run at a time: others wait in a queue "
+        f"(their position is shown; at most {PER_CLIENT} runs per visitor), and Stop frees the slot."
+    )
 
 
 def clean_prompt(prompt) -> str:
@@ -65,12 +67,15 @@ def clean_prompt(prompt) -> str:
     try:
         prompt.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise gr.Error(f"The prompt is not valid Unicode text (a lone surrogate at character {exc.start + 1}).") \
-            from None
+        raise gr.Error(
+            f"The prompt is not valid Unicode text (a lone surrogate at character {exc.start + 1})."
+        ) from None
     bad = _CONTROL.search(prompt)
     if bad:
-        raise gr.Error(f"The prompt contains a control character (U+{ord(bad.group()):04X} at character "
-                       f"{bad.start() + 1}); only newlines and tabs are allowed. Remove it and run again.")
+        raise gr.Error(
+            f"The prompt contains a control character (U+{ord(bad.group()):04X} at character "
+            f"{bad.start() + 1}); only newlines and tabs are allowed. Remove it and run again."
+        )
     return prompt
 
 
@@ -109,12 +114,16 @@ def check_context(prompt_tokens: int, context: int, max_new_tokens: int) -> None
     near the end)."""
     room = context - max_new_tokens
     if prompt_tokens > room:
-        raise gr.Error(f"The prompt is {prompt_tokens:,} tokens (with the chat template), but with {max_new_tokens} "
-                       f"new tokens only {max(room, 0):,} fit in the model's context of {context:,} tokens. Shorten "
-                       f"the prompt or ask for fewer new tokens.")
+        raise gr.Error(
+            f"The prompt is {prompt_tokens:,} tokens (with the chat template), but with {max_new_tokens} "
+            f"new tokens only {max(room, 0):,} fit in the model's context of {context:,} tokens. Shorten "
+            f"the prompt or ask for fewer new tokens."
+        )
     if prompt_tokens > MAX_PROMPT_TOKENS:
-        raise gr.Error(f"The prompt is {prompt_tokens:,} tokens (with the chat template); this demo takes at most "
-                       f"{MAX_PROMPT_TOKENS:,}. Shorten the prompt.")
+        raise gr.Error(
+            f"The prompt is {prompt_tokens:,} tokens (with the chat template); this demo takes at most "
+            f"{MAX_PROMPT_TOKENS:,}. Shorten the prompt."
+        )
 
 
 def check_trace(run: RunTrace) -> None:
@@ -122,11 +131,13 @@ def check_trace(run: RunTrace) -> None:
     for lane in run.all_lanes:  # the main method's settings, then every raced lane's
         check_bounds(lane.config, PUBLIC, SchemaError)
     if run.max_new_tokens > MAX_NEW_TOKENS[1]:
-        raise SchemaError(f"run.max_new_tokens is {run.max_new_tokens}; this app draws runs of at most "
-                          f"{MAX_NEW_TOKENS[1]} new tokens")
+        raise SchemaError(
+            f"run.max_new_tokens is {run.max_new_tokens}; this app draws runs of at most {MAX_NEW_TOKENS[1]} new tokens"
+        )
     if len(run.prompt) > MAX_PROMPT_CHARS * 4:
-        raise SchemaError(f"run.prompt is {len(run.prompt):,} characters; this app draws prompts of at most "
-                          f"{MAX_PROMPT_CHARS * 4:,}")
+        raise SchemaError(
+            f"run.prompt is {len(run.prompt):,} characters; this app draws prompts of at most {MAX_PROMPT_CHARS * 4:,}"
+        )
 
 
 # The methods a visitor may race against the baseline (a draft model is the operator's to load, not offered here).
@@ -139,15 +150,21 @@ def check_methods(methods, config: LookaheadConfig) -> list[MethodSpec]:
     gr.Error otherwise. None is lookahead alone."""
     if methods is None:
         methods = ["lookahead"]
-    if isinstance(methods, str) or not isinstance(methods, (list, tuple)) or not all(isinstance(m, str) for m in methods):
+    if (
+        isinstance(methods, str)
+        or not isinstance(methods, (list, tuple))
+        or not all(isinstance(m, str) for m in methods)
+    ):
         raise gr.Error(f"methods must be a list of names from {', '.join(RACE_METHODS)}, got {shown(methods)}")
     if not 1 <= len(methods) <= 3 or len(set(methods)) != len(methods):
         raise gr.Error(f"choose 1 to 3 different methods to race against greedy decoding, got {len(methods)}")
     unknown = [m for m in methods if m not in RACE_METHODS]
     if unknown:
         raise gr.Error(f"unknown method {shown(unknown[0])}: choose from {', '.join(RACE_METHODS)}")
-    lanes = {"lookahead": lambda: MethodSpec("lookahead", config),
-             "jacobi": lambda: MethodSpec("jacobi", jacobi_config(config.window)),
-             "pld": lambda: MethodSpec("pld", draft=DraftConfig()),
-             "early-exit": lambda: MethodSpec("early-exit", draft=DraftConfig())}
+    lanes = {
+        "lookahead": lambda: MethodSpec("lookahead", config),
+        "jacobi": lambda: MethodSpec("jacobi", jacobi_config(config.window)),
+        "pld": lambda: MethodSpec("pld", draft=DraftConfig()),
+        "early-exit": lambda: MethodSpec("early-exit", draft=DraftConfig()),
+    }
     return [lanes[m]() for m in methods]

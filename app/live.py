@@ -29,14 +29,22 @@ from .memory import trim
 from .render.payload import Deriver, empty_derived
 
 ENGINE = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lade-engine")
-NAMES = {"lookahead": "lookahead", "jacobi": "Jacobi", "pld": "prompt lookup", "early-exit": "early exit", "draft": "draft model"}
+NAMES = {
+    "lookahead": "lookahead",
+    "jacobi": "Jacobi",
+    "pld": "prompt lookup",
+    "early-exit": "early exit",
+    "draft": "draft model",
+}
 
 
 def page_lane(engine_lane: str) -> str:
     """The page's id of a lane `record_run` names: "parallel", "baseline", "lanes[0]" -> "lane0"."""
     return engine_lane.replace("lanes[", "lane").rstrip("]")
+
+
 _DONE = object()
-_sessions: dict[str, "LiveRun"] = {}
+_sessions: dict[str, LiveRun] = {}
 _sessions_lock = threading.Lock()
 
 
@@ -44,8 +52,16 @@ class LiveRun:
     """A race of `methods` (one `MethodSpec` or up to three, the main one first; a `LookaheadConfig` is lookahead
     with it) against the baseline, recording as it goes."""
 
-    def __init__(self, lm, prompt: str, methods, max_new_tokens: int, sampling: Sampling | None = None,
-                 min_interval: float = 0.3, abandon_after: float = 60.0):
+    def __init__(
+        self,
+        lm,
+        prompt: str,
+        methods,
+        max_new_tokens: int,
+        sampling: Sampling | None = None,
+        min_interval: float = 0.3,
+        abandon_after: float = 60.0,
+    ):
         specs = methods if isinstance(methods, (list, tuple)) else [methods]
         self.specs = [s if isinstance(s, MethodSpec) else MethodSpec(config=s) for s in specs]
         self.lm, self.prompt, self.max_new_tokens = lm, prompt, max_new_tokens
@@ -85,9 +101,16 @@ class LiveRun:
             if self._should_stop():
                 raise RuntimeError("stopped before it started")
             with engine_lock:
-                run = record_run(self.lm, self.prompt, self.specs, self.max_new_tokens, self.sampling, title="live",
-                                 on_step=lambda lane, step: self._queue.put((page_lane(lane), step)),
-                                 should_stop=self._should_stop)
+                run = record_run(
+                    self.lm,
+                    self.prompt,
+                    self.specs,
+                    self.max_new_tokens,
+                    self.sampling,
+                    title="live",
+                    on_step=lambda lane, step: self._queue.put((page_lane(lane), step)),
+                    should_stop=self._should_stop,
+                )
             self.result = run
             if self.on_done:
                 self.on_done(run)
@@ -138,14 +161,17 @@ class LiveRun:
     def cancelled(self) -> bool:
         """Whether the run ended because it was stopped (Stop, a new run, nobody reading it)."""
         run = self.result
-        return run is not None and any(m.stop_reason == "cancelled" for m in (run.parallel, run.baseline,
-                                                                                  *(lane.run for lane in run.lanes)))
+        return run is not None and any(
+            m.stop_reason == "cancelled" for m in (run.parallel, run.baseline, *(lane.run for lane in run.lanes))
+        )
 
     # -- reading -------------------------------------------------------------------------------------------------
     def status(self) -> str:
         """Where each lane stands, and the race's rule."""
         names = [NAMES.get(s.method, s.method) for s in self.specs] + ["greedy" if self.sampling.greedy else "sampling"]
-        where = ", ".join(f"{name} at step {max(len(self.steps[lane]) - 1, 0)}" for name, lane in zip(names, self.lanes))
+        where = ", ".join(
+            f"{name} at step {max(len(self.steps[lane]) - 1, 0)}" for name, lane in zip(names, self.lanes)
+        )
         return f"Live race: {where}. The lane that has spent the least time so far makes the next step."
 
     def partial(self) -> RunTrace:
@@ -165,18 +191,27 @@ class LiveRun:
         with self._record_lock:
             if not isinstance(since, dict):
                 run = self.partial()
-                derived = {**empty_derived(), "steps": list(self._derived),
-                           "layouts": list(self._deriver.layouts) if self._deriver else []}
+                derived = {
+                    **empty_derived(),
+                    "steps": list(self._derived),
+                    "layouts": list(self._deriver.layouts) if self._deriver else [],
+                }
                 return {"payload": {"trace": to_data(run), "derived": derived}, "live": True}
             counts = {lane: _count(since.get(lane), len(self.steps[lane])) for lane in self.lanes}
             layouts = self._deriver.layouts if self._deriver else []
-            fresh = {lane: self.steps[lane][counts[lane]:] for lane in self.lanes}
-            delta = {"lanes": {lane: [to_data(s) for s in steps] for lane, steps in fresh.items()},
-                     "derived": self._derived[counts["parallel"]:],
-                     "layouts": layouts[_count(since.get("layouts"), len(layouts)):],
-                     "status": self.status()}
-        ids = set().union(*(run_ids(MethodRun(tuple(t for s in steps for t in s.accepted), tuple(steps), 0.0))
-                            for steps in fresh.values()))
+            fresh = {lane: self.steps[lane][counts[lane] :] for lane in self.lanes}
+            delta = {
+                "lanes": {lane: [to_data(s) for s in steps] for lane, steps in fresh.items()},
+                "derived": self._derived[counts["parallel"] :],
+                "layouts": layouts[_count(since.get("layouts"), len(layouts)) :],
+                "status": self.status(),
+            }
+        ids = set().union(
+            *(
+                run_ids(MethodRun(tuple(t for s in steps for t in s.accepted), tuple(steps), 0.0))
+                for steps in fresh.values()
+            )
+        )
         delta["token_text"] = {str(k): v for k, v in self.lm.token_texts(sorted(ids)).items()}
         return {"delta": delta, "live": True}
 

@@ -79,11 +79,11 @@ class BoundedStream(io.TextIOBase):
         if not rest:
             return text
         if rest.startswith(text):
-            self._local.rest = rest[len(text):]
+            self._local.rest = rest[len(text) :]
             return None
         if text.startswith(rest):  # the traceback ends inside this write
             self._local.rest = ""
-            return text[len(rest):] or None
+            return text[len(rest) :] or None
         self._local.rest = ""  # not the traceback after all: stop swallowing
         return text
 
@@ -104,20 +104,23 @@ class BoundedStream(io.TextIOBase):
                         self._write_cut(out[:start])
                     self.refusal(one_line(exc))
                     if tail.startswith(expected):  # the whole traceback in this write: write what follows it
-                        rest = tail[len(expected):]
+                        rest = tail[len(expected) :]
                         if rest:
                             self.write(rest)
                     else:
-                        self._local.rest = expected[len(tail):]
+                        self._local.rest = expected[len(tail) :]
                     return len(text)
         self._write_cut(out)
         return len(text)
 
     def _write_cut(self, text: str) -> None:
         lines = text.split("\n")
-        cut = [line if len(line) <= self.max_line else
-               f"{line[: self.max_line]}… [{len(line) - self.max_line:,} more characters left out of the log]"
-               for line in lines]
+        cut = [
+            line
+            if len(line) <= self.max_line
+            else f"{line[: self.max_line]}… [{len(line) - self.max_line:,} more characters left out of the log]"
+            for line in lines
+        ]
         self.stream.write("\n".join(cut))
 
     def flush(self) -> None:

@@ -46,7 +46,6 @@ class SharedModel:
                 raise self._error
             return self._lm
 
-
     def cost_curve(self) -> dict:
         """This device's cost curve for the model: the saved one if it matches, else measured once per process,
         inside the engine lock so that it never overlaps a live run (Auto and adaptive runs read it)."""

@@ -14,8 +14,10 @@ from pathlib import Path
 from lade_core.paths import ROOT
 
 # `python -c NO_MODEL`: the app as `python app.py` starts it, without the bundled model (traces need none)
-NO_MODEL = ("import runpy, sys; import lade_core.checkpoint as checkpoint; checkpoint.bundled_gguf = lambda: None; "
-            "sys.argv = ['app.py']; runpy.run_path('app.py', run_name='__main__')")
+NO_MODEL = (
+    "import runpy, sys; import lade_core.checkpoint as checkpoint; checkpoint.bundled_gguf = lambda: None; "
+    "sys.argv = ['app.py']; runpy.run_path('app.py', run_name='__main__')"
+)
 
 
 def free_port() -> int:
@@ -46,16 +48,24 @@ def rss_mb(pid: int) -> float:
     raise RuntimeError("no VmRSS")
 
 
-def start_server(env_extra: dict | None = None, args: tuple = (), code: str | None = None
-                 ) -> tuple[subprocess.Popen, str]:
+def start_server(
+    env_extra: dict | None = None, args: tuple = (), code: str | None = None
+) -> tuple[subprocess.Popen, str]:
     """The app with its model on a free port, once it answers (`python app.py`, or `python -c code`); (process,
     url)."""
     port = free_port()
-    env = dict(os.environ, GRADIO_SERVER_PORT=str(port), HF_HUB_OFFLINE="1", GRADIO_ANALYTICS_ENABLED="False",
-               OMP_NUM_THREADS="1", **(env_extra or {}))
+    env = dict(
+        os.environ,
+        GRADIO_SERVER_PORT=str(port),
+        HF_HUB_OFFLINE="1",
+        GRADIO_ANALYTICS_ENABLED="False",
+        OMP_NUM_THREADS="1",
+        **(env_extra or {}),
+    )
     command = ["-c", code, *args] if code else ["app.py", *args]
-    server = subprocess.Popen([sys.executable, *command], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, *command], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     url = f"http://127.0.0.1:{port}/"
     if answers(url, server, seconds=240):
         return server, url

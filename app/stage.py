@@ -1,7 +1,8 @@
 """What the server tells the browser's stage (the value of the page's `gr.HTML` stage), and what it keeps per session.
 
 The value is a few bytes of JSON naming what to show, never the run itself: `{"run": handle, "step", "mode",
-"chapter", "embed", "notice"}` to open a run (a value without a notice leaves the page's own notice alone) (the page pulls its payload by handle, `store.STORE`), `{"live":
+"chapter", "embed", "notice"}` to open a run (a value without a notice leaves the page's own notice alone) (the page
+pulls its payload by handle, `store.STORE`), `{"live":
 handle, "status"}` while a race records (the page pulls the steps it lacks), `{"notice": text}` alone to say
 something. `n` is a fresh number in every value: the page reacts to a value that changed, and two identical
 requests in a row (the same file opened twice) must still be seen.
@@ -25,12 +26,19 @@ _n = itertools.count(1)
 
 
 def _value(**fields) -> str:
-    return json.dumps({**{k: v for k, v in fields.items() if v is not None}, "n": next(_n)}, ensure_ascii=False,
-                      separators=(",", ":"))
+    return json.dumps(
+        {**{k: v for k, v in fields.items() if v is not None}, "n": next(_n)}, ensure_ascii=False, separators=(",", ":")
+    )
 
 
-def show(handle: str, step=None, mode: str = "explorer", chapter: int | None = None, embed: dict | None = None,
-         notice: str | None = None) -> str:
+def show(
+    handle: str,
+    step=None,
+    mode: str = "explorer",
+    chapter: int | None = None,
+    embed: dict | None = None,
+    notice: str | None = None,
+) -> str:
     """Open the run `handle` at `step` (a number, "last", or None for the run's opening step) in `mode`."""
     return _value(run=handle, step=step, mode=mode, chapter=chapter, embed=embed, notice=notice)
 
@@ -64,13 +72,15 @@ class Held:
     blob: bytes = b""
 
     @classmethod
-    def of(cls, name: str, run: RunTrace | None = None) -> "Held":
+    def of(cls, name: str, run: RunTrace | None = None) -> Held:
         if run is None or name in gallery.names():
             return cls(name)
         blob = zlib.compress(run.to_json().encode("utf-8"), 6)
         if len(blob) > limits.SESSION_BYTES:
-            raise ValueError(f"this run is {len(blob) / 2**20:.1f} MiB compressed; a session keeps at most "
-                             f"{limits.SESSION_BYTES / 2**20:.0f} MiB")
+            raise ValueError(
+                f"this run is {len(blob) / 2**20:.1f} MiB compressed; a session keeps at most "
+                f"{limits.SESSION_BYTES / 2**20:.0f} MiB"
+            )
         return cls(name, blob)
 
     def run(self) -> RunTrace:

@@ -48,7 +48,9 @@ def unpack(blob: bytes) -> str:
 class RunStore:
     def __init__(self, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES):
         self.max_entries, self.max_bytes = max_entries, max_bytes
-        self._entries: OrderedDict[str, tuple[object, int]] = OrderedDict()  # handle -> (packed payload or live run, bytes)
+        self._entries: OrderedDict[str, tuple[object, int]] = (
+            OrderedDict()
+        )  # handle -> (packed payload or live run, bytes)
         self._bytes = 0
         self._lock = threading.Lock()
 

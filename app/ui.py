@@ -33,10 +33,18 @@ footer, footer a, footer button, footer .show-api, footer .built-with, footer .s
 .gradio-container { overflow-x: clip !important; overflow-y: visible !important; }
 """
 # Gradio's Soft theme, with its quiet label and hint colours darkened to meet WCAG AA contrast (4.5:1).
-THEME = gr.themes.Soft().set(block_label_text_color="*primary_800", block_title_text_color="*primary_800",
-                             body_text_color_subdued="*neutral_600", link_text_color="*secondary_800")
-LAUNCH_OPTIONS = {"theme": THEME, "css": PAGE_CSS, "state_session_capacity": limits.STATE_SESSIONS,
-                  "max_file_size": limits.UPLOAD_BYTES}
+THEME = gr.themes.Soft().set(
+    block_label_text_color="*primary_800",
+    block_title_text_color="*primary_800",
+    body_text_color_subdued="*neutral_600",
+    link_text_color="*secondary_800",
+)
+LAUNCH_OPTIONS = {
+    "theme": THEME,
+    "css": PAGE_CSS,
+    "state_session_capacity": limits.STATE_SESSIONS,
+    "max_file_size": limits.UPLOAD_BYTES,
+}
 # js_on_load of the stage; 'opened' (the page opened a run by itself) is the one event Python listens to.
 MOUNT = "window.Lade.stage.mount(element, props, watch, trigger, server); /* events: 'opened' */"
 
@@ -44,8 +52,10 @@ MOUNT = "window.Lade.stage.mount(element, props, watch, trigger, server); /* eve
 def tokens_per_forward(window, ngram, guess) -> str:
     """The cost of one step for the next live run's settings."""
     W, N, G = int(window), int(ngram), int(guess)
-    return (f"Each step feeds at most 1 + (W+G)(N-1) = 1 + ({W}+{G})·({N}-1) = **{1 + (W + G) * (N - 1)}** tokens; a "
-            f"full match accepts up to N = {N} tokens per step.")
+    return (
+        f"Each step feeds at most 1 + (W+G)(N-1) = 1 + ({W}+{G})·({N}-1) = **{1 + (W + G) * (N - 1)}** tokens; a "
+        f"full match accepts up to N = {N} tokens per step."
+    )
 
 
 def load_run(args) -> dict:
@@ -59,51 +69,103 @@ def _sidebar() -> dict:
     d = LookaheadConfig()
     c = {}
     with gr.Sidebar(open=False, elem_id="sidebar", width=420) as c["sidebar"]:
-        gr.Markdown("### Run it yourself\nA live race of lookahead decoding against greedy decoding on this server's "
-                    "model. The page shows it step by step as it runs.")
-        c["prompt"] = gr.Textbox(value="Give me five practical tips for sleeping better, one sentence each.", lines=3,
-                                 label=f"Prompt (at most {limits.MAX_PROMPT_CHARS:,} characters)", elem_id="prompt")
+        gr.Markdown(
+            "### Run it yourself\nA live race of lookahead decoding against greedy decoding on this server's "
+            "model. The page shows it step by step as it runs."
+        )
+        c["prompt"] = gr.Textbox(
+            value="Give me five practical tips for sleeping better, one sentence each.",
+            lines=3,
+            label=f"Prompt (at most {limits.MAX_PROMPT_CHARS:,} characters)",
+            elem_id="prompt",
+        )
         prompts = load_prompts()
-        gr.Examples([[p["prompt"]] for p in prompts], inputs=[c["prompt"]], label="Benchmark prompts (code and chat)",
-                    example_labels=[p["id"] for p in prompts], examples_per_page=8)
+        gr.Examples(
+            [[p["prompt"]] for p in prompts],
+            inputs=[c["prompt"]],
+            label="Benchmark prompts (code and chat)",
+            example_labels=[p["id"] for p in prompts],
+            examples_per_page=8,
+        )
         with gr.Group(elem_id="next-run"):
-            gr.Markdown("**Settings of the next live run** (the run on screen keeps its own; they are printed above "
-                        "its views)")
-            c["W"] = gr.Slider(*limits.PUBLIC["window"], value=d.window, step=1, label="W: window width",
-                               elem_id="window-w")
-            c["N"] = gr.Slider(*limits.PUBLIC["ngram"], value=d.ngram, step=1, label="N: n-gram size (N-1 levels)",
-                               elem_id="ngram-n")
-            c["G"] = gr.Slider(*limits.PUBLIC["guess"], value=d.guess, step=1, label="G: candidates per step",
-                               elem_id="guess-g")
-            c["pool"] = gr.Radio(list(POOL_POLICIES), value=d.pool, label="Pool policy: window only (paper), + text "
-                                 "written (output), + prompt (prompt)", elem_id="pool-policy")
+            gr.Markdown(
+                "**Settings of the next live run** (the run on screen keeps its own; they are printed above its views)"
+            )
+            c["W"] = gr.Slider(
+                *limits.PUBLIC["window"], value=d.window, step=1, label="W: window width", elem_id="window-w"
+            )
+            c["N"] = gr.Slider(
+                *limits.PUBLIC["ngram"], value=d.ngram, step=1, label="N: n-gram size (N-1 levels)", elem_id="ngram-n"
+            )
+            c["G"] = gr.Slider(
+                *limits.PUBLIC["guess"], value=d.guess, step=1, label="G: candidates per step", elem_id="guess-g"
+            )
+            c["pool"] = gr.Radio(
+                list(POOL_POLICIES),
+                value=d.pool,
+                label="Pool policy: window only (paper), + text written (output), + prompt (prompt)",
+                elem_id="pool-policy",
+            )
             c["tpf"] = gr.Markdown(tokens_per_forward(d.window, d.ngram, d.guess), elem_id="tokens-per-forward")
-            c["max_new"] = gr.Slider(*limits.MAX_NEW_TOKENS, value=64, step=1, label="Max new tokens",
-                                     elem_id="max-new-tokens")
+            c["max_new"] = gr.Slider(
+                *limits.MAX_NEW_TOKENS, value=64, step=1, label="Max new tokens", elem_id="max-new-tokens"
+            )
             with gr.Row():
-                c["temperature"] = gr.Slider(*limits.PUBLIC_SAMPLING["temperature"], value=0.0, step=0.05,
-                                             label="Temperature (0 = greedy)", elem_id="temperature")
-                c["top_p"] = gr.Slider(*limits.PUBLIC_SAMPLING["top_p"], value=1.0, step=0.05, label="Top-p",
-                                       elem_id="top-p")
-            c["seed"] = gr.Number(value=0, precision=0, minimum=0, maximum=limits.PUBLIC_SAMPLING["sample_seed"][1],
-                                  label="Sampling seed", elem_id="sample-seed")
-        c["methods"] = gr.CheckboxGroup([("Lookahead", "lookahead"), ("Jacobi", "jacobi"), ("Prompt lookup", "pld"),
-                                         ("Early exit (the model's first layers draft)", "early-exit")],
-                                        value=["lookahead"], label="Methods raced against greedy decoding (1 to 3; the "
-                                        "first is drawn step by step)", elem_id="race-lanes")
+                c["temperature"] = gr.Slider(
+                    *limits.PUBLIC_SAMPLING["temperature"],
+                    value=0.0,
+                    step=0.05,
+                    label="Temperature (0 = greedy)",
+                    elem_id="temperature",
+                )
+                c["top_p"] = gr.Slider(
+                    *limits.PUBLIC_SAMPLING["top_p"], value=1.0, step=0.05, label="Top-p", elem_id="top-p"
+                )
+            c["seed"] = gr.Number(
+                value=0,
+                precision=0,
+                minimum=0,
+                maximum=limits.PUBLIC_SAMPLING["sample_seed"][1],
+                label="Sampling seed",
+                elem_id="sample-seed",
+            )
+        c["methods"] = gr.CheckboxGroup(
+            [
+                ("Lookahead", "lookahead"),
+                ("Jacobi", "jacobi"),
+                ("Prompt lookup", "pld"),
+                ("Early exit (the model's first layers draft)", "early-exit"),
+            ],
+            value=["lookahead"],
+            label="Methods raced against greedy decoding (1 to 3; the first is drawn step by step)",
+            elem_id="race-lanes",
+        )
         with gr.Row():
             c["auto"] = gr.Button("Auto W, N, G", elem_id="auto", scale=0, min_width=110)
             c["run"] = gr.Button("Run", variant="primary", elem_id="run")
             c["stop"] = gr.Button("Stop", elem_id="stop")
         gr.Markdown("### Open a run")
-        c["gallery"] = gr.Dropdown([(e["title"], e["name"]) for e in gallery.listing()], value=None,
-                                   label="Gallery (recorded runs, no model needed)", elem_id="gallery-run")
-        c["upload"] = gr.UploadButton(f"Open a saved run (.json, ≤ {limits.UPLOAD_MIB} MiB)", file_types=[".json"],
-                                      type="filepath", elem_id="open-run", size="sm")
+        c["gallery"] = gr.Dropdown(
+            [(e["title"], e["name"]) for e in gallery.listing()],
+            value=None,
+            label="Gallery (recorded runs, no model needed)",
+            elem_id="gallery-run",
+        )
+        c["upload"] = gr.UploadButton(
+            f"Open a saved run (.json, ≤ {limits.UPLOAD_MIB} MiB)",
+            file_types=[".json"],
+            type="filepath",
+            elem_id="open-run",
+            size="sm",
+        )
         gr.Markdown("### Share the run on screen")
         with gr.Row():
-            c["download"] = gr.DownloadButton("Download trace (JSON)", elem_id="download-trace", size="sm",
-                                              value=events.trace_path(Held(gallery.by_role("lookahead"))))
+            c["download"] = gr.DownloadButton(
+                "Download trace (JSON)",
+                elem_id="download-trace",
+                size="sm",
+                value=events.trace_path(Held(gallery.by_role("lookahead"))),
+            )
             c["export"] = gr.Button("Export HTML replay", elem_id="export-html", size="sm")
         c["exported"] = gr.DownloadButton("Download the HTML replay", visible=False, elem_id="export-file", size="sm")
         gr.Markdown(limits.limits_text(), elem_id="limits")
@@ -119,8 +181,15 @@ def build_demo(model: str | None = None, preload: bool = True) -> gr.Blocks:
         held = gr.State(Held(gallery.by_role("lookahead")))
         c = _sidebar()
         boot = boot_data("server", lab=lab_data())
-        page = gr.HTML(stage.lesson(1), html_template='<div class="lade-host"></div>', js_on_load=MOUNT,
-                       head=assets.head(boot), server_functions=[load_run], elem_id="stage", apply_default_css=False)
+        page = gr.HTML(
+            stage.lesson(1),
+            html_template='<div class="lade-host"></div>',
+            js_on_load=MOUNT,
+            head=assets.head(boot),
+            server_functions=[load_run],
+            elem_id="stage",
+            apply_default_css=False,
+        )
         _wire(demo, c, page, held)
     return demo
 
@@ -139,8 +208,18 @@ def _wire(demo, c: dict, page, held) -> None:
     c["upload"].upload(events.open_upload, c["upload"], shown, **quiet)
     c["export"].click(events.export, held, c["exported"])
     page.opened(events.stage_opened, held, [held, c["download"]], **light)
-    settings = [c["prompt"], c["W"], c["N"], c["G"], c["max_new"], c["pool"], c["temperature"], c["top_p"], c["seed"],
-                c["methods"]]
+    settings = [
+        c["prompt"],
+        c["W"],
+        c["N"],
+        c["G"],
+        c["max_new"],
+        c["pool"],
+        c["temperature"],
+        c["top_p"],
+        c["seed"],
+        c["methods"],
+    ]
     run_event = c["run"].click(events.run_live, settings, shown, show_progress="minimal", **engine)
     # Stop is two listeners: the cancel first (the page runs a click's listeners in turn; it cancels the Run event
     # whether it waits in the queue or streams), then one that stops the engine at its next step (the engine runs in

@@ -15,11 +15,26 @@ from importlib import import_module
 
 # name -> module: imported on first use, so that `lade --help`, the loader and the measurements need no torch.
 _EXPORTS = {
-    "ConfigError": "config", "DraftConfig": "config", "LookaheadConfig": "config", "Sampling": "config",
-    "jacobi_config": "config", "autoregressive_generate": "autoregressive", "greedy_generate": "autoregressive",
-    "jacobi_generate": "jacobi", "lookahead_generate": "lookahead", "MethodSpec": "config", "decode": "methods",
-    "TraceError": "tracefile", "parse_run": "tracefile", "ModelLoadError": "errors", "load_model": "checkpoint",
-    "record_run": "record", "StepCost": "sizes", "Lane": "trace", "MethodRun": "trace", "RunTrace": "trace",
+    "ConfigError": "config",
+    "DraftConfig": "config",
+    "LookaheadConfig": "config",
+    "Sampling": "config",
+    "jacobi_config": "config",
+    "autoregressive_generate": "autoregressive",
+    "greedy_generate": "autoregressive",
+    "jacobi_generate": "jacobi",
+    "lookahead_generate": "lookahead",
+    "MethodSpec": "config",
+    "decode": "methods",
+    "TraceError": "tracefile",
+    "parse_run": "tracefile",
+    "ModelLoadError": "errors",
+    "load_model": "checkpoint",
+    "record_run": "record",
+    "StepCost": "sizes",
+    "Lane": "trace",
+    "MethodRun": "trace",
+    "RunTrace": "trace",
     "StepTrace": "trace",
 }
 __all__ = list(_EXPORTS)

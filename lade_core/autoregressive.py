@@ -24,8 +24,9 @@ class AutoregressiveDecoder(DecoderState):
         with clock.timed("forward", self.lm):
             logits = self.lm.decode_one(self.cache, x, p)
         token = next_token(logits, self.sampling, self.sampler)
-        return StepTrace(index=self.index, kind="autoregressive", position=p, input_token=x, accepted=(token,),
-                         **clock.split())
+        return StepTrace(
+            index=self.index, kind="autoregressive", position=p, input_token=x, accepted=(token,), **clock.split()
+        )
 
 
 def autoregressive_generate(

@@ -42,8 +42,9 @@ def _ids(tokenizer, text: str, split: bool) -> list[int]:
 
 
 def _render(tokenizer, content: str) -> str:
-    return tokenizer.apply_chat_template([{"role": "user", "content": content}], add_generation_prompt=True,
-                                         tokenize=False)
+    return tokenizer.apply_chat_template(
+        [{"role": "user", "content": content}], add_generation_prompt=True, tokenize=False
+    )
 
 
 def encode_chat(tokenizer, text: str) -> list[int]:
@@ -55,7 +56,7 @@ def encode_chat(tokenizer, text: str) -> list[int]:
     rendered = _render(tokenizer, text)  # the template may change the text (trim it, say): take it as rendered
     if not (rendered.startswith(before) and rendered.endswith(after) and len(rendered) >= len(before) + len(after)):
         raise ValueError("the chat template renders the user's text in a way this tokeniser cannot isolate")
-    middle = rendered[len(before):len(rendered) - len(after)]
+    middle = rendered[len(before) : len(rendered) - len(after)]
     specials = special_texts(tokenizer)
     if specials:
         pattern = re.compile("|".join(re.escape(s) for s in specials))
@@ -64,8 +65,11 @@ def encode_chat(tokenizer, text: str) -> list[int]:
         b = first.start() if first else len(after)
     else:
         a, b = 0, len(after)
-    return (_ids(tokenizer, before[:a], split=False) + _ids(tokenizer, before[a:] + middle + after[:b], split=True)
-            + _ids(tokenizer, after[b:], split=False))
+    return (
+        _ids(tokenizer, before[:a], split=False)
+        + _ids(tokenizer, before[a:] + middle + after[:b], split=True)
+        + _ids(tokenizer, after[b:], split=False)
+    )
 
 
 def encode_plain(tokenizer, text: str) -> list[int]:

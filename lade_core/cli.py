@@ -11,12 +11,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
+from .cli_options import decoding_args, describe, model_args, settings, with_step_cost
 from .config import METHODS, POOL_POLICIES, ConfigError, LookaheadConfig
 from .errors import ModelLoadError
-from .cli_options import decoding_args, describe, model_args, settings, with_step_cost
 from .paths import fresh
 from .tracefile import TraceError
 
@@ -55,7 +55,7 @@ def cmd_generate(args) -> int:
     def on_step(step):  # stream: print the new text of each step, coloured when the step emitted several tokens
         state["ids"] += step.accepted
         text = lm.decode(state["ids"])
-        new = text[len(state["text"]):]
+        new = text[len(state["text"]) :]
         if tty and len(step.accepted) > 1:
             state["multi"] += 1
             new = MULTI + (ALT if state["multi"] % 2 else "") + new + RESET
@@ -67,14 +67,18 @@ def cmd_generate(args) -> int:
     out.write("\n")
     ar = autoregressive_generate(lm, prompt_ids, args.max_new_tokens, sampling=sampling)
     for name, run in ((args.method, la), ("greedy" if sampling.greedy else "sampling", ar)):
-        out.write(f"{name:10s}: {len(run.tokens)} tokens, {len(run.steps)} steps, {run.compression:.2f} tokens/step, "
-                  f"{len(run.tokens) / run.wall_s:.1f} tokens/s ({run.wall_s:.2f} s)\n")
+        out.write(
+            f"{name:10s}: {len(run.tokens)} tokens, {len(run.steps)} steps, {run.compression:.2f} tokens/step, "
+            f"{len(run.tokens) / run.wall_s:.1f} tokens/s ({run.wall_s:.2f} s)\n"
+        )
     verdict = "identical to greedy" if la.tokens == ar.tokens else "differs from greedy"
     if not sampling.greedy:
         verdict = "sampled: same distribution as plain sampling, not the same draw"
-    out.write(f"{args.method} output {verdict}; wall-clock speed-up {ar.wall_s / la.wall_s:.2f}x "
-              f"(tokens/step is an upper bound on speed-up: each step feeds up to {spec.tokens_per_forward} "
-              f"tokens)\n")
+    out.write(
+        f"{args.method} output {verdict}; wall-clock speed-up {ar.wall_s / la.wall_s:.2f}x "
+        f"(tokens/step is an upper bound on speed-up: each step feeds up to {spec.tokens_per_forward} "
+        f"tokens)\n"
+    )
     return 0
 
 
@@ -82,13 +86,17 @@ def cmd_trace(args) -> int:
     prompt, lm, spec, sampling, _ = _load(args)
     from .record import record_run
 
-    also = [with_step_cost(settings(argparse.Namespace(**{**vars(args), "method": m, "auto": False}))[0], lm)
-            for m in args.also]  # each with the same options
+    also = [
+        with_step_cost(settings(argparse.Namespace(**{**vars(args), "method": m, "auto": False}))[0], lm)
+        for m in args.also
+    ]  # each with the same options
     run = record_run(lm, prompt, [spec, *also], args.max_new_tokens, sampling, title=args.title or "")
     Path(args.out).write_text(run.to_json(), encoding="utf-8")
     for name, method in [*((lane.method, lane.run) for lane in run.all_lanes), ("greedy", run.baseline)]:
-        print(f"{name}: {len(method.tokens)} tokens in {len(method.steps)} steps "
-              f"({method.compression:.2f} tokens/step, {method.wall_s:.2f} s)")
+        print(
+            f"{name}: {len(method.tokens)} tokens in {len(method.steps)} steps "
+            f"({method.compression:.2f} tokens/step, {method.wall_s:.2f} s)"
+        )
     print(f"wrote {args.out}")
     return 0
 
@@ -98,23 +106,32 @@ def cmd_bench(args) -> int:
     from .measure.prompts import load_prompts
 
     _, lm, spec, sampling, choice = _load(args)
-    print(f"bench: {lm.name} on {lm.device} ({str(lm.dtype).removeprefix('torch.')}), "
-          f"{describe(spec, choice)}, {args.max_new_tokens} new tokens, temperature {sampling.temperature}")
-    print(f"{'prompt':22s} {'tokens':>6s} {'steps':>5s} {'compr':>6s} {'exact':>5s} {'step x':>6s} {'ovh %':>5s} "
-          f"{'greedy s':>8s} {'method s':>8s} {'ms/tok':>6s} {'speed-up':>8s}")
+    print(
+        f"bench: {lm.name} on {lm.device} ({str(lm.dtype).removeprefix('torch.')}), "
+        f"{describe(spec, choice)}, {args.max_new_tokens} new tokens, temperature {sampling.temperature}"
+    )
+    print(
+        f"{'prompt':22s} {'tokens':>6s} {'steps':>5s} {'compr':>6s} {'exact':>5s} {'step x':>6s} {'ovh %':>5s} "
+        f"{'greedy s':>8s} {'method s':>8s} {'ms/tok':>6s} {'speed-up':>8s}"
+    )
 
     def row(r):
-        print(f"{r['id']:22s} {r['new_tokens']:6d} {r['steps']:5d} {r['compression']:6.2f} "
-              f"{'yes' if r['exact'] else 'NO':>5s} {r['step_cost_ratio']:6.2f} {100 * r['overhead_share']:5.1f} "
-              f"{r['greedy_s']:8.2f} {r['lookahead_s']:8.2f} {r['ms_per_token']:6.1f} {r['speedup']:7.2f}x", flush=True)
+        print(
+            f"{r['id']:22s} {r['new_tokens']:6d} {r['steps']:5d} {r['compression']:6.2f} "
+            f"{'yes' if r['exact'] else 'NO':>5s} {r['step_cost_ratio']:6.2f} {100 * r['overhead_share']:5.1f} "
+            f"{r['greedy_s']:8.2f} {r['lookahead_s']:8.2f} {r['ms_per_token']:6.1f} {r['speedup']:7.2f}x",
+            flush=True,
+        )
 
     result = bench(lm, load_prompts(args.prompts), spec, args.max_new_tokens, args.repeat, sampling, on_row=row)
     s = result["summary"]
     classes = ", ".join(f"{kind} {c['compression_mean']:.2f}" for kind, c in s["by_class"].items())
-    print(f"mean compression {s['compression_mean']:.2f} ({classes}); median speed-up {s['speedup_median']:.2f}x (min "
-          f"{s['speedup_min']:.2f}x, max {s['speedup_max']:.2f}x); step cost {s['step_cost_ratio_mean']:.2f}x greedy; "
-          f"overhead at most {100 * s['overhead_share_max']:.1f}%; exact on {s['exact_count']}/"
-          f"{len(result['prompts'])}")
+    print(
+        f"mean compression {s['compression_mean']:.2f} ({classes}); median speed-up {s['speedup_median']:.2f}x (min "
+        f"{s['speedup_min']:.2f}x, max {s['speedup_max']:.2f}x); step cost {s['step_cost_ratio_mean']:.2f}x greedy; "
+        f"overhead at most {100 * s['overhead_share_max']:.1f}%; exact on {s['exact_count']}/"
+        f"{len(result['prompts'])}"
+    )
     if choice:
         result["auto"] = choice
     result["command"] = "python -m lade_core " + " ".join(sys.argv[1:])
@@ -131,12 +148,17 @@ def _batched_curve(args, lm) -> int:
     curve["command"] = "python -m lade_core " + " ".join(sys.argv[1:])
     out = Path(args.out) if args.out else fresh("costcurve-cpu-batched")
     out.write_text(json.dumps(curve, indent=1), encoding="utf-8")
-    print(f"{lm.name} on {lm.device}, {curve['threads']} thread(s), {curve['clock']} clock: forward of B sequences x "
-          f"n tokens, against B x 1")
+    print(
+        f"{lm.name} on {lm.device}, {curve['threads']} thread(s), {curve['clock']} clock: forward of B sequences x "
+        f"n tokens, against B x 1"
+    )
     print("    B  " + "".join(f"{p['tokens']:>7d}" for p in curve["curves"][0]["points"]) + "   1-token ms")
     for c in curve["curves"]:
-        print(f"{c['batch']:5d}  " + "".join(f"{p['relative']:7.2f}" for p in c["points"])
-              + f"   {1000 * c['greedy_s']:8.1f}")
+        print(
+            f"{c['batch']:5d}  "
+            + "".join(f"{p['relative']:7.2f}" for p in c["points"])
+            + f"   {1000 * c['greedy_s']:8.1f}"
+        )
     print(f"wrote {out} and {calibrate.save_batched(lm, curve)}")
     return 0
 
@@ -159,8 +181,13 @@ def cmd_costcurve(args) -> int:
     else:
         curve = measure_cost_curve(lm, [n for n in DEFAULT_SIZES if n <= args.max_tokens], repeats=args.repeats or 9)
     curve["command"] = "python -m lade_core " + " ".join(sys.argv[1:])
-    out = Path(curve["cached_at"]) if args.calibrate else Path(args.out) if args.out else \
-        fresh(curve_path(str(lm.device)).stem)
+    out = (
+        Path(curve["cached_at"])
+        if args.calibrate
+        else Path(args.out)
+        if args.out
+        else fresh(curve_path(str(lm.device)).stem)
+    )
     out.write_text(json.dumps(curve, indent=1), encoding="utf-8")
     print(f"{lm.name} on {lm.device}: greedy step {1000 * curve['greedy_s']:.1f} ms")
     for p in curve["points"]:
@@ -184,9 +211,12 @@ def cmd_sweep(args) -> int:
     lm = load_model(args.model, args.device, args.dtype, cpu_kernels=args.cpu_kernels)
 
     def point(p):
-        print(f"N={p['ngram']} W={p['window']:2d} G={p['guess']:2d}: {p['tokens_per_forward']:4d} tokens/forward max, "
-              f"{p['mean_tokens_fed']:6.1f} fed on average, compression {p['compression']:.2f}"
-              f"{'' if p['exact'] else '  (NOT exact)'}", flush=True)
+        print(
+            f"N={p['ngram']} W={p['window']:2d} G={p['guess']:2d}: {p['tokens_per_forward']:4d} tokens/forward max, "
+            f"{p['mean_tokens_fed']:6.1f} fed on average, compression {p['compression']:.2f}"
+            f"{'' if p['exact'] else '  (NOT exact)'}",
+            flush=True,
+        )
 
     result = sweep(lm, load_prompts(args.prompts), windows, ngrams, args.max_new_tokens, pool, on_point=point)
     result["command"] = "python -m lade_core " + " ".join(sys.argv[1:])
@@ -197,12 +227,15 @@ def cmd_sweep(args) -> int:
 
 
 def cmd_lab(args) -> int:
-    from .tracefile import parse_run
     from .measure import lab
+    from .tracefile import parse_run
 
     if args.paper:  # the paper's measured speed-ups beside the model's predictions for the same settings
-        print(json.dumps({"command": "python -m lade_core " + " ".join(sys.argv[1:]),
-                          "rows": lab.paper_comparison()}, indent=1))
+        print(
+            json.dumps(
+                {"command": "python -m lade_core " + " ".join(sys.argv[1:]), "rows": lab.paper_comparison()}, indent=1
+            )
+        )
         return 0
     if args.page:  # everything the lab page draws that does not depend on a run
         from .measure.labdata import lab_page_data
@@ -232,24 +265,33 @@ def cmd_numerics(args) -> int:
 
     config = LookaheadConfig(window=args.window, ngram=args.ngram, guess=args.guess)
     lm = load_model(args.model, args.device, args.dtype, half_on_cpu=True)
-    print(f"numerics: {lm.name} on {lm.device} in {args.dtype}, lookahead {config.window}/{config.ngram}/"
-          f"{config.guess} against greedy, {args.max_new_tokens} new tokens")
+    print(
+        f"numerics: {lm.name} on {lm.device} in {args.dtype}, lookahead {config.window}/{config.ngram}/"
+        f"{config.guess} against greedy, {args.max_new_tokens} new tokens"
+    )
     print(f"{'prompt':22s} {'same':>4s} {'first diff':>10s} {'gap':>7s} {'wide pass':>9s} {'gap':>7s} {'ms/tok':>6s}")
 
     def cell(at, gap):
         return "-" if at is None else str(at), "-" if gap is None else f"{gap:.4f}"
 
     def row(r):
-        (la_at, la_gap), (b_at, b_gap) = (cell(r["first_divergence"], r["logit_gap"]),
-                                          cell(r["batch_shape"]["first_divergence"], r["batch_shape"]["logit_gap"]))
-        print(f"{r['id']:22s} {'yes' if r['identical'] else 'NO':>4s} {la_at:>10s} {la_gap:>7s} {b_at:>9s} "
-              f"{b_gap:>7s} {r['greedy_ms_per_token']:6.1f}", flush=True)
+        (la_at, la_gap), (b_at, b_gap) = (
+            cell(r["first_divergence"], r["logit_gap"]),
+            cell(r["batch_shape"]["first_divergence"], r["batch_shape"]["logit_gap"]),
+        )
+        print(
+            f"{r['id']:22s} {'yes' if r['identical'] else 'NO':>4s} {la_at:>10s} {la_gap:>7s} {b_at:>9s} "
+            f"{b_gap:>7s} {r['greedy_ms_per_token']:6.1f}",
+            flush=True,
+        )
 
     try:
         result = numerics(lm, load_prompts(args.prompts), config, args.max_new_tokens, on_row=row)
         s = result["summary"]
-        print(f"lookahead identical to greedy on {s['identical']}/{s['prompts']}; greedy fed as one wide pass "
-              f"agrees with itself one token at a time on {s['batch_shape_identical']}/{s['prompts']}")
+        print(
+            f"lookahead identical to greedy on {s['identical']}/{s['prompts']}; greedy fed as one wide pass "
+            f"agrees with itself one token at a time on {s['batch_shape_identical']}/{s['prompts']}"
+        )
     except (RuntimeError, NotImplementedError) as exc:  # a dtype this device's kernels do not run: say so, on file
         result = {"model": lm.name, "device": str(lm.device), "dtype": args.dtype, "ran": False, "why": str(exc)}
         print(f"{args.dtype} did not run here: {exc}")
@@ -263,8 +305,9 @@ def cmd_numerics(args) -> int:
 
 def build_parser(extra: Callable | None = None) -> argparse.ArgumentParser:
     """The engine's commands; `extra(subcommands)` adds more (the app's, `app/cli.py`)."""
-    parser = argparse.ArgumentParser(prog="lade", description="Lookahead decoding, its relatives and their "
-                                                              "measurements, on a real model")
+    parser = argparse.ArgumentParser(
+        prog="lade", description="Lookahead decoding, its relatives and their measurements, on a real model"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("generate", help="stream an answer with a method (lookahead by default), then compare")
@@ -272,13 +315,21 @@ def build_parser(extra: Callable | None = None) -> argparse.ArgumentParser:
     model_args(p), decoding_args(p)
     p.set_defaults(func=cmd_generate)
 
-    p = sub.add_parser("trace", help="record a race of the method (and --also others) against greedy decoding on "
-                                     "one clock, to a JSON trace file")
+    p = sub.add_parser(
+        "trace",
+        help="record a race of the method (and --also others) against greedy decoding on "
+        "one clock, to a JSON trace file",
+    )
     p.add_argument("--prompt", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--title", default="")
-    p.add_argument("--also", action="append", default=[], choices=METHODS,
-                   help="race this method too, with the same options (at most twice)")
+    p.add_argument(
+        "--also",
+        action="append",
+        default=[],
+        choices=METHODS,
+        help="race this method too, with the same options (at most twice)",
+    )
     model_args(p), decoding_args(p)
     p.set_defaults(func=cmd_trace)
 
@@ -290,23 +341,38 @@ def build_parser(extra: Callable | None = None) -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("costcurve", help="forward latency against tokens per forward on this device")
-    p.add_argument("--out", default=None, help="JSON file (default: out/costcurve-<device>.json, or with --batch "
-                   "out/costcurve-cpu-batched.json; the shipped curves in assets/ are replaced only when named here)")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="JSON file (default: out/costcurve-<device>.json, or with --batch "
+        "out/costcurve-cpu-batched.json; the shipped curves in assets/ are replaced only when named here)",
+    )
     p.add_argument("--max-tokens", type=int, default=256)
     p.add_argument("--batch", default=None, help="B sequences per forward, e.g. 1,2,4,8: the batched curve")
     p.add_argument("--repeats", type=int, default=None, help="timing rounds (default 9; batched 7; calibrate 5)")
-    p.add_argument("--clock", choices=("wall", "thread"), default="wall",
-                   help="with --batch: wall seconds, or this thread's CPU seconds (one thread only; a shared host's "
-                        "other jobs then do not count)")
-    p.add_argument("--calibrate", action="store_true", help="measure this machine's quick curve again and cache it "
-                                                             "(what Auto, adaptive sizes and the lab read)")
+    p.add_argument(
+        "--clock",
+        choices=("wall", "thread"),
+        default="wall",
+        help="with --batch: wall seconds, or this thread's CPU seconds (one thread only; a shared host's "
+        "other jobs then do not count)",
+    )
+    p.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="measure this machine's quick curve again and cache it (what Auto, adaptive sizes and the lab read)",
+    )
     model_args(p)
     p.set_defaults(func=cmd_costcurve)
 
     p = sub.add_parser("sweep", help="compression over W and N (G = W): the paper's scaling figure")
     p.add_argument("--prompts", default=None)
-    p.add_argument("--out", default=None, help="JSON file (default: out/sweep-<pool policy>.json; the shipped "
-                   "sweeps in assets/ are replaced only when named here)")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="JSON file (default: out/sweep-<pool policy>.json; the shipped "
+        "sweeps in assets/ are replaced only when named here)",
+    )
     p.add_argument("--pool-policy", choices=POOL_POLICIES, default=None, help="the pool policy of every run")
     p.add_argument("--pool-from-prompt", action="store_true", help="same as --pool-policy prompt")
     p.add_argument("--max-new-tokens", type=int, default=128)
@@ -327,8 +393,11 @@ def build_parser(extra: Callable | None = None) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_lab)
 
-    p = sub.add_parser("numerics", help="lookahead against greedy token by token in one dtype, and greedy against "
-                                        "itself fed as one wide pass: where outputs part, and how close a call it was")
+    p = sub.add_parser(
+        "numerics",
+        help="lookahead against greedy token by token in one dtype, and greedy against "
+        "itself fed as one wide pass: where outputs part, and how close a call it was",
+    )
     p.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default="float32")
     p.add_argument("--model", default=None, help="hub id or local folder (default: the embedded model)")
     p.add_argument("--device", default="auto")
@@ -337,9 +406,14 @@ def build_parser(extra: Callable | None = None) -> argparse.ArgumentParser:
     p.add_argument("--window", "-W", type=int, default=7)
     p.add_argument("--ngram", "-N", type=int, default=4)
     p.add_argument("--guess", "-G", type=int, default=7)
-    p.add_argument("--json", nargs="?", const="-", default=None,
-                   help="write the results (default path: out/numerics-<dtype>.json; the lesson quotes "
-                        "assets/bench/numerics-<dtype>.json, replaced only when named here)")
+    p.add_argument(
+        "--json",
+        nargs="?",
+        const="-",
+        default=None,
+        help="write the results (default path: out/numerics-<dtype>.json; the lesson quotes "
+        "assets/bench/numerics-<dtype>.json, replaced only when named here)",
+    )
     p.set_defaults(func=cmd_numerics)
 
     if extra:

@@ -11,48 +11,98 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from .config import (METHODS, POOL_POLICIES, ConfigError, DraftConfig, LookaheadConfig, MethodSpec, Sampling,
-                     jacobi_config)
+from .config import (
+    METHODS,
+    POOL_POLICIES,
+    ConfigError,
+    DraftConfig,
+    LookaheadConfig,
+    MethodSpec,
+    Sampling,
+    jacobi_config,
+)
 
 
 def model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default=None, help="hub id or local folder (default: the embedded SmolLM2-135M-Instruct)")
     p.add_argument("--device", default="auto", help="auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:1, mps")
     p.add_argument("--dtype", default=None, help="float32 (default), bfloat16 or float16 (GPU only)")
-    p.add_argument("--cpu-kernels", choices=("auto", "packed", "stock"), default="auto",
-                   help="on a CPU in fp32: the linear layers stock, packed for oneDNN, or auto (default): whichever "
-                        "this machine measured faster for a greedy step, measured once and kept")
+    p.add_argument(
+        "--cpu-kernels",
+        choices=("auto", "packed", "stock"),
+        default="auto",
+        help="on a CPU in fp32: the linear layers stock, packed for oneDNN, or auto (default): whichever "
+        "this machine measured faster for a greedy step, measured once and kept",
+    )
 
 
 def decoding_args(p: argparse.ArgumentParser) -> None:
     d, k = LookaheadConfig(), DraftConfig()
-    p.add_argument("--method", choices=METHODS, default="lookahead",
-                   help="lookahead decoding (default); jacobi: Jacobi decoding over a block of W guesses; pld: prompt "
-                        "lookup decoding; early-exit: the model's first layers draft, the model verifies; draft: a "
-                        "separate draft model (--draft-model)")
+    p.add_argument(
+        "--method",
+        choices=METHODS,
+        default="lookahead",
+        help="lookahead decoding (default); jacobi: Jacobi decoding over a block of W guesses; pld: prompt "
+        "lookup decoding; early-exit: the model's first layers draft, the model verifies; draft: a "
+        "separate draft model (--draft-model)",
+    )
     p.add_argument("--window", "-W", type=int, default=d.window, help=f"window W (default {d.window})")
     p.add_argument("--ngram", "-N", type=int, default=d.ngram, help=f"n-gram size N (default {d.ngram})")
     p.add_argument("--guess", "-G", type=int, default=d.guess, help=f"candidates G (default {d.guess})")
-    p.add_argument("--pool-policy", choices=POOL_POLICIES, default=None,
-                   help=f"where pool n-grams come from: paper (the window only), output (also the generated text), "
-                        f"prompt (also the prompt); default {d.pool}")
-    p.add_argument("--pool-from-prompt", action=argparse.BooleanOptionalAction, default=None,
-                   help="same as --pool-policy prompt (--no-pool-from-prompt: --pool-policy paper)")
-    p.add_argument("--tree", action=argparse.BooleanOptionalAction, default=d.tree,
-                   help="verify candidates as a token tree (shared prefixes fed once)")
-    p.add_argument("--adaptive", action="store_true",
-                   help="choose the window and the candidates step by step from this device's cost curve")
-    p.add_argument("--auto", action="store_true",
-                   help="pick W, N, G (and, unless given, the pool policy) for this device from the cost curve and "
-                        "the sweeps")
-    p.add_argument("--lookup", type=int, default=d.lookup,
-                   help="lookahead: also verify prompt lookup's copy of up to this many tokens (default 0: off)")
-    p.add_argument("--draft-tokens", "-K", type=int, default=k.tokens,
-                   help=f"pld, early-exit, draft: the most tokens a draft proposes per step (default {k.tokens})")
-    p.add_argument("--match", type=int, default=k.match,
-                   help=f"pld: match the last n tokens, n from this down to 1 (default {k.match})")
-    p.add_argument("--exit-layer", type=int, default=k.exit_layer,
-                   help=f"early-exit: the draft is the model's first K layers (default {k.exit_layer})")
+    p.add_argument(
+        "--pool-policy",
+        choices=POOL_POLICIES,
+        default=None,
+        help=f"where pool n-grams come from: paper (the window only), output (also the generated text), "
+        f"prompt (also the prompt); default {d.pool}",
+    )
+    p.add_argument(
+        "--pool-from-prompt",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="same as --pool-policy prompt (--no-pool-from-prompt: --pool-policy paper)",
+    )
+    p.add_argument(
+        "--tree",
+        action=argparse.BooleanOptionalAction,
+        default=d.tree,
+        help="verify candidates as a token tree (shared prefixes fed once)",
+    )
+    p.add_argument(
+        "--adaptive",
+        action="store_true",
+        help="choose the window and the candidates step by step from this device's cost curve",
+    )
+    p.add_argument(
+        "--auto",
+        action="store_true",
+        help="pick W, N, G (and, unless given, the pool policy) for this device from the cost curve and the sweeps",
+    )
+    p.add_argument(
+        "--lookup",
+        type=int,
+        default=d.lookup,
+        help="lookahead: also verify prompt lookup's copy of up to this many tokens (default 0: off)",
+    )
+    p.add_argument(
+        "--draft-tokens",
+        "-K",
+        type=int,
+        default=k.tokens,
+        help=f"pld, early-exit, draft: the most tokens a draft proposes per step (default {k.tokens})",
+    )
+    p.add_argument(
+        "--match",
+        type=int,
+        default=k.match,
+        help=f"pld: match the last n tokens, n from this down to 1 (default {k.match})",
+    )
+    p.add_argument(
+        "--exit-layer",
+        type=int,
+        default=k.exit_layer,
+        help=f"early-exit: the draft is the model's first K layers (default {k.exit_layer})",
+    )
     p.add_argument("--draft-model", default="", help="draft: hub id or folder of a draft model with the same tokenizer")
     p.add_argument("--max-new-tokens", type=int, default=128)
     p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (exact); > 0 samples")
@@ -60,16 +110,19 @@ def decoding_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--top-p", type=float, default=1.0)
     p.add_argument("--sample-seed", type=int, default=None, help="seeds the sampler (default 0)")
     p.add_argument("--window-seed", type=int, default=None, help="seeds the initial window (default 0)")
-    p.add_argument("--seed", type=int, default=None,
-                   help="sets both --sample-seed and --window-seed (kept from earlier versions)")
+    p.add_argument(
+        "--seed", type=int, default=None, help="sets both --sample-seed and --window-seed (kept from earlier versions)"
+    )
 
 
 def pool_policy(args) -> str | None:
     if args.pool_policy and args.pool_from_prompt is not None:
         wanted = "prompt" if args.pool_from_prompt else "paper"
         if wanted != args.pool_policy:
-            raise ConfigError(f"--pool-policy {args.pool_policy} contradicts --{'' if args.pool_from_prompt else 'no-'}"
-                              f"pool-from-prompt")
+            raise ConfigError(
+                f"--pool-policy {args.pool_policy} contradicts --{'' if args.pool_from_prompt else 'no-'}"
+                f"pool-from-prompt"
+            )
     if args.pool_policy:
         return args.pool_policy
     if args.pool_from_prompt is not None:
@@ -80,8 +133,10 @@ def pool_policy(args) -> str | None:
 def seeds(args) -> tuple[int, int]:
     """(sample seed, window seed): each as given, else --seed, else 0."""
     fallback = args.seed if args.seed is not None else 0
-    return (args.sample_seed if args.sample_seed is not None else fallback,
-            args.window_seed if args.window_seed is not None else fallback)
+    return (
+        args.sample_seed if args.sample_seed is not None else fallback,
+        args.window_seed if args.window_seed is not None else fallback,
+    )
 
 
 def settings(args, lm=None) -> tuple[MethodSpec, Sampling, dict | None]:
@@ -99,11 +154,19 @@ def settings(args, lm=None) -> tuple[MethodSpec, Sampling, dict | None]:
 
         choice = autoconfig.best(autoconfig.load_sweeps(), autoconfig.curve_for(lm), pool)
         config = autoconfig.auto_config(choice, window_seed)
-        config = LookaheadConfig(**{**config.to_dict(), "tree": args.tree, "adaptive": args.adaptive,
-                                    "lookup": args.lookup})
+        config = LookaheadConfig(
+            **{**config.to_dict(), "tree": args.tree, "adaptive": args.adaptive, "lookup": args.lookup}
+        )
         return MethodSpec(config=config, draft=draft), sampling, choice
-    fields = dict(window=args.window, ngram=args.ngram, guess=args.guess, tree=args.tree, adaptive=args.adaptive,
-                  window_seed=window_seed, lookup=args.lookup)
+    fields = dict(
+        window=args.window,
+        ngram=args.ngram,
+        guess=args.guess,
+        tree=args.tree,
+        adaptive=args.adaptive,
+        window_seed=window_seed,
+        lookup=args.lookup,
+    )
     config = LookaheadConfig(**fields, **({"pool": pool} if pool else {}))
     return MethodSpec(config=config, draft=draft), sampling, None
 
@@ -121,11 +184,17 @@ def describe(spec: MethodSpec, choice: dict | None) -> str:
     config = spec.config
     if spec.method != "lookahead":
         return spec.label
-    extras = [f"{config.pool} pool", *(["token tree"] if config.tree else []),
-              *(["adaptive"] if config.adaptive else []), *([f"lookup {config.lookup}"] if config.lookup else [])]
+    extras = [
+        f"{config.pool} pool",
+        *(["token tree"] if config.tree else []),
+        *(["adaptive"] if config.adaptive else []),
+        *([f"lookup {config.lookup}"] if config.lookup else []),
+    ]
     text = f"{spec.label}, {', '.join(extras)}"
     if choice:
         low, high = choice["predicted_speedup_range"]
-        text += (f"; Auto predicts {choice['predicted_speedup_median']:.2f}x greedy's speed (median over "
-                 f"{len(choice.get('compression_by_prompt', {}))} prompts, {low:.2f}x to {high:.2f}x)")
+        text += (
+            f"; Auto predicts {choice['predicted_speedup_median']:.2f}x greedy's speed (median over "
+            f"{len(choice.get('compression_by_prompt', {}))} prompts, {low:.2f}x to {high:.2f}x)"
+        )
     return text

@@ -88,7 +88,7 @@ class LookaheadConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "LookaheadConfig":
+    def from_dict(cls, data: dict) -> LookaheadConfig:
         return schema.build(cls, data, "config", ConfigError)
 
 
@@ -149,7 +149,7 @@ class Sampling:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Sampling":
+    def from_dict(cls, data: dict) -> Sampling:
         return schema.build(cls, data, "sampling", ConfigError)
 
 
@@ -182,6 +182,10 @@ class MethodSpec:
     def label(self) -> str:
         """A short description: 'lookahead W=7 N=4 G=7', 'pld K=10 n<=2', 'early-exit 4 layers, K=10', ..."""
         c, d = self.config, self.draft
-        return {"lookahead": f"lookahead W={c.window} N={c.ngram} G={c.guess}", "jacobi": f"jacobi W={c.window}",
-                "pld": f"pld K={d.tokens} n<={d.match}", "draft": f"draft {d.draft_model}, K={d.tokens}",
-                "early-exit": f"early-exit {d.exit_layer} layers, K={d.tokens}"}[self.method]
+        return {
+            "lookahead": f"lookahead W={c.window} N={c.ngram} G={c.guess}",
+            "jacobi": f"jacobi W={c.window}",
+            "pld": f"pld K={d.tokens} n<={d.match}",
+            "draft": f"draft {d.draft_model}, K={d.tokens}",
+            "early-exit": f"early-exit {d.exit_layer} layers, K={d.tokens}",
+        }[self.method]

@@ -13,9 +13,10 @@ runs the loop to the end.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Callable, Iterator, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -61,8 +62,11 @@ class StepClock:
     def split(self) -> dict:
         """forward_s, draft_s and overhead_s (everything else since the clock started), for a `StepTrace`."""
         total = time.perf_counter() - self.start
-        return {"forward_s": self.forward_s, "draft_s": self.draft_s,
-                "overhead_s": max(total - self.forward_s - self.draft_s, 0.0)}
+        return {
+            "forward_s": self.forward_s,
+            "draft_s": self.draft_s,
+            "overhead_s": max(total - self.forward_s - self.draft_s, 0.0),
+        }
 
 
 class DecoderState:
@@ -123,8 +127,10 @@ def check_request(lm: LM, prompt_ids, max_new_tokens) -> None:
         raise ValueError("the prompt is empty")
     if len(prompt_ids) + max_new_tokens > lm.max_positions:
         room = lm.max_positions - max_new_tokens
-        raise ValueError(f"the prompt has {len(prompt_ids)} tokens, but with {max_new_tokens} new tokens only "
-                         f"{max(room, 0)} fit in the model's context of {lm.max_positions}")
+        raise ValueError(
+            f"the prompt has {len(prompt_ids)} tokens, but with {max_new_tokens} new tokens only "
+            f"{max(room, 0)} fit in the model's context of {lm.max_positions}"
+        )
 
 
 def prefill_step(lm: LM, cache, prompt_ids: list[int], sampling: Sampling, sampler: Sampler | None) -> StepTrace:
@@ -133,8 +139,14 @@ def prefill_step(lm: LM, cache, prompt_ids: list[int], sampling: Sampling, sampl
     with clock.timed("forward", lm):
         logits = lm.prefill(cache, prompt_ids)
     token = next_token(logits, sampling, sampler)
-    return StepTrace(index=0, kind="prefill", position=len(prompt_ids) - 1, input_token=prompt_ids[-1],
-                     accepted=(token,), **clock.split())
+    return StepTrace(
+        index=0,
+        kind="prefill",
+        position=len(prompt_ids) - 1,
+        input_token=prompt_ids[-1],
+        accepted=(token,),
+        **clock.split(),
+    )
 
 
 @dataclass
@@ -145,8 +157,13 @@ class Progress:
     reason: str | None = None
 
 
-def steps(decoder: Decoder, eos_ids: frozenset[int], max_new_tokens: int, should_stop: StopCheck | None = None,
-          progress: Progress | None = None) -> Iterator[StepTrace]:
+def steps(
+    decoder: Decoder,
+    eos_ids: frozenset[int],
+    max_new_tokens: int,
+    should_stop: StopCheck | None = None,
+    progress: Progress | None = None,
+) -> Iterator[StepTrace]:
     """Yield the decoder's steps, each cut at EOS and at the budget, until one of them ends the run or
     `should_stop()` says so; `progress` (if given) holds the kept tokens and the reason the loop ended."""
     progress = progress if progress is not None else Progress([])
@@ -166,8 +183,13 @@ def steps(decoder: Decoder, eos_ids: frozenset[int], max_new_tokens: int, should
         step = decoder.step()
 
 
-def generate(decoder: Decoder, eos_ids: frozenset[int], max_new_tokens: int, on_step: StepCallback | None = None,
-             should_stop: StopCheck | None = None) -> MethodRun:
+def generate(
+    decoder: Decoder,
+    eos_ids: frozenset[int],
+    max_new_tokens: int,
+    on_step: StepCallback | None = None,
+    should_stop: StopCheck | None = None,
+) -> MethodRun:
     """Run `decoder` to the end; `on_step` gets each step as soon as it is made."""
     start = time.perf_counter()
     progress = Progress([])

@@ -52,7 +52,7 @@ class PromptLookup:
             starts = starts[starts < len(ids)]  # the text's own last n tokens have nothing after them: skipped
             if len(starts):
                 picked = (starts[0], starts[-1]) if latest and starts[-1] != starts[0] else (starts[0],)
-                found = [self._cut_at_eos(ids[s: s + min(self.tokens, room)]) for s in picked]
+                found = [self._cut_at_eos(ids[s : s + min(self.tokens, room)]) for s in picked]
                 return tuple(dict.fromkeys(c for c in found if c))
         return ()
 

@@ -4,4 +4,3 @@ from `checkpoint.py` so that the command line can name it without importing torc
 
 class ModelLoadError(RuntimeError):
     """The model could not be found or loaded; the message says what to install or pass instead."""
-

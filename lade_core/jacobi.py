@@ -27,8 +27,9 @@ from .trace import MethodRun, StepTrace
 class JacobiDecoder(DecoderState):
     """The decoding state between steps: KV cache, committed tokens, the guess block."""
 
-    def __init__(self, lm: LM, prompt_ids: list[int], window: int, sampling: Sampling | None = None,
-                 window_seed: int = 0):
+    def __init__(
+        self, lm: LM, prompt_ids: list[int], window: int, sampling: Sampling | None = None, window_seed: int = 0
+    ):
         super().__init__(lm, prompt_ids, sampling)
         self.width = window
         self._pick = random.Random(window_seed)
@@ -55,15 +56,27 @@ class JacobiDecoder(DecoderState):
         predicted = layout.read(argmax, layout.guess_rows())  # the model's token after x, then after each guess
 
         # 4. Jacobi update: the model's tokens past the accepted prefix are the next guess, at their positions
-        self.guess = self._fill(predicted[len(verdict.accepted):])
+        self.guess = self._fill(predicted[len(verdict.accepted) :])
 
         # 5. the KV cache keeps x and the accepted guess tokens
         self.lm.keep_in_cache(self.cache, p, layout.guess_cache_rows(verdict.matched))
         return StepTrace(
-            index=self.index, kind="jacobi", position=p, input_token=x, accepted=verdict.accepted, window=W,
-            ngram=W + 1, levels_before=(guess,), new_level=predicted[1:], candidates=(guess,),
-            predictions=(predicted,), match_lengths=verdict.lengths, winner=verdict.winner, draws=verdict.draws,
-            **clock.split())
+            index=self.index,
+            kind="jacobi",
+            position=p,
+            input_token=x,
+            accepted=verdict.accepted,
+            window=W,
+            ngram=W + 1,
+            levels_before=(guess,),
+            new_level=predicted[1:],
+            candidates=(guess,),
+            predictions=(predicted,),
+            match_lengths=verdict.lengths,
+            winner=verdict.winner,
+            draws=verdict.draws,
+            **clock.split(),
+        )
 
 
 def jacobi_generate(

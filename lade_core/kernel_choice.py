@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import torch
@@ -103,10 +103,19 @@ def choose(model, name: str, root: Path) -> tuple[bool, dict]:
     pairs = kernels.packed_pairs(model)
     seconds = measure(model, pairs)
     ratio = {n: seconds["packed"][n] / seconds["stock"][n] for n in seconds["stock"]}
-    verdict = {"choice": "packed" if ratio["1"] < MARGIN else "stock", "machine": identity()["id"],
-               "machine_description": identity()["description"], "model": name,
-               "threads": torch.get_num_threads(), "sizes": list(SIZES), "context": CONTEXT, "rounds": ROUNDS,
-               "median_s": seconds, "packed_over_stock": ratio,
-               "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "kept_at": str(path)}
+    verdict = {
+        "choice": "packed" if ratio["1"] < MARGIN else "stock",
+        "machine": identity()["id"],
+        "machine_description": identity()["description"],
+        "model": name,
+        "threads": torch.get_num_threads(),
+        "sizes": list(SIZES),
+        "context": CONTEXT,
+        "rounds": ROUNDS,
+        "median_s": seconds,
+        "packed_over_stock": ratio,
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "kept_at": str(path),
+    }
     save_curve(path, verdict)
     return verdict["choice"] == "packed", verdict

@@ -61,8 +61,12 @@ def packing_available() -> bool:
 
 def packed_pairs(model: torch.nn.Module) -> list[tuple[torch.nn.Module, str, torch.nn.Linear, PackedLinear]]:
     """(parent, name, the stock layer, its packed twin) for every `nn.Linear` in `model`; nothing is swapped yet."""
-    return [(parent, name, child, PackedLinear(child)) for parent in list(model.modules())
-            for name, child in list(parent.named_children()) if type(child) is torch.nn.Linear]
+    return [
+        (parent, name, child, PackedLinear(child))
+        for parent in list(model.modules())
+        for name, child in list(parent.named_children())
+        if type(child) is torch.nn.Linear
+    ]
 
 
 def swap(pairs, packed: bool) -> None:
@@ -91,8 +95,7 @@ def pack_linears(model: torch.nn.Module, pairs=None) -> torch.nn.Module:
 ATTENTION = "lade_cpu_gqa_sdpa"  # the name `load_model` registers `grouped_query_sdpa` under with transformers
 
 
-def grouped_query_sdpa(module, query, key, value, attention_mask, dropout=0.0, scaling=None, is_causal=None,
-                       **kwargs):
+def grouped_query_sdpa(module, query, key, value, attention_mask, dropout=0.0, scaling=None, is_causal=None, **kwargs):
     """transformers' `sdpa` attention less one copy. Under an explicit mask (every lookahead step has one) that
     function repeats each key/value head for its group of query heads first, a copy of the whole KV cache in every
     layer and step, because CUDA's fused kernels need it; the CPU's kernel shares the heads itself (`enable_gqa`).
@@ -101,12 +104,13 @@ def grouped_query_sdpa(module, query, key, value, attention_mask, dropout=0.0, s
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
     extras = any(kwargs.get(name) is not None for name in ("softcap", "position_bias", "s_aux", "sinks"))
-    if (attention_mask is None or query.shape[1] == key.shape[1] or dropout or extras
-            or kwargs.get("output_attentions")):
-        return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
-                                      is_causal=is_causal, **kwargs)
-    out = torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=attention_mask,
-                                                           scale=scaling, enable_gqa=True)
+    if attention_mask is None or query.shape[1] == key.shape[1] or dropout or extras or kwargs.get("output_attentions"):
+        return sdpa_attention_forward(
+            module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, is_causal=is_causal, **kwargs
+        )
+    out = torch.nn.functional.scaled_dot_product_attention(
+        query, key, value, attn_mask=attention_mask, scale=scaling, enable_gqa=True
+    )
     return out.transpose(1, 2).contiguous(), None
 
 

@@ -68,14 +68,18 @@ class StepLayout:
     parents: tuple[int, ...] = ()  # per verification node, its parent node (-1: x)
 
     @classmethod
-    def plain(cls, levels: int, window: int, candidates: int, cand_len: int) -> "StepLayout":
+    def plain(cls, levels: int, window: int, candidates: int, cand_len: int) -> StepLayout:
         """Every candidate on its own N-1 nodes, as the paper lays them out."""
         paths = tuple(tuple(range(c * cand_len, (c + 1) * cand_len)) for c in range(candidates))
-        return cls(levels, window, paths, tuple(-1 if k == 0 else c * cand_len + k - 1
-                                               for c in range(candidates) for k in range(cand_len)))
+        return cls(
+            levels,
+            window,
+            paths,
+            tuple(-1 if k == 0 else c * cand_len + k - 1 for c in range(candidates) for k in range(cand_len)),
+        )
 
     @classmethod
-    def tree(cls, levels: int, window: int, candidates) -> "StepLayout":
+    def tree(cls, levels: int, window: int, candidates) -> StepLayout:
         """Candidates as a token tree: a prefix shared by several candidates is fed once.
 
         Example: candidates (5, 6, 7), (5, 6, 9), (8, 1, 2) -> nodes 5 6 7 9 8 1 2 (7 instead of 9), paths
@@ -94,7 +98,7 @@ class StepLayout:
         return cls(levels, window, tuple(paths), tuple(parents))
 
     @classmethod
-    def for_candidates(cls, levels: int, window: int, candidates, cand_len: int, tree: bool) -> "StepLayout":
+    def for_candidates(cls, levels: int, window: int, candidates, cand_len: int, tree: bool) -> StepLayout:
         return cls.tree(levels, window, candidates) if tree else cls.plain(levels, window, len(candidates), cand_len)
 
     def node_tokens(self, candidates) -> list[int]:
@@ -231,8 +235,10 @@ class StepLayout:
         """One short label per token, for views: 'x', 'L0.3' (level 0, column 3), 'c2.1' (candidate 2, token 1;
         a node that candidates share is named after the first of them)."""
         part, level, column, depth, owner = self._parts
-        return ["x" if p == X else f"L{lv}.{c}" if p == WINDOW else f"c{o + 1}.{d}"
-                for p, lv, c, d, o in zip(part, level, column, depth, owner)]
+        return [
+            "x" if p == X else f"L{lv}.{c}" if p == WINDOW else f"c{o + 1}.{d}"
+            for p, lv, c, d, o in zip(part, level, column, depth, owner)
+        ]
 
     @cached_property
     def _mask(self) -> np.ndarray:

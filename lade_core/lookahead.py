@@ -28,8 +28,14 @@ from .window import JacobiWindow
 class LookaheadDecoder(DecoderState):
     """The decoding state between steps: KV cache, committed tokens, the Jacobi window, the n-gram pool."""
 
-    def __init__(self, lm: LM, prompt_ids: list[int], config: LookaheadConfig, sampling: Sampling | None = None,
-                 step_cost: StepCost | None = None):
+    def __init__(
+        self,
+        lm: LM,
+        prompt_ids: list[int],
+        config: LookaheadConfig,
+        sampling: Sampling | None = None,
+        step_cost: StepCost | None = None,
+    ):
         super().__init__(lm, prompt_ids, sampling)
         self.config = config
         self.window = JacobiWindow(prompt_ids, config.window, config.ngram, config.window_seed)
@@ -43,8 +49,11 @@ class LookaheadDecoder(DecoderState):
         if self.config.pool != "prompt":
             return step
         added = sequence_ngrams(self.committed, self.config.ngram)
-        return step.but(ngrams_added=tuple(added), ngrams_evicted=tuple(self.pool.add_all(added, source="text")),
-                        pool_size=len(self.pool))
+        return step.but(
+            ngrams_added=tuple(added),
+            ngrams_evicted=tuple(self.pool.add_all(added, source="text")),
+            pool_size=len(self.pool),
+        )
 
     def step(self) -> StepTrace:
         clock = StepClock()
@@ -73,19 +82,35 @@ class LookaheadDecoder(DecoderState):
         # 4. Jacobi update of the window; completed n-grams (and the text's, by policy) go to the pool
         new_level = layout.new_level(argmax)
         added = self.window.update(new_level) if sizes.width else []
-        recent = self.committed[-(N - 1):] + [*verdict.accepted]
+        recent = self.committed[-(N - 1) :] + [*verdict.accepted]
         text = [] if self.config.pool == "paper" else sequence_ngrams(recent, N)
         evicted = self.pool.add_all(added) + self.pool.add_all(text, source="text")
 
         # 5. the KV cache keeps x and the accepted candidate tokens
         self.lm.keep_in_cache(self.cache, p, layout.cache_rows(max(verdict.winner, 0), verdict.matched))
         return StepTrace(
-            index=self.index, kind="warmup" if 0 < len(levels) < N - 1 else "lookahead", position=p, input_token=x,
-            accepted=verdict.accepted, window=sizes.width, ngram=N, guess=sizes.guess, tree=self.config.tree,
-            levels_before=levels, new_level=new_level, candidates=tuple(candidates),
-            predictions=layout.predictions(argmax), match_lengths=verdict.lengths, winner=verdict.winner,
-            ngrams_added=(*added, *text), ngrams_evicted=tuple(evicted), pool_size=len(self.pool),
-            draws=verdict.draws, copied=len(copied), **clock.split())
+            index=self.index,
+            kind="warmup" if 0 < len(levels) < N - 1 else "lookahead",
+            position=p,
+            input_token=x,
+            accepted=verdict.accepted,
+            window=sizes.width,
+            ngram=N,
+            guess=sizes.guess,
+            tree=self.config.tree,
+            levels_before=levels,
+            new_level=new_level,
+            candidates=tuple(candidates),
+            predictions=layout.predictions(argmax),
+            match_lengths=verdict.lengths,
+            winner=verdict.winner,
+            ngrams_added=(*added, *text),
+            ngrams_evicted=tuple(evicted),
+            pool_size=len(self.pool),
+            draws=verdict.draws,
+            copied=len(copied),
+            **clock.split(),
+        )
 
     def _copied(self, p: int) -> tuple[tuple[int, ...], ...]:
         """Prompt lookup's copies from the text (`config.lookup`): what followed the first and the most recent

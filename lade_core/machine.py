@@ -54,16 +54,21 @@ def identity(device: str = "cpu") -> dict:
         description, parts = name, {"gpu": name}
     else:
         description, parts = describe_cpu(), {"cpu": cpu_name(), "cores": cores()}
-    return {"description": description, **parts, "host": host_hash(),
-            "id": f"{re.sub(r'[^a-z0-9]+', '-', description.lower()).strip('-')}-{host_hash()}"}
+    return {
+        "description": description,
+        **parts,
+        "host": host_hash(),
+        "id": f"{re.sub(r'[^a-z0-9]+', '-', description.lower()).strip('-')}-{host_hash()}",
+    }
 
 
 def _slug(text) -> str:
     return re.sub(r"[^A-Za-z0-9.]+", "-", str(text)).strip("-")
 
 
-def curve_file(root: Path, machine: dict, model: str, dtype: str, kernels: str, threads: int,
-               batched: bool = False) -> Path:
+def curve_file(
+    root: Path, machine: dict, model: str, dtype: str, kernels: str, threads: int, batched: bool = False
+) -> Path:
     """Where the curve of this machine, model, dtype, kernels and thread count lives under `root`."""
     kind = "batched" if batched else "curve"
     name = "-".join(_slug(x) for x in (machine["id"], model, dtype, kernels, f"{threads}t", kind))

@@ -35,8 +35,15 @@ def make_decoder(lm: LM, prompt_ids: list[int], spec: MethodSpec, sampling: Samp
     return LookaheadDecoder(lm, prompt_ids, spec.config, sampling, spec.step_cost)
 
 
-def decode(lm: LM, prompt_ids: list[int], spec: MethodSpec, max_new_tokens: int, sampling: Sampling | None = None,
-           on_step: StepCallback | None = None, should_stop: StopCheck | None = None) -> MethodRun:
+def decode(
+    lm: LM,
+    prompt_ids: list[int],
+    spec: MethodSpec,
+    max_new_tokens: int,
+    sampling: Sampling | None = None,
+    on_step: StepCallback | None = None,
+    should_stop: StopCheck | None = None,
+) -> MethodRun:
     """Decode up to `max_new_tokens` tokens with the method of `spec`; stop at EOS (emitted) or the budget."""
     check_request(lm, prompt_ids, max_new_tokens)
     decoder = make_decoder(lm, list(prompt_ids), as_spec(spec), sampling)

@@ -34,7 +34,7 @@ class LM:
         self._piece = lru_cache(maxsize=None)(self._decode_one)
         self._blocks: OrderedDict[StepLayout, tuple[torch.Tensor, ...]] = OrderedDict()
         self._block_bytes = 0
-        self.drafts: dict[str, "LM"] = {}  # draft models built or loaded for this model, by name (`checkpoint.py`)
+        self.drafts: dict[str, LM] = {}  # draft models built or loaded for this model, by name (`checkpoint.py`)
 
     # -- text --------------------------------------------------------------------------------------------------
     @property
@@ -68,16 +68,21 @@ class LM:
 
     @property
     def vocab_size(self) -> int:
-        return int(self.model.get_output_embeddings().out_features if hasattr(
-            self.model.get_output_embeddings(), "out_features") else self.model.config.vocab_size)
+        return int(
+            self.model.get_output_embeddings().out_features
+            if hasattr(self.model.get_output_embeddings(), "out_features")
+            else self.model.config.vocab_size
+        )
 
     def cache_problem(self) -> str | None:
         """Why the engines cannot use this model's KV cache exactly, or None. They keep accepted entries by moving
         them and cropping the rest; a sliding-window or other non-plain layer cannot be cropped and re-laid."""
         kinds = {type(layer).__name__ for layer in self.new_cache().layers}
         if kinds - {"DynamicLayer"}:
-            return (f"{self.name} uses {', '.join(sorted(kinds - {'DynamicLayer'}))} cache layers, which cannot be "
-                    f"cropped and re-laid after a step; lookahead decoding here needs full-attention layers only")
+            return (
+                f"{self.name} uses {', '.join(sorted(kinds - {'DynamicLayer'}))} cache layers, which cannot be "
+                f"cropped and re-laid after a step; lookahead decoding here needs full-attention layers only"
+            )
         return None
 
     # -- forward -----------------------------------------------------------------------------------------------
@@ -105,8 +110,7 @@ class LM:
         logits at the last of them. A draft model's pass: catching up on the accepted tokens, or one more guess."""
         input_ids = torch.tensor([ids], device=self.device)
         position_ids = torch.arange(position, position + len(ids), device=self.device)[None]
-        out = self.model(input_ids=input_ids, position_ids=position_ids, cache=cache, use_cache=True,
-                         logits_to_keep=1)
+        out = self.model(input_ids=input_ids, position_ids=position_ids, cache=cache, use_cache=True, logits_to_keep=1)
         return out.logits[0, -1].float()
 
     @staticmethod

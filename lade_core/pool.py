@@ -19,7 +19,7 @@ Worked example, per_key = 2, N = 3:
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Iterable
+from collections.abc import Iterable
 
 
 class NGramPool:

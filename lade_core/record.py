@@ -11,8 +11,8 @@ and replays, what `python -m lade_core trace` saves, and what the HTML export dr
 from __future__ import annotations
 
 import datetime
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from .autoregressive import AutoregressiveDecoder
 from .config import ConfigError, LookaheadConfig, MethodSpec, Sampling
@@ -76,9 +76,16 @@ def lane_names(count: int) -> list[str]:
     return ["parallel", *(f"lanes[{i}]" for i in range(count - 1))]
 
 
-def record_run(lm: LM, prompt: str, methods: LookaheadConfig | MethodSpec | Sequence[MethodSpec],
-               max_new_tokens: int, sampling: Sampling | None = None, title: str = "",
-               on_step: LaneCallback | None = None, should_stop: StopCheck | None = None) -> RunTrace:
+def record_run(
+    lm: LM,
+    prompt: str,
+    methods: LookaheadConfig | MethodSpec | Sequence[MethodSpec],
+    max_new_tokens: int,
+    sampling: Sampling | None = None,
+    title: str = "",
+    on_step: LaneCallback | None = None,
+    should_stop: StopCheck | None = None,
+) -> RunTrace:
     """Race autoregressive decoding against `methods` (a `LookaheadConfig` is lookahead with it; a sequence is up
     to three lanes, the main one first) on `prompt`, chat template applied for chat models. `on_step(lane, step)`
     streams steps as they are made, lane being "baseline" or one of `lane_names`."""
@@ -88,8 +95,10 @@ def record_run(lm: LM, prompt: str, methods: LookaheadConfig | MethodSpec | Sequ
     sampling = sampling or Sampling()
     prompt_ids = lm.encode_prompt(prompt)
     check_request(lm, prompt_ids, max_new_tokens)
-    lanes = {name: _Lane(make_decoder(lm, list(prompt_ids), spec, sampling), lm, max_new_tokens, should_stop)
-             for name, spec in zip(lane_names(len(specs)), specs)}
+    lanes = {
+        name: _Lane(make_decoder(lm, list(prompt_ids), spec, sampling), lm, max_new_tokens, should_stop)
+        for name, spec in zip(lane_names(len(specs)), specs)
+    }
     lanes["baseline"] = _Lane(AutoregressiveDecoder(lm, prompt_ids, sampling), lm, max_new_tokens, should_stop)
     while not all(lane.done for lane in lanes.values()):
         name = min((n for n, lane in lanes.items() if not lane.done), key=lambda n: lanes[n].clock)
@@ -97,8 +106,10 @@ def record_run(lm: LM, prompt: str, methods: LookaheadConfig | MethodSpec | Sequ
         if step is not None and on_step:
             on_step(name, step)
     request = RunRequest(prompt, tuple(prompt_ids), max_new_tokens, sampling, title)
-    raced = [Lane(spec.method, spec.config, spec.draft, lanes[name].result())
-             for name, spec in zip(lane_names(len(specs)), specs)]
+    raced = [
+        Lane(spec.method, spec.config, spec.draft, lanes[name].result())
+        for name, spec in zip(lane_names(len(specs)), specs)
+    ]
     return make_trace(lm, request, raced, lanes["baseline"].result())
 
 
@@ -110,8 +121,22 @@ def make_trace(lm: LM, request: RunRequest, lanes: Sequence[Lane], baseline: Met
     for lane in lanes:
         ids |= run_ids(lane.run)
     return RunTrace(
-        prompt=request.prompt, prompt_ids=tuple(request.prompt_ids), model=lm.name, device=str(lm.device),
-        dtype=str(lm.dtype).removeprefix("torch."), vocab_size=lm.vocab_size, context=lm.max_positions,
-        method=main.method, config=main.config, sampling=request.sampling, max_new_tokens=request.max_new_tokens,
-        parallel=main.run, baseline=baseline, token_text=lm.token_texts(sorted(ids)), title=request.title,
-        recorded_at=datetime.date.today().isoformat(), draft=main.draft, lanes=tuple(more))
+        prompt=request.prompt,
+        prompt_ids=tuple(request.prompt_ids),
+        model=lm.name,
+        device=str(lm.device),
+        dtype=str(lm.dtype).removeprefix("torch."),
+        vocab_size=lm.vocab_size,
+        context=lm.max_positions,
+        method=main.method,
+        config=main.config,
+        sampling=request.sampling,
+        max_new_tokens=request.max_new_tokens,
+        parallel=main.run,
+        baseline=baseline,
+        token_text=lm.token_texts(sorted(ids)),
+        title=request.title,
+        recorded_at=datetime.date.today().isoformat(),
+        draft=main.draft,
+        lanes=tuple(more),
+    )

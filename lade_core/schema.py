@@ -10,7 +10,8 @@ and the allowed range when something is wrong:
 `check_bounds(obj, bounds)` checks tighter ranges over the same fields (the public app's limits on a trace), and
 `check_form(cls, values, bounds)` takes the same fields as a form or a JSON client sends them (7.0, "7", None, ...)
 and checks them against those tighter ranges, with the same labels. Adding a field to a dataclass adds it to the
-loader, the checks and the JSON: nothing else lists fields. Cost: one pass over the data, so loading is linear in the size of the JSON text.
+loader, the checks and the JSON: nothing else lists fields. Cost: one pass over the data, so loading is linear in the
+size of the JSON text.
 """
 
 from __future__ import annotations
@@ -31,8 +32,15 @@ class SchemaError(ValueError):
     """Data does not fit its declared schema; the message names the field, the value and what is allowed."""
 
 
-def spec(low=None, high=None, *, label: str | None = None, choices: tuple = (), max_len: int | None = None,
-         items: tuple[int, int] = (0, TOKEN_MAX)) -> dict:
+def spec(
+    low=None,
+    high=None,
+    *,
+    label: str | None = None,
+    choices: tuple = (),
+    max_len: int | None = None,
+    items: tuple[int, int] = (0, TOKEN_MAX),
+) -> dict:
     """Field metadata: numeric range [low, high], allowed `choices`, longest string or tuple `max_len`, range of the
     ints inside a tuple (`items`), and the `label` messages use for the field."""
     return {"low": low, "high": high, "label": label, "choices": tuple(choices), "max_len": max_len, "items": items}
@@ -70,8 +78,11 @@ def _number(value, kind, where: str, meta: dict, error):
     if kind is int and low is None:  # every int has a range: no unbounded numbers reach the views
         low, high = -INT_MAX, INT_MAX
     if (low is not None and value < low) or (high is not None and value > high):
-        raise error(f"{where} must be between {low:g} and {high:g}, got {shown(value)}" if kind is float else
-                    f"{where} must be between {low} and {high}, got {shown(value)}")
+        raise error(
+            f"{where} must be between {low:g} and {high:g}, got {shown(value)}"
+            if kind is float
+            else f"{where} must be between {low} and {high}, got {shown(value)}"
+        )
     return value
 
 
@@ -191,8 +202,11 @@ def form_value(value, kind, label: str, low, high, error=SchemaError):
     ok = number is not None and (kind is float or isinstance(number, int)) and low <= number <= high
     if not ok:
         what = "a whole number" if kind is int else "a number"
-        raise error(f"{label} must be {what} from {low:g} to {high:g}, got {shown(value)}" if kind is float else
-                    f"{label} must be {what} from {low} to {high}, got {shown(value)}")
+        raise error(
+            f"{label} must be {what} from {low:g} to {high:g}, got {shown(value)}"
+            if kind is float
+            else f"{label} must be {what} from {low} to {high}, got {shown(value)}"
+        )
     return float(number) if kind is float else number
 
 
@@ -200,8 +214,9 @@ def check_form(cls, values: dict, bounds: dict[str, tuple], error=SchemaError) -
     """Form values (field -> raw value) for fields of the dataclass `cls`, each converted to its declared type and
     checked against its tighter range in `bounds`, with its declared label; returns field -> value."""
     kinds = {f[0]: (f[1], f[2]["label"] or f[0]) for f in _fields(cls)}
-    return {name: form_value(value, kinds[name][0], kinds[name][1], *bounds[name], error)
-            for name, value in values.items()}
+    return {
+        name: form_value(value, kinds[name][0], kinds[name][1], *bounds[name], error) for name, value in values.items()
+    }
 
 
 def to_data(obj):

@@ -10,8 +10,9 @@ whatever the sizes: they change how many tokens a step may accept, never which.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 from .config import LookaheadConfig
 from .trace import Verdict
@@ -32,7 +33,7 @@ class StepCost:
     points: tuple[tuple[int, float], ...]
 
     @classmethod
-    def from_seconds(cls, points, one_token_s: float) -> "StepCost":
+    def from_seconds(cls, points, one_token_s: float) -> StepCost:
         pts = sorted((int(n), s / one_token_s) for n, s in points)
         return cls(tuple(pts if pts[0][0] == 1 else [(1, 1.0), *pts]))
 
@@ -89,8 +90,15 @@ class AdaptiveSizes(FixedSizes):
     candidates are verified, so that an earning that fell to zero can be seen to rise again.
     """
 
-    def __init__(self, config: LookaheadConfig, cost: StepCost, context: int, decay: float = 0.7, probe: int = 8,
-                 slack: float = 0.05):
+    def __init__(
+        self,
+        config: LookaheadConfig,
+        cost: StepCost,
+        context: int,
+        decay: float = 0.7,
+        probe: int = 8,
+        slack: float = 0.05,
+    ):
         super().__init__(config, context)
         self.cost, self.decay, self.probe, self.slack = cost, decay, probe, slack
         self.gain = [0.5] * config.guess  # a hopeful start: every candidate is tried until it proves useless

@@ -41,8 +41,9 @@ def proposer(lm: LM, method: str, draft: DraftConfig):
 class SpeculativeDecoder(DecoderState):
     """The decoding state between steps: KV cache, committed tokens, and the proposer (with its own state)."""
 
-    def __init__(self, lm: LM, prompt_ids: list[int], method: str, draft: DraftConfig,
-                 sampling: Sampling | None = None):
+    def __init__(
+        self, lm: LM, prompt_ids: list[int], method: str, draft: DraftConfig, sampling: Sampling | None = None
+    ):
         super().__init__(lm, prompt_ids, sampling)
         self.kind, self.draft = method, draft
         self.proposer = proposer(lm, method, draft)
@@ -68,7 +69,19 @@ class SpeculativeDecoder(DecoderState):
         # 4. the KV cache keeps x and the accepted draft tokens
         self.lm.keep_in_cache(self.cache, p, layout.cache_rows(max(verdict.winner, 0), verdict.matched))
         return StepTrace(
-            index=self.index, kind=self.kind, position=p, input_token=x, accepted=verdict.accepted,
-            ngram=self.draft.tokens + 1, guess=1, tree=True, candidates=candidates,
-            predictions=layout.predictions(argmax), match_lengths=verdict.lengths, winner=verdict.winner,
-            draws=verdict.draws, draft_passes=proposal.passes, **clock.split())
+            index=self.index,
+            kind=self.kind,
+            position=p,
+            input_token=x,
+            accepted=verdict.accepted,
+            ngram=self.draft.tokens + 1,
+            guess=1,
+            tree=True,
+            candidates=candidates,
+            predictions=layout.predictions(argmax),
+            match_lengths=verdict.lengths,
+            winner=verdict.winner,
+            draws=verdict.draws,
+            draft_passes=proposal.passes,
+            **clock.split(),
+        )

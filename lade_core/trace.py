@@ -18,8 +18,17 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from . import schema
-from .config import (DRAFT_KINDS, MAX_DRAFT, MAX_GUESS, MAX_NGRAM, MAX_WINDOW, METHODS, DraftConfig, LookaheadConfig,
-                     Sampling)
+from .config import (
+    DRAFT_KINDS,
+    MAX_DRAFT,
+    MAX_GUESS,
+    MAX_NGRAM,
+    MAX_WINDOW,
+    METHODS,
+    DraftConfig,
+    LookaheadConfig,
+    Sampling,
+)
 from .layout import StepLayout
 
 SCHEMA = "lade-explorer/run"
@@ -94,7 +103,7 @@ class StepTrace:
     draft_passes: int = field(default=0, metadata=schema.spec(0, MAX_DRAFT))  # forward passes of a draft model
     copied: int = field(default=0, metadata=schema.spec(0, 2))  # lookahead: the last candidates are prompt lookup's
 
-    def but(self, **changes) -> "StepTrace":
+    def but(self, **changes) -> StepTrace:
         return replace(self, **changes)
 
     @property
@@ -111,8 +120,9 @@ class StepTrace:
             return StepLayout.plain(1, self.window, 0, 0)
         if self.kind in DRAFT_KINDS:
             return StepLayout.tree(0, 0, self.candidates)
-        return StepLayout.for_candidates(len(self.levels_before), self.window, self.candidates,
-                                         max(self.ngram - 1, 0), self.tree)
+        return StepLayout.for_candidates(
+            len(self.levels_before), self.window, self.candidates, max(self.ngram - 1, 0), self.tree
+        )
 
     @property
     def n_input(self) -> int:

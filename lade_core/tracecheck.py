@@ -17,8 +17,12 @@ from .config import DRAFT_KINDS
 from .pool import NGramPool
 from .trace import Lane, MethodRun, RunTrace, StepTrace
 
-KINDS = {"lookahead": ("warmup", "lookahead"), "jacobi": ("jacobi",), "autoregressive": ("autoregressive",),
-         **{kind: (kind,) for kind in DRAFT_KINDS}}
+KINDS = {
+    "lookahead": ("warmup", "lookahead"),
+    "jacobi": ("jacobi",),
+    "autoregressive": ("autoregressive",),
+    **{kind: (kind,) for kind in DRAFT_KINDS},
+}
 
 
 class TraceError(schema.SchemaError):
@@ -37,8 +41,11 @@ def check_run(run: RunTrace) -> None:
     if any(t >= run.vocab_size for t in run.prompt_ids):
         _fail("run.prompt_ids", f"a token id is outside the vocabulary of {run.vocab_size}")
     if len(run.prompt_ids) + run.max_new_tokens > run.context:
-        _fail("run.max_new_tokens", f"{len(run.prompt_ids)} prompt tokens and {run.max_new_tokens} new ones do not "
-                                    f"fit the context of {run.context}")
+        _fail(
+            "run.max_new_tokens",
+            f"{len(run.prompt_ids)} prompt tokens and {run.max_new_tokens} new ones do not "
+            f"fit the context of {run.context}",
+        )
     for i, lane in enumerate(run.all_lanes):
         where = "run" if i == 0 else f"run.lanes[{i - 1}]"
         _check_settings(lane, where)
@@ -77,7 +84,7 @@ def _check_method(run: RunTrace, lane: Lane | None, method: MethodRun, where: st
             _fail(f"{at}.position", f"is {step.position}; the prompt and the tokens before put it at {position}")
         if step.input_token != x:
             _fail(f"{at}.input_token", "is not the last token accepted before this step")
-        if tuple(method.tokens[emitted: emitted + len(step.accepted)]) != step.accepted:
+        if tuple(method.tokens[emitted : emitted + len(step.accepted)]) != step.accepted:
             _fail(f"{at}.accepted", "does not match the run's output at this point")
         _check_step(run, lane, step, at, seen)
         seen.update(step.accepted)
@@ -94,19 +101,32 @@ def _ids(rows, vocab: int, at: str, width: int | None = None) -> None:
 
 def _check_step(run: RunTrace, lane: Lane | None, step: StepTrace, at: str, seen: set) -> None:
     cfg, vocab = lane.config if lane else run.config, run.vocab_size
-    most = {"prefill": 1, "autoregressive": 1, "jacobi": step.window + 1, "lookahead": cfg.most_accepted,
-            "warmup": cfg.most_accepted}.get(step.kind, step.ngram)
+    most = {
+        "prefill": 1,
+        "autoregressive": 1,
+        "jacobi": step.window + 1,
+        "lookahead": cfg.most_accepted,
+        "warmup": cfg.most_accepted,
+    }.get(step.kind, step.ngram)
     if not 1 <= len(step.accepted) <= most:
         _fail(f"{at}.accepted", f"has {len(step.accepted)} tokens; a {step.kind} step emits 1 to {most}")
     _ids([step.accepted, (step.input_token,)], vocab, f"{at}.accepted")
     if step.kind not in DRAFT_KINDS and (step.draft_s or step.draft_passes):
         _fail(f"{at}.draft_s", f"a {step.kind} step does no drafting")
-    if step.copied and (step.kind not in ("lookahead", "warmup") or not cfg.lookup
-                        or step.copied > len(step.candidates)):
+    if step.copied and (
+        step.kind not in ("lookahead", "warmup") or not cfg.lookup or step.copied > len(step.candidates)
+    ):
         _fail(f"{at}.copied", "only a lookahead step of a run with prompt lookup candidates verifies a copied one")
     if step.kind in ("prefill", "autoregressive"):
-        empty = (step.window, step.guess, len(step.levels_before), len(step.candidates), len(step.draws), step.tree,
-                 step.winner + 1)
+        empty = (
+            step.window,
+            step.guess,
+            len(step.levels_before),
+            len(step.candidates),
+            len(step.draws),
+            step.tree,
+            step.winner + 1,
+        )
         if any(empty) or step.new_level or step.predictions or step.match_lengths:
             _fail(at, f"a {step.kind} step has no window, candidates or draws")
         pooled = lane is not None and lane.method == "lookahead"
@@ -147,7 +167,7 @@ def _check_lookahead(cfg, step: StepTrace, at: str, vocab: int, seen: set) -> No
         _fail(at, f"N = {step.ngram}, tree = {step.tree}; the run has N = {N}, tree = {cfg.tree}")
     if step.guess > cfg.guess or len(pooled) > step.guess:
         _fail(f"{at}.candidates", f"{len(pooled)} candidates, guess {step.guess}; the run's G is {cfg.guess}")
-    for k, c in enumerate(step.candidates[len(pooled):], start=len(pooled)):
+    for k, c in enumerate(step.candidates[len(pooled) :], start=len(pooled)):
         if not 1 <= len(c) <= cfg.lookup or not seen.issuperset(c):
             _fail(f"{at}.candidates[{k}]", f"a copied candidate has 1 to {cfg.lookup} tokens of the text")
     levels = len(step.levels_before)
@@ -161,7 +181,7 @@ def _check_lookahead(cfg, step: StepTrace, at: str, vocab: int, seen: set) -> No
     _ids(step.predictions[: len(pooled)], vocab, f"{at}.predictions", N)
     if len(step.predictions) != len(step.candidates):
         _fail(f"{at}.predictions", "one row of N tokens per candidate")
-    for c, row in zip(step.candidates[len(pooled):], step.predictions[len(pooled):]):
+    for c, row in zip(step.candidates[len(pooled) :], step.predictions[len(pooled) :]):
         _ids([row], vocab, f"{at}.predictions", len(c) + 1)
     _ids(step.ngrams_added, vocab, f"{at}.ngrams_added", N)
     if len(step.ngrams_added) > step.window + cfg.most_accepted:  # the window's, and the text's (before a cut)
@@ -173,8 +193,14 @@ def _check_draft(lane: Lane, step: StepTrace, at: str, vocab: int, seen: set) ->
     its predictions one longer than it; a draft model's passes are its tokens, prompt lookup makes none and copies
     only tokens the text already holds."""
     K = lane.draft.tokens
-    if step.window or step.levels_before or step.new_level or step.ngrams_added or step.ngrams_evicted \
-            or step.pool_size:
+    if (
+        step.window
+        or step.levels_before
+        or step.new_level
+        or step.ngrams_added
+        or step.ngrams_evicted
+        or step.pool_size
+    ):
         _fail(at, f"a {step.kind} step has no window and no pool")
     if step.ngram != K + 1 or not step.tree or step.guess != 1 or len(step.candidates) > 1:
         _fail(at, f"a {step.kind} step verifies at most one draft of up to K = {K} tokens as a tree (N = K + 1)")

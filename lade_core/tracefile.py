@@ -36,8 +36,9 @@ def parse_run(text: str | bytes, max_bytes: int = MAX_TRACE_BYTES) -> RunTrace:
         raise TraceError(f"not a Lookahead Decoding Explorer trace (expected schema {SCHEMA!r})")
     version = doc.get("version")
     if type(version) is not int or version not in (1, 2, VERSION):
-        raise TraceError(f"trace version {schema.shown(version)} is not supported; this app reads versions 1 to "
-                         f"{VERSION}")
+        raise TraceError(
+            f"trace version {schema.shown(version)} is not supported; this app reads versions 1 to {VERSION}"
+        )
     unknown = [k for k in doc if k not in ("schema", "version", "run")]
     if unknown:
         raise TraceError(f"the file has unknown top-level fields: {', '.join(schema.shown(k) for k in unknown[:5])}")

@@ -18,7 +18,7 @@ were. Positions chain like ordinary autoregressive sampling, so the whole contin
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -59,8 +59,9 @@ def verify_greedy(candidates: Sequence, predictions: Sequence, first: int) -> Ve
     return Verdict(tuple(int(x) for x in lengths), winner if m > 0 else -1, emitted)
 
 
-def verify_sampled(candidates: Sequence[tuple[int, ...]], target: Callable[[int, int], np.ndarray],
-                   sampler: Sampler) -> Verdict:
+def verify_sampled(
+    candidates: Sequence[tuple[int, ...]], target: Callable[[int, int], np.ndarray], sampler: Sampler
+) -> Verdict:
     """Sampling verification. `target(c, k)` is the warped (vocab,) distribution after x and the first k tokens of
     candidate c (k = 0: after x; k = len(c): after the whole candidate). Candidates may differ in length.
     """

@@ -48,32 +48,58 @@ def main() -> int:
         au = lookahead_generate(lm, ids, auto, args.max_new_tokens)
         g2 = greedy_generate(lm, ids, args.max_new_tokens)
         greedy_s = min(g1.wall_s, g2.wall_s)
-        row = {"id": p["id"], "kind": p["kind"], "greedy_noise": max(g1.wall_s, g2.wall_s) / greedy_s,
-               "exact": ad.tokens == g1.tokens == au.tokens == g2.tokens,
-               "adaptive": {"speedup": greedy_s / ad.wall_s, "compression": ad.compression, "sizes": sizes_used(ad)},
-               "auto": {"speedup": greedy_s / au.wall_s, "compression": au.compression, "sizes": sizes_used(au)}}
+        row = {
+            "id": p["id"],
+            "kind": p["kind"],
+            "greedy_noise": max(g1.wall_s, g2.wall_s) / greedy_s,
+            "exact": ad.tokens == g1.tokens == au.tokens == g2.tokens,
+            "adaptive": {"speedup": greedy_s / ad.wall_s, "compression": ad.compression, "sizes": sizes_used(ad)},
+            "auto": {"speedup": greedy_s / au.wall_s, "compression": au.compression, "sizes": sizes_used(au)},
+        }
         rows.append(row)
-        print(f"{p['id']:22s} greedy noise {row['greedy_noise']:.2f}  adaptive {row['adaptive']['speedup']:.2f}x "
-              f"({ad.compression:.2f} tokens/step, {row['adaptive']['sizes']['mean_tokens_fed']:.1f} fed)  auto "
-              f"{row['auto']['speedup']:.2f}x ({au.compression:.2f}, {row['auto']['sizes']['mean_tokens_fed']:.1f} fed)"
-              f"{'' if row['exact'] else '  NOT EXACT'}", flush=True)
+        print(
+            f"{p['id']:22s} greedy noise {row['greedy_noise']:.2f}  adaptive {row['adaptive']['speedup']:.2f}x "
+            f"({ad.compression:.2f} tokens/step, {row['adaptive']['sizes']['mean_tokens_fed']:.1f} fed)  auto "
+            f"{row['auto']['speedup']:.2f}x ({au.compression:.2f}, {row['auto']['sizes']['mean_tokens_fed']:.1f} fed)"
+            f"{'' if row['exact'] else '  NOT EXACT'}",
+            flush=True,
+        )
 
     def summary(key):
         speeds = [r[key]["speedup"] for r in rows]
-        return {"median": statistics.median(speeds), "min": min(speeds), "max": max(speeds),
-                "compression_mean": statistics.fmean(r[key]["compression"] for r in rows)}
+        return {
+            "median": statistics.median(speeds),
+            "min": min(speeds),
+            "max": max(speeds),
+            "compression_mean": statistics.fmean(r[key]["compression"] for r in rows),
+        }
 
-    result = {"command": "python -m scripts.adaptive_vs_auto " + " ".join(sys.argv[1:]), "date": time.strftime("%Y-%m-%d"),
-              "model": lm.name, "device": str(lm.device), "kernels": lm.kernels, "adaptive": adaptive.to_dict(),
-              "auto": {**auto.to_dict(), "predicted_speedup_median": choice["predicted_speedup_median"],
-                       "predicted_speedup_range": choice["predicted_speedup_range"]},
-              "max_new_tokens": args.max_new_tokens, "prompts": rows,
-              "summary": {"adaptive": summary("adaptive"), "auto": summary("auto"),
-                          "greedy_noise_max": max(r["greedy_noise"] for r in rows),
-                          "all_exact": all(r["exact"] for r in rows)}}
+    result = {
+        "command": "python -m scripts.adaptive_vs_auto " + " ".join(sys.argv[1:]),
+        "date": time.strftime("%Y-%m-%d"),
+        "model": lm.name,
+        "device": str(lm.device),
+        "kernels": lm.kernels,
+        "adaptive": adaptive.to_dict(),
+        "auto": {
+            **auto.to_dict(),
+            "predicted_speedup_median": choice["predicted_speedup_median"],
+            "predicted_speedup_range": choice["predicted_speedup_range"],
+        },
+        "max_new_tokens": args.max_new_tokens,
+        "prompts": rows,
+        "summary": {
+            "adaptive": summary("adaptive"),
+            "auto": summary("auto"),
+            "greedy_noise_max": max(r["greedy_noise"] for r in rows),
+            "all_exact": all(r["exact"] for r in rows),
+        },
+    }
     s = result["summary"]
-    print(f"adaptive: median {s['adaptive']['median']:.2f}x (min {s['adaptive']['min']:.2f}x); auto: median "
-          f"{s['auto']['median']:.2f}x (min {s['auto']['min']:.2f}x); greedy noise up to {s['greedy_noise_max']:.2f}")
+    print(
+        f"adaptive: median {s['adaptive']['median']:.2f}x (min {s['adaptive']['min']:.2f}x); auto: median "
+        f"{s['auto']['median']:.2f}x (min {s['auto']['min']:.2f}x); greedy noise up to {s['greedy_noise_max']:.2f}"
+    )
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=1), encoding="utf-8")
     return 0

@@ -16,13 +16,12 @@ import sys
 import time
 from pathlib import Path
 
-
 import torch
 
 from lade_core import LookaheadConfig, MethodSpec, load_model
 from lade_core.measure.bench import bench_prompt, summarize
-from lade_core.measure.prompts import load_prompts
 from lade_core.measure.costcurve import measure_cost_curve
+from lade_core.measure.prompts import load_prompts
 
 CONFIGS = [(15, 5, 15), (7, 4, 7), (31, 5, 31), (63, 5, 63)]
 
@@ -40,25 +39,44 @@ def main() -> int:
         print("error: no CUDA device here; this script benchmarks a GPU", file=sys.stderr)
         return 2
     prompts = load_prompts(args.prompts)
-    report = {"device_name": torch.cuda.get_device_name(0), "torch": torch.__version__, "date": time.strftime("%Y-%m-%d"),
-              "command": "python -m scripts.gpu_bench " + " ".join(sys.argv[1:]), "kind": "measured", "runs": []}
+    report = {
+        "device_name": torch.cuda.get_device_name(0),
+        "torch": torch.__version__,
+        "date": time.strftime("%Y-%m-%d"),
+        "command": "python -m scripts.gpu_bench " + " ".join(sys.argv[1:]),
+        "kind": "measured",
+        "runs": [],
+    }
     for dtype in args.dtypes.split(","):
         t0 = time.perf_counter()
         lm = load_model(args.model, "cuda", dtype)
-        entry = {"dtype": dtype, "model": lm.name, "load_s": time.perf_counter() - t0,
-                 "costcurve": measure_cost_curve(lm), "configs": []}
+        entry = {
+            "dtype": dtype,
+            "model": lm.name,
+            "load_s": time.perf_counter() - t0,
+            "costcurve": measure_cost_curve(lm),
+            "configs": [],
+        }
         for wng in CONFIGS:
             config = LookaheadConfig(*wng)
             rows = []
             for p in prompts:
                 ids = lm.encode_prompt(p["prompt"])
-                rows.append({"id": p["id"], "kind": p["kind"],
-                             **bench_prompt(lm, ids, MethodSpec(config=config), args.max_new_tokens, args.repeat)})
+                rows.append(
+                    {
+                        "id": p["id"],
+                        "kind": p["kind"],
+                        **bench_prompt(lm, ids, MethodSpec(config=config), args.max_new_tokens, args.repeat),
+                    }
+                )
             summary = summarize(rows)
             entry["configs"].append({"config": config.to_dict(), "prompts": rows, "summary": summary})
-            print(f"{dtype} W={wng[0]} N={wng[1]} G={wng[2]}: compression {summary['compression_mean']:.2f}, "
-                  f"median speed-up {summary['speedup_median']:.2f}x, step cost {summary['step_cost_ratio_mean']:.2f}x, "
-                  f"exact {summary['exact_count']}/{len(rows)}", flush=True)
+            print(
+                f"{dtype} W={wng[0]} N={wng[1]} G={wng[2]}: compression {summary['compression_mean']:.2f}, "
+                f"median speed-up {summary['speedup_median']:.2f}x, step cost {summary['step_cost_ratio_mean']:.2f}x, "
+                f"exact {summary['exact_count']}/{len(rows)}",
+                flush=True,
+            )
         report["runs"].append(entry)
         del lm
         torch.cuda.empty_cache()

@@ -19,11 +19,10 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-
 from lade_core import greedy_generate, load_model
-from lade_core.measure.prompts import load_prompts
-from lade_core.measure.costcurve import measure_cost_curve
 from lade_core.kernels import KERNELS
+from lade_core.measure.costcurve import measure_cost_curve
+from lade_core.measure.prompts import load_prompts
 
 
 def load(packed: bool):
@@ -65,23 +64,37 @@ def main() -> None:
             runs[name] = greedy_generate(lm, ids, args.max_new_tokens)
         step_s = {k: statistics.fmean(s.forward_s + s.overhead_s for s in r.steps[1:]) for k, r in runs.items()}
         same = all(r.tokens == runs["stock"].tokens for r in runs.values())
-        rows.append({"id": p["id"], "step_s": step_s, "same_tokens": same,
-                     "speedup": {k: step_s["stock"] / s for k, s in step_s.items() if k != "stock"}})
-        print(f"{p['id']:22s} " + "  ".join(f"{k} {1000 * s:5.1f} ms" for k, s in step_s.items())
-              + f"  same tokens: {same}", flush=True)
+        rows.append(
+            {
+                "id": p["id"],
+                "step_s": step_s,
+                "same_tokens": same,
+                "speedup": {k: step_s["stock"] / s for k, s in step_s.items() if k != "stock"},
+            }
+        )
+        print(
+            f"{p['id']:22s} "
+            + "  ".join(f"{k} {1000 * s:5.1f} ms" for k, s in step_s.items())
+            + f"  same tokens: {same}",
+            flush=True,
+        )
     sizes = (1, 2, 4, 8, 16, 32, 64, 128)
     curves = {name: measure_cost_curve(lm, sizes, repeats=5) for name, lm in models.items()}
     for name, c in curves.items():
         print(f"{name:17s} " + "  ".join(f"{p['tokens']}:{1000 * p['seconds']:.1f}ms" for p in c["points"]))
     result = {
         "command": "python -m scripts.kernels_bench " + " ".join(sys.argv[1:]),
-        "max_new_tokens": args.max_new_tokens, "prompts": rows,
+        "max_new_tokens": args.max_new_tokens,
+        "prompts": rows,
         "greedy_speedup_median": {k: statistics.median(r["speedup"][k] for r in rows) for k in rows[0]["speedup"]},
-        "same_tokens": sum(r["same_tokens"] for r in rows), "cost_curves": curves,
+        "same_tokens": sum(r["same_tokens"] for r in rows),
+        "cost_curves": curves,
     }
-    print("greedy step, median speed-up over stock: "
-          + ", ".join(f"{k} {v:.2f}x" for k, v in result["greedy_speedup_median"].items())
-          + f"; same tokens on {result['same_tokens']}/{len(rows)} prompts")
+    print(
+        "greedy step, median speed-up over stock: "
+        + ", ".join(f"{k} {v:.2f}x" for k, v in result["greedy_speedup_median"].items())
+        + f"; same tokens on {result['same_tokens']}/{len(rows)} prompts"
+    )
     Path(args.out).write_text(json.dumps(result, indent=1), encoding="utf-8")
 
 

@@ -29,11 +29,17 @@ import sys
 import time
 from pathlib import Path
 
-from lade_core.paths import ROOT
 from app.process import rss_mb, start_server
+from lade_core.paths import ROOT
 
-RACE = ("Write a Python function that checks whether a string is a palindrome, with a docstring and two examples.",
-        7, 4, 7, 96, "prompt")
+RACE = (
+    "Write a Python function that checks whether a string is a palindrome, with a docstring and two examples.",
+    7,
+    4,
+    7,
+    96,
+    "prompt",
+)
 
 
 def lesson_handles() -> list[str]:
@@ -51,8 +57,9 @@ def load_events(config: dict) -> list[tuple[int, bool, list]]:
     out = []
     for dep in config["dependencies"]:
         if any(t[1] == "load" for t in dep["targets"]):
-            data = [comps[i].get("props", {}).get("value") if comps[i]["type"] != "state" else None
-                    for i in dep["inputs"]]
+            data = [
+                comps[i].get("props", {}).get("value") if comps[i]["type"] != "state" else None for i in dep["inputs"]
+            ]
             out.append((dep["id"], dep.get("queue", True) is not False, data))
     return out
 
@@ -64,8 +71,9 @@ def pct(values: list[float], q: float) -> float | None:
     return round(values[min(len(values) - 1, int(round(q * (len(values) - 1))))], 3)
 
 
-async def visitor(client, base: str, stage_id: int, events: list, handles: list[str], hold: float, errors: dict,
-                  times: dict) -> None:
+async def visitor(
+    client, base: str, stage_id: int, events: list, handles: list[str], hold: float, errors: dict, times: dict
+) -> None:
     session = secrets.token_hex(6)
     t0 = time.perf_counter()
 
@@ -92,8 +100,13 @@ async def visitor(client, base: str, stage_id: int, events: list, handles: list[
         try:
             queued = 0
             for fn_index, in_queue, data in events:
-                body = {"data": data, "fn_index": fn_index, "session_hash": session, "event_data": None,
-                        "trigger_id": None}
+                body = {
+                    "data": data,
+                    "fn_index": fn_index,
+                    "session_hash": session,
+                    "event_data": None,
+                    "trigger_id": None,
+                }
                 r = await client.post(f"{base}gradio_api/{'queue/join' if in_queue else 'run/predict'}", json=body)
                 if r.status_code != 200:
                     error(f"load event {r.status_code}: {r.text[:60]}")
@@ -101,8 +114,9 @@ async def visitor(client, base: str, stage_id: int, events: list, handles: list[
                 queued += in_queue
             done = 0
             if queued:
-                async with client.stream("GET", f"{base}gradio_api/queue/data", params={"session_hash": session},
-                                         timeout=120) as r:
+                async with client.stream(
+                    "GET", f"{base}gradio_api/queue/data", params={"session_hash": session}, timeout=120
+                ) as r:
                     async for line in r.aiter_lines():
                         if '"msg":"process_completed"' in line or '"msg": "process_completed"' in line:
                             if '"success":false' in line:
@@ -117,9 +131,16 @@ async def visitor(client, base: str, stage_id: int, events: list, handles: list[
     async def pull_lesson():
         for i, handle in enumerate(handles):
             try:
-                r = await client.post(f"{base}gradio_api/component_server", json={
-                    "data": [handle, None], "component_id": stage_id, "fn_name": "load_run", "session_hash": session},
-                    timeout=120)
+                r = await client.post(
+                    f"{base}gradio_api/component_server",
+                    json={
+                        "data": [handle, None],
+                        "component_id": stage_id,
+                        "fn_name": "load_run",
+                        "session_hash": session,
+                    },
+                    timeout=120,
+                )
                 answer = r.json() if r.status_code == 200 else {}
                 ok = isinstance(answer, dict) and ("payload_text" in answer or "payload" in answer)  # a finished run
             except Exception as exc:
@@ -150,8 +171,10 @@ async def burst(base: str, visitors: int, ramp: float, hold: float, stage_id: in
             tasks.append(asyncio.create_task(visitor(client, base, stage_id, events, handles, hold, errors, times)))
             await asyncio.sleep(ramp / max(visitors, 1))
         await asyncio.gather(*tasks)
-    return {"errors": errors, **{f"{k}_s": {"p50": pct(v, 0.5), "p95": pct(v, 0.95), "n": len(v)}
-                                 for k, v in times.items()}}
+    return {
+        "errors": errors,
+        **{f"{k}_s": {"p50": pct(v, 0.5), "p95": pct(v, 0.95), "n": len(v)} for k, v in times.items()},
+    }
 
 
 def race(url: str) -> dict:
@@ -183,10 +206,17 @@ def measure(url: str, pid: int, visitors: int, ramp: float, hold: float) -> dict
     result = asyncio.run(burst(url, visitors, ramp, hold, stage_id, events, handles))
     result["burst_s"] = round(time.perf_counter() - t0, 1)
     racer.join()
-    return {"visitors": visitors, "ramp_s": ramp, "hold_s": hold, "lesson_runs": handles, **result,
-            "race_alone": alone, "race_with_visitors": loaded,
-            "race_speed_with_visitors": round(loaded["steps_per_s"] / alone["steps_per_s"], 3) if loaded else None,
-            "rss_mb": {"before": round(rss_before, 1), "after": round(rss_mb(pid), 1)}}
+    return {
+        "visitors": visitors,
+        "ramp_s": ramp,
+        "hold_s": hold,
+        "lesson_runs": handles,
+        **result,
+        "race_alone": alone,
+        "race_with_visitors": loaded,
+        "race_speed_with_visitors": round(loaded["steps_per_s"] / alone["steps_per_s"], 3) if loaded else None,
+        "rss_mb": {"before": round(rss_before, 1), "after": round(rss_mb(pid), 1)},
+    }
 
 
 def main() -> int:
@@ -206,11 +236,16 @@ def main() -> int:
         for n in (int(v) for v in args.visitors.split(",")):
             rows.append(measure(url, server.pid, n, args.ramp, args.hold))
             print(json.dumps(rows[-1]), flush=True)
-        result = {"command": "python -m scripts.load_test " + " ".join(sys.argv[1:]), "date": time.strftime("%Y-%m-%d"),
-                  "load_average_at_start": round(os.getloadavg()[0], 2), "cpus": os.cpu_count(),
-                  "server": "python app.py (one torch thread), defaults" + (f", {' '.join(extra)}" if extra else ""),
-                  "race": {"prompt": RACE[0], "W": RACE[1], "N": RACE[2], "G": RACE[3], "max_new_tokens": RACE[4]},
-                  "server_rss_after_start_mb": rss_start, "runs": rows}
+        result = {
+            "command": "python -m scripts.load_test " + " ".join(sys.argv[1:]),
+            "date": time.strftime("%Y-%m-%d"),
+            "load_average_at_start": round(os.getloadavg()[0], 2),
+            "cpus": os.cpu_count(),
+            "server": "python app.py (one torch thread), defaults" + (f", {' '.join(extra)}" if extra else ""),
+            "race": {"prompt": RACE[0], "W": RACE[1], "N": RACE[2], "G": RACE[3], "max_new_tokens": RACE[4]},
+            "server_rss_after_start_mb": rss_start,
+            "runs": rows,
+        }
     finally:
         server.terminate()
         server.wait(timeout=30)

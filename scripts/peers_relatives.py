@@ -32,10 +32,13 @@ import torch
 from lade_core import DraftConfig, LookaheadConfig, MethodSpec, autoregressive_generate, decode
 from lade_core.model import LM
 
-LADE = {"lade-pld": MethodSpec("pld"), "lade-early-exit": MethodSpec("early-exit", draft=DraftConfig(exit_layer=8)),
-        "lade-747": MethodSpec(config=LookaheadConfig(7, 4, 7)),
-        "lade-424": MethodSpec(config=LookaheadConfig(4, 2, 4)),
-        "lade-434-lookup": MethodSpec(config=LookaheadConfig(4, 3, 4, lookup=10))}
+LADE = {
+    "lade-pld": MethodSpec("pld"),
+    "lade-early-exit": MethodSpec("early-exit", draft=DraftConfig(exit_layer=8)),
+    "lade-747": MethodSpec(config=LookaheadConfig(7, 4, 7)),
+    "lade-424": MethodSpec(config=LookaheadConfig(4, 2, 4)),
+    "lade-434-lookup": MethodSpec(config=LookaheadConfig(4, 3, 4, lookup=10)),
+}
 TF = {"tf-greedy": {}, "tf-pld": {"prompt_lookup_num_tokens": 10}, "tf-early-exit": {"assistant_early_exit": 8}}
 METHODS = ("tf-greedy", "tf-pld", "tf-early-exit", "lade-greedy", *LADE)
 
@@ -63,10 +66,15 @@ def run_tf(model, passes: Passes, ids, n: int, kwargs: dict) -> dict:
     passes.count = 0
     t = time.perf_counter()
     with torch.inference_mode():
-        out = model.generate(torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
-                             max_new_tokens=n, do_sample=False, **kwargs)
+        out = model.generate(
+            torch.tensor([ids]),
+            attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+            max_new_tokens=n,
+            do_sample=False,
+            **kwargs,
+        )
     wall = time.perf_counter() - t
-    return {"tokens": out[0, len(ids):].tolist(), "steps": passes.count, "wall_s": wall}
+    return {"tokens": out[0, len(ids) :].tolist(), "steps": passes.count, "wall_s": wall}
 
 
 def run_lade(lm, ids, n: int, spec: MethodSpec | None) -> dict:
@@ -81,6 +89,7 @@ def runner(lm, stock, passes):
         if name in TF:
             return run_tf(stock, passes, ids, n, TF[name])
         return run_lade(lm, ids, n, LADE.get(name))
+
     return run
 
 
@@ -90,8 +99,12 @@ def best(run, name, ids, n, repeat) -> dict:
         r = run(name, ids, n)
         out = r if out is None or r["wall_s"] < out["wall_s"] else out
     k = len(out["tokens"])
-    return {**out, "new_tokens": k, "tokens_per_step": k / max(out["steps"], 1),
-            "ms_per_token": 1000 * out["wall_s"] / max(k, 1)}
+    return {
+        **out,
+        "new_tokens": k,
+        "tokens_per_step": k / max(out["steps"], 1),
+        "ms_per_token": 1000 * out["wall_s"] / max(k, 1),
+    }
 
 
 def relatives(lm, path: str, prompts, n: int, repeat: int, methods=METHODS) -> dict:
@@ -102,14 +115,17 @@ def relatives(lm, path: str, prompts, n: int, repeat: int, methods=METHODS) -> d
         run(name, encoded[0][1], 8)
     rows = []
     for i, (p, ids) in enumerate(encoded):
-        order = list(methods[i % len(methods):]) + list(methods[:i % len(methods)])
+        order = list(methods[i % len(methods) :]) + list(methods[: i % len(methods)])
         results = {name: best(run, name, ids, n, repeat) for name in order}
         reference = results.get("tf-greedy", results.get("lade-greedy"))["tokens"]
         for r in results.values():
             r["identical_to_greedy"] = r.pop("tokens") == reference
         rows.append({"id": p["id"], "kind": p["kind"], "prompt_tokens": len(ids), "order": order, "runs": results})
-        print(f"[peers] {p['id']}: " + ", ".join(f"{k} {v['ms_per_token']:.1f} ms {v['tokens_per_step']:.2f}/step"
-                                               for k, v in results.items()), flush=True)
+        print(
+            f"[peers] {p['id']}: "
+            + ", ".join(f"{k} {v['ms_per_token']:.1f} ms {v['tokens_per_step']:.2f}/step" for k, v in results.items()),
+            flush=True,
+        )
     return {"rows": rows, "summary": summarize(rows, methods)}
 
 
@@ -117,10 +133,15 @@ def summarize(rows, methods) -> dict:
     out = {}
     classes = {"all": rows, **{k: [r for r in rows if r["kind"] == k] for k in dict.fromkeys(r["kind"] for r in rows)}}
     for cls, part in classes.items():
-        out[cls] = {m: {"prompts": len(part),
-                        "ms_per_token_median": statistics.median(r["runs"][m]["ms_per_token"] for r in part),
-                        "tokens_per_step_mean": statistics.fmean(r["runs"][m]["tokens_per_step"] for r in part),
-                        "identical": sum(r["runs"][m]["identical_to_greedy"] for r in part)} for m in methods}
+        out[cls] = {
+            m: {
+                "prompts": len(part),
+                "ms_per_token_median": statistics.median(r["runs"][m]["ms_per_token"] for r in part),
+                "tokens_per_step_mean": statistics.fmean(r["runs"][m]["tokens_per_step"] for r in part),
+                "identical": sum(r["runs"][m]["identical_to_greedy"] for r in part),
+            }
+            for m in methods
+        }
     return out
 
 
@@ -133,10 +154,12 @@ def greedy_threads(lm, path: str, prompts, n: int, threads) -> dict:
     stock_lm = LM(stock, lm.tokenizer, lm.name + " (stock layers)", lm.device, lm.dtype, lm.eos_ids)
     lm = load_model(cpu_kernels="packed")
     counts = {id(stock): Passes(stock), id(lm.model): Passes(lm.model)}
-    ways = {"generate, stock layers": lambda ids: run_tf(stock, counts[id(stock)], ids, n, {}),
-            "generate, packed layers": lambda ids: run_tf(lm.model, counts[id(lm.model)], ids, n, {}),
-            "engine, stock layers": lambda ids: run_lade(stock_lm, ids, n, None),
-            "engine, packed layers": lambda ids: run_lade(lm, ids, n, None)}
+    ways = {
+        "generate, stock layers": lambda ids: run_tf(stock, counts[id(stock)], ids, n, {}),
+        "generate, packed layers": lambda ids: run_tf(lm.model, counts[id(lm.model)], ids, n, {}),
+        "engine, stock layers": lambda ids: run_lade(stock_lm, ids, n, None),
+        "engine, packed layers": lambda ids: run_lade(lm, ids, n, None),
+    }
     encoded = [lm.encode_prompt(p["prompt"]) for p in prompts]
     result = {}
     for k in threads:
@@ -145,12 +168,14 @@ def greedy_threads(lm, path: str, prompts, n: int, threads) -> dict:
             way(encoded[0][:])
         per = {w: [] for w in ways}
         for i, ids in enumerate(encoded):
-            for w in list(ways)[i % 4:] + list(ways)[:i % 4]:
+            for w in list(ways)[i % 4 :] + list(ways)[: i % 4]:
                 r = ways[w](ids)
                 per[w].append(1000 * r["wall_s"] / max(len(r["tokens"]), 1))
         result[str(k)] = {w: {"ms_per_token_median": statistics.median(v), "ms_per_token": v} for w, v in per.items()}
-        print(f"[peers] {k} thread(s): " + ", ".join(f"{w} {statistics.median(v):.1f} ms" for w, v in per.items()),
-              flush=True)
+        print(
+            f"[peers] {k} thread(s): " + ", ".join(f"{w} {statistics.median(v):.1f} ms" for w, v in per.items()),
+            flush=True,
+        )
     return result
 
 
@@ -166,18 +191,34 @@ def main(args) -> dict:
     prompts = load_prompts(args.prompts)[: args.limit or None]
     torch.set_num_threads(1)
     lm, path = load_model(), default_model_path()
-    doc = {"command": "python -m scripts.peers " + " ".join(args.argv), "machine": platform.platform(),
-           "cpus": os.cpu_count(), "loadavg_start": os.getloadavg(), "model": lm.name, "kernels": lm.kernels,
-           "max_new_tokens": args.max_new_tokens, "prompts": [p["id"] for p in prompts]}
+    doc = {
+        "command": "python -m scripts.peers " + " ".join(args.argv),
+        "machine": platform.platform(),
+        "cpus": os.cpu_count(),
+        "loadavg_start": os.getloadavg(),
+        "model": lm.name,
+        "kernels": lm.kernels,
+        "max_new_tokens": args.max_new_tokens,
+        "prompts": [p["id"] for p in prompts],
+    }
     if args.greedy_threads:
         threads = [int(t) for t in args.greedy_threads.split(",")]
         doc["greedy_threads"] = greedy_threads(lm, path, prompts, args.max_new_tokens, threads)
     else:
         methods = tuple(args.methods.split(",")) if args.methods else METHODS
-        doc.update(threads=1, repeat=args.repeat, methods=list(methods), settings={
-            "tf-pld": TF["tf-pld"], "tf-early-exit": TF["tf-early-exit"],
-            **{k: {"method": v.method, "config": v.config.to_dict(), "draft": v.draft.to_dict()}
-               for k, v in LADE.items()}})
+        doc.update(
+            threads=1,
+            repeat=args.repeat,
+            methods=list(methods),
+            settings={
+                "tf-pld": TF["tf-pld"],
+                "tf-early-exit": TF["tf-early-exit"],
+                **{
+                    k: {"method": v.method, "config": v.config.to_dict(), "draft": v.draft.to_dict()}
+                    for k, v in LADE.items()
+                },
+            },
+        )
         doc.update(relatives(lm, path, prompts, args.max_new_tokens, args.repeat, methods))
     doc["loadavg_end"] = os.getloadavg()
     return doc

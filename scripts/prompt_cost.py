@@ -53,9 +53,15 @@ def one(tokens: int, max_new: int) -> dict:
     record_run(lm, prompt, MethodSpec(config=LookaheadConfig(window=32, ngram=8, guess=32)), max_new, title="cost")
     seconds = time.perf_counter() - t0
     peak = _status("VmHWM")
-    return {"prompt_tokens": n, "prompt_chars": len(prompt), "max_new_tokens": max_new, "seconds": round(seconds, 2),
-            "rss_after_load_mb": round(base, 1), "peak_rss_mb": round(peak, 1),
-            "peak_over_load_mb": round(peak - base, 1)}
+    return {
+        "prompt_tokens": n,
+        "prompt_chars": len(prompt),
+        "max_new_tokens": max_new,
+        "seconds": round(seconds, 2),
+        "rss_after_load_mb": round(base, 1),
+        "peak_rss_mb": round(peak, 1),
+        "peak_over_load_mb": round(peak - base, 1),
+    }
 
 
 def main() -> int:
@@ -71,12 +77,31 @@ def main() -> int:
     env = dict(os.environ, OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1")
     rows = []
     for tokens in (int(t) for t in args.tokens.split(",")):
-        out = subprocess.run([sys.executable, "-m", "scripts.prompt_cost", "--one", str(tokens), "--max-new-tokens",
-                              str(args.max_new_tokens)], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "scripts.prompt_cost",
+                "--one",
+                str(tokens),
+                "--max-new-tokens",
+                str(args.max_new_tokens),
+            ],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
         print(json.dumps(rows[-1]), flush=True)
-    result = {"command": "python -m scripts.prompt_cost " + " ".join(sys.argv[1:]), "date": time.strftime("%Y-%m-%d"),
-              "load_average": os.getloadavg()[0], "config": "W=32 N=8 G=32, one thread", "runs": rows}
+    result = {
+        "command": "python -m scripts.prompt_cost " + " ".join(sys.argv[1:]),
+        "date": time.strftime("%Y-%m-%d"),
+        "load_average": os.getloadavg()[0],
+        "config": "W=32 N=8 G=32, one thread",
+        "runs": rows,
+    }
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return 0

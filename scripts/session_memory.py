@@ -1,6 +1,7 @@
 """The server's memory with many sessions each holding a large trace: the figure SECURITY.md states.
 
-    python -m scripts.session_memory --trace assets/bench/largest-run.json --sessions 300 --out assets/bench/sessions.json
+    python -m scripts.session_memory --trace assets/bench/largest-run.json --sessions 300 --out
+    assets/bench/sessions.json
     python -m scripts.session_memory --trace assets/bench/largest-run.json --sessions 300 --distinct
 
 Starts the app without the model (traces need none) and opens `--sessions` sessions through gradio_client, each
@@ -26,9 +27,8 @@ import time
 import zlib
 from pathlib import Path
 
-from lade_core.paths import ROOT
-
 from app.process import NO_MODEL, answers, rss_mb  # noqa: E402
+from lade_core.paths import ROOT
 
 
 def held_bytes(trace: Path) -> int:
@@ -62,8 +62,9 @@ def main() -> int:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = dict(os.environ, GRADIO_SERVER_PORT=str(port), HF_HUB_OFFLINE="1", GRADIO_ANALYTICS_ENABLED="False")
-    server = subprocess.Popen([sys.executable, "-c", NO_MODEL], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, "-c", NO_MODEL], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     url = f"http://127.0.0.1:{port}/"
     doc = json.loads(trace.read_text(encoding="utf-8")) if args.distinct else None
     try:
@@ -84,15 +85,21 @@ def main() -> int:
                     print(f"{i + 1} sessions: RSS {marks[f'after_{i + 1}_sessions']:.0f} MB", flush=True)
         temp = sum(f.stat().st_size for f in files.FOLDER.rglob("*") if f.is_file()) if files.FOLDER.exists() else 0
         growth = marks[f"after_{args.sessions}_sessions"] - marks["start"]
-        result = {"command": "python -m scripts.session_memory " + " ".join(sys.argv[1:]),
-                  "date": time.strftime("%Y-%m-%d"), "client": "gradio_client (runs none of the page's JavaScript)",
-                  "trace_bytes": trace.stat().st_size, "held_bytes_per_session": held_bytes(trace),
-                  "distinct_runs": args.distinct, "sessions": args.sessions,
-                  "store_bound_mb": {"entries": store.MAX_ENTRIES, "bytes": round(store.MAX_BYTES / 2**20)},
-                  "largest_stage_value_bytes": max(values, default=0),
-                  "rss_mb": {k: round(v, 1) for k, v in marks.items()},
-                  "growth_mb_per_session": round(growth / max(args.sessions, 1), 3),
-                  "seconds": round(time.perf_counter() - t0, 1), "app_temp_folder_bytes": temp}
+        result = {
+            "command": "python -m scripts.session_memory " + " ".join(sys.argv[1:]),
+            "date": time.strftime("%Y-%m-%d"),
+            "client": "gradio_client (runs none of the page's JavaScript)",
+            "trace_bytes": trace.stat().st_size,
+            "held_bytes_per_session": held_bytes(trace),
+            "distinct_runs": args.distinct,
+            "sessions": args.sessions,
+            "store_bound_mb": {"entries": store.MAX_ENTRIES, "bytes": round(store.MAX_BYTES / 2**20)},
+            "largest_stage_value_bytes": max(values, default=0),
+            "rss_mb": {k: round(v, 1) for k, v in marks.items()},
+            "growth_mb_per_session": round(growth / max(args.sessions, 1), 3),
+            "seconds": round(time.perf_counter() - t0, 1),
+            "app_temp_folder_bytes": temp,
+        }
         print(json.dumps(result, indent=1))
         if args.out:
             Path(args.out).write_text(json.dumps(result, indent=1), encoding="utf-8")

@@ -2,7 +2,8 @@
 
 Each point is one real `LM.step_forward` with that step's layout, mask, positions and logits rows, on top of a cached
 prefix, timed as the median of several runs interleaved with greedy steps on the same cache (one of each in
-turn, so the ratio is measured under the same machine load). The g = 0 point is the floor a step at this W, N cannot go under on this device: the
+turn, so the ratio is measured under the same machine load). The g = 0 point is the floor a step at this W, N cannot
+go under on this device: the
 lookahead branch alone. Writes one JSON file.
 
     python -m scripts.step_cost -W 15 -N 5 --guesses 0,2,4,8,15 --rounds 3 \
@@ -16,10 +17,9 @@ import json
 import sys
 from pathlib import Path
 
-
 from lade_core import load_model
-from lade_core.measure.costcurve import interleaved_medians
 from lade_core.layout import StepLayout
+from lade_core.measure.costcurve import interleaved_medians
 
 
 def main() -> None:
@@ -61,11 +61,21 @@ def main() -> None:
         greedy_s = medians["greedy"]
         points = [{"candidates": g, "tokens": steps[g][0], "seconds": medians[g]} for g in guesses]
         rounds.append({"greedy_s": greedy_s, "points": points})
-        print(f"greedy step {1000 * greedy_s:.1f} ms; W={args.window} N={args.ngram}: " + ", ".join(
-            f"g={p['candidates']} ({p['tokens']} tokens) {p['seconds'] / greedy_s:.2f}x" for p in points), flush=True)
-    result = {"command": "python -m scripts.step_cost " + " ".join(sys.argv[1:]), "model": lm.name,
-              "device": str(lm.device), "kernels": lm.kernels, "window": args.window, "ngram": args.ngram,
-              "prefix": args.prefix, "rounds": rounds}
+        print(
+            f"greedy step {1000 * greedy_s:.1f} ms; W={args.window} N={args.ngram}: "
+            + ", ".join(f"g={p['candidates']} ({p['tokens']} tokens) {p['seconds'] / greedy_s:.2f}x" for p in points),
+            flush=True,
+        )
+    result = {
+        "command": "python -m scripts.step_cost " + " ".join(sys.argv[1:]),
+        "model": lm.name,
+        "device": str(lm.device),
+        "kernels": lm.kernels,
+        "window": args.window,
+        "ngram": args.ngram,
+        "prefix": args.prefix,
+        "rounds": rounds,
+    }
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=1), encoding="utf-8")
 

@@ -20,8 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from lade_core.paths import ROOT
 from app.process import NO_MODEL, answers
+from lade_core.paths import ROOT
 
 
 def files(folder: Path) -> dict[str, int]:
@@ -40,10 +40,17 @@ def main() -> int:
         port = s.getsockname()[1]
         s.close()
         folder = Path(temp)
-        env = dict(os.environ, GRADIO_SERVER_PORT=str(port), HF_HUB_OFFLINE="1", GRADIO_ANALYTICS_ENABLED="False",
-                   GRADIO_TEMP_DIR=temp, TMPDIR=temp)
-        server = subprocess.Popen([sys.executable, "-c", NO_MODEL], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL)
+        env = dict(
+            os.environ,
+            GRADIO_SERVER_PORT=str(port),
+            HF_HUB_OFFLINE="1",
+            GRADIO_ANALYTICS_ENABLED="False",
+            GRADIO_TEMP_DIR=temp,
+            TMPDIR=temp,
+        )
+        server = subprocess.Popen(
+            [sys.executable, "-c", NO_MODEL], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         url = f"http://127.0.0.1:{port}/"
         try:
             answers(url, server)
@@ -57,12 +64,18 @@ def main() -> int:
         finally:
             server.terminate()
             server.wait(timeout=30)
-    steps = {"upload": {k: v for k, v in uploaded.items() if k not in before and v},
-             "export": {k: v for k, v in exported.items() if k not in uploaded and v}}
-    result = {"command": "python -m scripts.upload_copies " + " ".join(sys.argv[1:]), "date": time.strftime("%Y-%m-%d"),
-              "trace_bytes": size, **{f"{k}_files": v for k, v in steps.items()},
-              **{f"{k}_x": round(sum(v.values()) / size, 2) for k, v in steps.items()},
-              "total_x": round(sum(sum(v.values()) for v in steps.values()) / size, 2)}
+    steps = {
+        "upload": {k: v for k, v in uploaded.items() if k not in before and v},
+        "export": {k: v for k, v in exported.items() if k not in uploaded and v},
+    }
+    result = {
+        "command": "python -m scripts.upload_copies " + " ".join(sys.argv[1:]),
+        "date": time.strftime("%Y-%m-%d"),
+        "trace_bytes": size,
+        **{f"{k}_files": v for k, v in steps.items()},
+        **{f"{k}_x": round(sum(v.values()) / size, 2) for k, v in steps.items()},
+        "total_x": round(sum(sum(v.values()) for v in steps.values()) / size, 2),
+    }
     print(json.dumps(result, indent=1))
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")

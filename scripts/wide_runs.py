@@ -25,9 +25,11 @@ WIDE = (32, 8, 32)
 
 
 # `python -c TRIMMED`: the app as `python app.py` starts it, each live run followed by `app.memory.trim()`
-TRIMMED = ("import runpy, sys; from app import live, memory; work = live.LiveRun._work; "
-           "live.LiveRun._work = lambda self, lock: (work(self, lock), memory.trim()); "
-           "sys.argv = ['app.py'] + sys.argv[1:]; runpy.run_path('app.py', run_name='__main__')")
+TRIMMED = (
+    "import runpy, sys; from app import live, memory; work = live.LiveRun._work; "
+    "live.LiveRun._work = lambda self, lock: (work(self, lock), memory.trim()); "
+    "sys.argv = ['app.py'] + sys.argv[1:]; runpy.run_path('app.py', run_name='__main__')"
+)
 
 
 def wide_runs(url: str, pid: int, runs: int, max_new: int) -> dict:
@@ -50,9 +52,13 @@ def wide_runs(url: str, pid: int, runs: int, max_new: int) -> dict:
         print(f"run {i + 1}: {seconds[-1]} s, RSS {marks[f'after_{i + 1}']} MB", flush=True)
     cycle = len(prompts) if len(prompts) < runs else None
     fifth, last = marks.get("after_5"), marks[f"after_{runs}"]
-    return {"rss_mb": marks, "seconds": seconds, "prompts": len(prompts),
-            "last_over_cycle": round(last / marks[f"after_{cycle}"], 4) if cycle else None,
-            "last_over_fifth": round(last / fifth, 4) if fifth else None}
+    return {
+        "rss_mb": marks,
+        "seconds": seconds,
+        "prompts": len(prompts),
+        "last_over_cycle": round(last / marks[f"after_{cycle}"], 4) if cycle else None,
+        "last_over_fifth": round(last / fifth, 4) if fifth else None,
+    }
 
 
 def main() -> int:
@@ -60,18 +66,26 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--max-new-tokens", type=int, default=32)
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the server")
-    parser.add_argument("--trim-after-run", action="store_true",
-                        help="the server calls app.memory.trim() after each live run (what live.py would do)")
+    parser.add_argument(
+        "--trim-after-run",
+        action="store_true",
+        help="the server calls app.memory.trim() after each live run (what live.py would do)",
+    )
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     extra = dict(item.split("=", 1) for item in args.env)
     server, url = start_server(extra, ("--per-client", "0"), TRIMMED if args.trim_after_run else None)
     try:
-        result = {"command": "python -m scripts.wide_runs " + " ".join(sys.argv[1:]), "date": time.strftime("%Y-%m-%d"),
-                  "load_average_at_start": round(os.getloadavg()[0], 2), "config": "W=32 N=8 G=32, one thread",
-                  "max_new_tokens": args.max_new_tokens, "server_env": extra,
-                  "trim_after_run": args.trim_after_run,
-                  **wide_runs(url, server.pid, args.runs, args.max_new_tokens)}
+        result = {
+            "command": "python -m scripts.wide_runs " + " ".join(sys.argv[1:]),
+            "date": time.strftime("%Y-%m-%d"),
+            "load_average_at_start": round(os.getloadavg()[0], 2),
+            "config": "W=32 N=8 G=32, one thread",
+            "max_new_tokens": args.max_new_tokens,
+            "server_env": extra,
+            "trim_after_run": args.trim_after_run,
+            **wide_runs(url, server.pid, args.runs, args.max_new_tokens),
+        }
     finally:
         server.terminate()
         server.wait(timeout=30)

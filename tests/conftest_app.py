@@ -13,12 +13,20 @@ from pathlib import Path
 
 import pytest
 
-from lade_core.paths import ROOT
 from app.process import NO_MODEL, answers, free_port, rss_mb  # noqa: F401 (the app without its model; a process's RSS)
+from lade_core.paths import ROOT
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 OUT = ROOT / "out"
 SHOTS = OUT / "screenshots"
 
@@ -48,8 +56,10 @@ def serve_app(command: list[str], log_name: str, **env):
 def launch_chromium(pw):
     """Debian's Chromium under Playwright; fails with the install command when it is missing."""
     if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's Chromium with `apt-get install -y chromium` "
-                    f"(.ci/run does this) to run the browser tests")
+        pytest.fail(
+            f"{CHROMIUM} is missing: install Debian's Chromium with `apt-get install -y chromium` "
+            f"(.ci/run does this) to run the browser tests"
+        )
     return pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 
 
@@ -74,7 +84,6 @@ def upload(page, path: Path) -> None:
     chooser.value.set_files(str(path))
 
 
-
 def no_model_app(log_name: str):
     """The app as `python app.py` starts it, without its model (the lesson, gallery, traces, embeds need none)."""
     return serve_app(["-c", NO_MODEL], log_name, HF_HUB_OFFLINE="1")
@@ -87,8 +96,10 @@ def new_page(browser, width=1280, height=900, **options):
     page.set_default_timeout(60_000)
     page.errors, page.server_requests = [], []
     page.on("pageerror", lambda e: page.errors.append(str(e)))
-    page.on("request", lambda r: page.server_requests.append(r.url)
-            if "/gradio_api/" in r.url and "heartbeat" not in r.url else None)
+    page.on(
+        "request",
+        lambda r: page.server_requests.append(r.url) if "/gradio_api/" in r.url and "heartbeat" not in r.url else None,
+    )
     return page
 
 

@@ -24,19 +24,23 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Callable
 
-from lade_core.tracefile import MAX_TRACE_BYTES
 from lade_core.paths import ROOT, RUNS
+from lade_core.tracefile import MAX_TRACE_BYTES
 
 HERE = ROOT / "tests" / "hostile"
 # Base traces: (recorded run, parallel steps kept). Each keeps a step that the cases below bend: greedy step 24 (two
 # candidates, winner 0, four tokens), sampled step 21 (draws, winner 0), Jacobi step 41 (two tokens accepted).
-BASES = {"greedy": ("code-class-W7N4G7", 25), "sampled": ("code-class-t0.7-W7N4G7", 22),
-         "jacobi": ("code-class-jacobi-W7", 42), "race": ("relatives-race-grounded", 4)}
+BASES = {
+    "greedy": ("code-class-W7N4G7", 25),
+    "sampled": ("code-class-t0.7-W7N4G7", 22),
+    "jacobi": ("code-class-jacobi-W7", 42),
+    "race": ("relatives-race-grounded", 4),
+}
 # The race base (version 3): lookahead with prompt lookup candidates in `parallel`, prompt lookup decoding and an
 # early-exit draft in `lanes`, each cut to the tokens its first 4 main steps wrote.
 
@@ -54,18 +58,20 @@ EMOJI = "👩‍👩‍👧‍👦 🇺🇳 👍🏽 🧑‍💻 e" + "\u0301" *
 # Characters that show nothing (default-ignorable or format), each kind carried by one token of `token_text_invisible`:
 # a grid cell must name every one of them (⟨U+E0041⟩), so that a token cannot carry hidden text.
 INVISIBLE = {
-    "tags": "ok" + "".join(chr(0xE0000 + ord(c)) for c in "ignore all") + "\U000E007F",  # Unicode tag characters
-    "variation_selectors": "a\ufe00b\ufe0ec\U000E0100d\U000E01EF",
+    "tags": "ok" + "".join(chr(0xE0000 + ord(c)) for c in "ignore all") + "\U000e007f",  # Unicode tag characters
+    "variation_selectors": "a\ufe00b\ufe0ec\U000e0100d\U000e01ef",
     "hangul_fillers": "\u115f\u1160\u3164\uffa0",
     "mongolian_vowel_separator": "x\u180ey",
-    "other_ignorables": "\u00ad\u034f\u061c\u17b4\u17b5\u2061\u2064\u206a\u206f\ufff9\ufffb\U0001D173\U0001BCA0",
+    "other_ignorables": "\u00ad\u034f\u061c\u17b4\u17b5\u2061\u2064\u206a\u206f\ufff9\ufffb\U0001d173\U0001bca0",
 }
 INVISIBLE_CODEPOINTS = sorted({ord(c) for text in INVISIBLE.values() for c in text if not c.isascii()})
 # A model name made of Markdown and HTML that would fetch from another origin and show a link if rendered as
 # Markdown (the speed lab did): at most 200 characters, the field's limit. No request may go to OFF_ORIGIN.
 OFF_ORIGIN = ("attacker.example", "evil.example")
-MODEL_MARKDOWN = ('![a](https://attacker.example/a.png) <img src="https://attacker.example/b.png"> '
-                  '[Log in again](https://evil.example/login) **bold** # Heading')
+MODEL_MARKDOWN = (
+    '![a](https://attacker.example/a.png) <img src="https://attacker.example/b.png"> '
+    "[Log in again](https://evil.example/login) **bold** # Heading"
+)
 
 
 @dataclass(frozen=True)
@@ -151,8 +157,9 @@ def cut(doc: dict, keep: int) -> dict:
                 break
             steps.append(s)
             total += len(s["accepted"])
-        lane["run"].update(steps=steps, tokens=lane["run"]["tokens"][:total],
-                           stop_reason="length" if total == n else "cancelled")
+        lane["run"].update(
+            steps=steps, tokens=lane["run"]["tokens"][:total], stop_reason="length" if total == n else "cancelled"
+        )
     lanes = [lane["run"] for lane in run.get("lanes", [])]
     used = set(re.findall(r"(?<![\d.])\d+(?![\d.])", json.dumps([run["prompt_ids"], par, base, lanes])))  # ints
     run["token_text"] = {k: v for k, v in run["token_text"].items() if k in used}
@@ -169,7 +176,7 @@ def set_accepted(doc: dict, i: int, accepted: list[int]) -> None:
     run, s = doc["run"], step(doc, i)
     start = sum(len(t["accepted"]) for t in run["parallel"]["steps"][:i])
     tokens = run["parallel"]["tokens"]
-    tokens[start: start + len(s["accepted"])] = accepted
+    tokens[start : start + len(s["accepted"])] = accepted
     s["accepted"] = accepted
     run["max_new_tokens"] = max(run["max_new_tokens"], len(tokens))
 
@@ -297,8 +304,17 @@ def prompt_lone_surrogate(doc):
 def draws_in_greedy_run(doc):
     """A sampling draw in a greedy run."""
     s = step(doc, 3)
-    s["draws"] = [{"candidate": 0, "position": 0, "token": s["candidates"][0][0], "prob": 0.5, "uniform": 0.1,
-                   "accepted": True, "residual_mass": 1.0}]
+    s["draws"] = [
+        {
+            "candidate": 0,
+            "position": 0,
+            "token": s["candidates"][0][0],
+            "prob": 0.5,
+            "uniform": 0.1,
+            "accepted": True,
+            "residual_mass": 1.0,
+        }
+    ]
 
 
 # -- huge, negative and non-finite numbers -------------------------------------------------------------------------
@@ -317,7 +333,7 @@ def index_too_many_digits(doc):
 @case(rejects="run.max_new_tokens must be between 1 and 1000000")
 def max_new_tokens_negative(doc):
     """max_new_tokens = -10**30."""
-    doc["run"]["max_new_tokens"] = -10**30
+    doc["run"]["max_new_tokens"] = -(10**30)
 
 
 @case(rejects="run.parallel.steps[3].position: is 1000000")
@@ -986,6 +1002,7 @@ def lane_position_out_of_order(doc):
 @case(rejects=".match_lengths: are", base="race")
 def lane_match_lengths_disagree(doc):
     """A lane's step claiming more of its draft matched than its predictions say (the winner unchanged)."""
+
     def partly(s):
         return s["candidates"] and 1 <= s["match_lengths"][0] < len(s["candidates"][0])
 
@@ -1037,8 +1054,9 @@ def main(argv: list[str]) -> None:
             if argv[1:] and name not in argv[1:]:
                 continue
             doc = cut(json.loads((RUNS / f"{recorded}.json").read_text(encoding="utf-8")), keep)
-            (HERE / f"base-{name}.json").write_text(json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n",
-                                                    encoding="utf-8")
+            (HERE / f"base-{name}.json").write_text(
+                json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8"
+            )
     elif argv[:1] == ["--write"]:
         write(Path(argv[1]))
     else:

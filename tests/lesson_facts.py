@@ -26,10 +26,16 @@ MASK = "One step's anatomy: the attention mask"
 SPEED = "From tokens per step to seconds"
 PLAY = "Play with it"
 # The questions' options, as the page must label them (a change on the page fails the walk here, not silently).
-OPTIONS = {ONE_TOKEN: ["5", "10", "20"], JACOBI: ["1", "2", "3 or more"], WINDOW: ["0 or 1", "2 to 3", "4 or more"],
-           POOL: ["none", "1 to 3", "4 or more"], VERIFY: ["1", "2", "3 or more"],
-           RELATIVES: ["none", "1 to 3", "4 or more"], MASK: ["under 20", "20 to 40", "over 40"],
-           SPEED: ["yes", "no"]}
+OPTIONS = {
+    ONE_TOKEN: ["5", "10", "20"],
+    JACOBI: ["1", "2", "3 or more"],
+    WINDOW: ["0 or 1", "2 to 3", "4 or more"],
+    POOL: ["none", "1 to 3", "4 or more"],
+    VERIFY: ["1", "2", "3 or more"],
+    RELATIVES: ["none", "1 to 3", "4 or more"],
+    MASK: ["under 20", "20 to 40", "over 40"],
+    SPEED: ["yes", "no"],
+}
 
 
 # -- readings of one step --------------------------------------------------------------------------------------
@@ -65,7 +71,7 @@ def new_guesses(step) -> list[tuple[int, int]]:
     """(absolute position, token) of the step's new level: the model's output after each newest-level guess is its
     guess for the next position."""
     fed = fed_guesses(step)
-    newest = fed[len(fed) - len(step.new_level):] if step.new_level and fed else []
+    newest = fed[len(fed) - len(step.new_level) :] if step.new_level and fed else []
     return [(pos + 1, t) for (pos, _), t in zip(newest, step.new_level)]
 
 
@@ -152,8 +158,11 @@ def _one_token_per_pass(run, k, step, lab):
     # "after step k, greedy decoding has written T tokens in S forward passes ... A decoding step took M ms on
     # average" (step 0 reads the prompt: it is not a decoding step)
     done = run.baseline.steps[: shown_step(run, "baseline", k).index + 1]
-    return {"baseline_tokens": sum(len(s.accepted) for s in done), "baseline_steps": len(done),
-            "baseline_step_ms": 1000 * mean_seconds(run.baseline)}
+    return {
+        "baseline_tokens": sum(len(s.accepted) for s in done),
+        "baseline_steps": len(done),
+        "baseline_step_ms": 1000 * mean_seconds(run.baseline),
+    }
 
 
 def _jacobi(run, k, step, lab):
@@ -161,8 +170,12 @@ def _jacobi(run, k, step, lab):
     # guesses; R of them were right for their positions, and the step kept K"; "over the whole run, R of the F
     # guesses fed were right for their positions, and K were kept; the other S right guesses were thrown away"
     p = run.parallel
-    out = {"jacobi_window": run.config.window, "jacobi_steps": len(p.steps), "jacobi_tokens": len(p.tokens),
-           "jacobi_compression": len(p.tokens) / len(p.steps)}
+    out = {
+        "jacobi_window": run.config.window,
+        "jacobi_steps": len(p.steps),
+        "jacobi_tokens": len(p.tokens),
+        "jacobi_compression": len(p.tokens) / len(p.steps),
+    }
     fed = rights = kept_all = stranded = 0
     for s in decoding_steps(p):
         marks, n = right(run, fed_guesses(s)), kept(s)
@@ -182,9 +195,14 @@ def _window(run, k, step, lab):
     if not step.levels_before:
         return {}
     made = [c for s in decoding_steps(run.parallel) for c in new_guesses(s)]
-    return {"W": run.config.window, "N": run.config.ngram, "levels": len(step.levels_before),
-            "new_right": sum(right(run, new_guesses(step))), "guesses_right": sum(right(run, made)),
-            "guesses_made": len(made)}
+    return {
+        "W": run.config.window,
+        "N": run.config.ngram,
+        "levels": len(step.levels_before),
+        "new_right": sum(right(run, new_guesses(step))),
+        "guesses_right": sum(right(run, made)),
+        "guesses_made": len(made),
+    }
 
 
 def _pool(run, k, step, lab):
@@ -193,9 +211,14 @@ def _pool(run, k, step, lab):
     if run.method != "lookahead":
         return {}
     pool = pool_after(run, k)
-    return {"found": len(step.candidates), "pool_size": sum(map(len, pool.values())), "pool_keys": len(pool),
-            "added": len(step.ngrams_added), "evicted": len(step.ngrams_evicted),
-            "held": len(pool.get(step.input_token, ()))}
+    return {
+        "found": len(step.candidates),
+        "pool_size": sum(map(len, pool.values())),
+        "pool_keys": len(pool),
+        "added": len(step.ngrams_added),
+        "evicted": len(step.ngrams_evicted),
+        "held": len(pool.get(step.input_token, ())),
+    }
 
 
 def _verify(run, k, step, lab):
@@ -213,20 +236,27 @@ def _verify(run, k, step, lab):
 
 
 def numerics(run: RunTrace) -> dict:
-    """"in fp32 lookahead's text was identical to greedy's on F of P benchmark prompts; in bf16 on B of P. On the
+    """ "in fp32 lookahead's text was identical to greedy's on F of P benchmark prompts; in bf16 on B of P. On the
     prompt X in bf16 the texts part at token #D, where the model's two most likely tokens differ by G in logit ...
     Greedy itself, fed its own tokens in one wider pass, first differs at token #W" (X: this run's prompt if it
     parted in bf16, else the first that did), read from the experiment's own files in assets/bench/."""
     from lade_core.measure.prompts import load_prompts
     from lade_core.paths import BENCH
 
-    rows = {dtype: json.loads((BENCH / f"numerics-{dtype}.json").read_text())["prompts"]
-            for dtype in ("float32", "bfloat16")}
-    out = {"fp32_identical": sum(bool(r["identical"]) for r in rows["float32"]),
-           "bf16_identical": sum(bool(r["identical"]) for r in rows["bfloat16"])}
+    rows = {
+        dtype: json.loads((BENCH / f"numerics-{dtype}.json").read_text())["prompts"]
+        for dtype in ("float32", "bfloat16")
+    }
+    out = {
+        "fp32_identical": sum(bool(r["identical"]) for r in rows["float32"]),
+        "bf16_identical": sum(bool(r["identical"]) for r in rows["bfloat16"]),
+    }
     text = {p["id"]: p["prompt"] for p in load_prompts()}
-    parted = [r for r in rows["bfloat16"] if not r["identical"] and r["first_divergence"] is not None
-              and r["logit_gap"] is not None]
+    parted = [
+        r
+        for r in rows["bfloat16"]
+        if not r["identical"] and r["first_divergence"] is not None and r["logit_gap"] is not None
+    ]
     example = next((r for r in parted if text.get(r["id"]) == run.prompt), parted[0] if parted else None)
     if example is not None:
         out.update(bf16_divergence=example["first_divergence"], bf16_gap=float(example["logit_gap"]))
@@ -252,14 +282,23 @@ def _speed(run, k, step, lab):
     compression = len(p.tokens) / len(p.steps)
     decoding = decoding_steps(p)
     fed = sum(tokens_fed(s, len(run.prompt_ids)) for s in decoding) / len(decoding) if decoding else 1.0
-    out = {"compression": compression, "fed": fed, "step_cost": mean_seconds(p) / mean_seconds(b),
-           "speedup": sum(map(seconds, b.steps)) / max(sum(map(seconds, p.steps)), 1e-9)}
+    out = {
+        "compression": compression,
+        "fed": fed,
+        "step_cost": mean_seconds(p) / mean_seconds(b),
+        "speedup": sum(map(seconds, b.steps)) / max(sum(map(seconds, p.steps)), 1e-9),
+    }
     # "On this CPU that is V": faster or slower only when every measurement of this prompt and setting (this
     # recording and the bench's) is beyond the noise between two greedy runs of one prompt, else about as fast
     noise = lab["noise"]["ratio"] if lab.get("noise") else 1.0
     measured = [out["speedup"], *lab["bench"]]
-    out["verdict"] = ("faster than greedy" if all(v > noise for v in measured) else "slower than greedy"
-                      if all(v < 1 / noise for v in measured) else "about as fast as greedy")
+    out["verdict"] = (
+        "faster than greedy"
+        if all(v > noise for v in measured)
+        else "slower than greedy"
+        if all(v < 1 / noise for v in measured)
+        else "about as fast as greedy"
+    )
     # "The speed lab's roofline model (a prediction) puts this run's steps on one H100 running a 7B model at C x a
     # one-token forward, so the same compression would give about S x there": C is the model's (lade_core's lab,
     # the page's source for it), S follows from the words
@@ -271,8 +310,14 @@ def _speed(run, k, step, lab):
     return out
 
 
-LANE_NAMES = {"lookahead": "lookahead", "lookahead+pld": "lookahead + prompt lookup", "jacobi": "jacobi",
-              "pld": "prompt lookup", "early-exit": "early exit", "draft": "draft model"}
+LANE_NAMES = {
+    "lookahead": "lookahead",
+    "lookahead+pld": "lookahead + prompt lookup",
+    "jacobi": "jacobi",
+    "pld": "prompt lookup",
+    "early-exit": "early exit",
+    "draft": "draft model",
+}
 
 
 def lane_kind(lane) -> str:
@@ -292,14 +337,19 @@ def _relatives(run, k, step, lab):
         out["identical_lanes"] = len(lanes) + 1
     fewest = min(lanes, key=lambda lane: len(lane.run.steps))
     out["fewest"] = LANE_NAMES[lane_kind(fewest)]
-    out.update({f"steps_{lane_kind(lane)}": len(lane.run.steps) for lane in lanes}, steps_greedy=len(run.baseline.steps))
+    out.update(
+        {f"steps_{lane_kind(lane)}": len(lane.run.steps) for lane in lanes}, steps_greedy=len(run.baseline.steps)
+    )
     greedy_s = sum(map(seconds, run.baseline.steps))
     speed = {id(lane): greedy_s / max(sum(map(seconds, lane.run.steps)), 1e-9) for lane in lanes}
     ranked = sorted(lanes, key=lambda lane: -speed[id(lane)])
     noise = (lab or {}).get("noise", {}).get("ratio", 1)
     if len(ranked) > 1 and speed[id(ranked[0])] / speed[id(ranked[1])] <= noise:
-        out.update(fastest=f"{LANE_NAMES[lane_kind(ranked[0])]} and {LANE_NAMES[lane_kind(ranked[1])]}",
-                   fastest_speed=speed[id(ranked[0])], second_speed=speed[id(ranked[1])])
+        out.update(
+            fastest=f"{LANE_NAMES[lane_kind(ranked[0])]} and {LANE_NAMES[lane_kind(ranked[1])]}",
+            fastest_speed=speed[id(ranked[0])],
+            second_speed=speed[id(ranked[1])],
+        )
     else:
         out.update(fastest=LANE_NAMES[lane_kind(ranked[0])], fastest_speed=speed[id(ranked[0])])
     plain = next((lane for lane in lanes if lane_kind(lane) == "lookahead"), None)
@@ -316,15 +366,24 @@ def _relatives(run, k, step, lab):
     return out
 
 
-READERS = {ONE_TOKEN: _one_token_per_pass, JACOBI: _jacobi, WINDOW: _window, POOL: _pool, VERIFY: _verify,
-           RELATIVES: _relatives, MASK: _mask, SPEED: _speed, PLAY: lambda *_: {}}
+READERS = {
+    ONE_TOKEN: _one_token_per_pass,
+    JACOBI: _jacobi,
+    WINDOW: _window,
+    POOL: _pool,
+    VERIFY: _verify,
+    RELATIVES: _relatives,
+    MASK: _mask,
+    SPEED: _speed,
+    PLAY: lambda *_: {},
+}
 
 
 def same(shown: str, want) -> bool:
     """Whether a fact's text on screen says `want` (a float at the precision it is printed with)."""
     if isinstance(want, float):
         digits = len(shown.split(".")[1]) if "." in shown else 0
-        return abs(float(shown) - want) <= 0.51 * 10 ** -digits + 1e-9
+        return abs(float(shown) - want) <= 0.51 * 10**-digits + 1e-9
     return shown == str(want)
 
 
@@ -339,6 +398,7 @@ def answer(chapter: str, run: RunTrace, k: int, lab: dict | None = None) -> tupl
     `chapter`, asked at clock step k (None: the chapter asks none)."""
     nxt = shown_step(run, "parallel", k + 1)
     if chapter == ONE_TOKEN:  # "After 10 more steps, how many more tokens will autoregressive decoding have written?"
+
         def count(j):
             return sum(len(s.accepted) for s in run.baseline.steps[: shown_step(run, "baseline", j).index + 1])
 
@@ -377,7 +437,7 @@ def full_window(run, s) -> bool:
 
 def _stranded_here(run, s) -> bool:
     marks = right(run, fed_guesses(s))
-    return any(marks[kept(s):])
+    return any(marks[kept(s) :])
 
 
 def last_step(run) -> int:
@@ -388,23 +448,37 @@ def last_step(run) -> int:
 # Each rule as the page words it: a test over steps (the first step from 1 that passes) or a fixed step.
 RULES = {
     "step 12, or the run's last step if it is shorter": ("at", lambda run: min(12, last_step(run))),
-    "the first step where a guess it fed was right for its position but was not kept":
-        ("test", lambda run, s: s.kind == "jacobi" and _stranded_here(run, s)),
-    "the first step that fed a guess right for its position":
-        ("test", lambda run, s: s.kind == "jacobi" and any(right(run, fed_guesses(s)))),
-    "the first full-window step where at least 2 new guesses are right":
-        ("test", lambda run, s: full_window(run, s) and sum(right(run, new_guesses(s))) >= 2),
-    "the first full-window step where a new guess is right":
-        ("test", lambda run, s: full_window(run, s) and any(right(run, new_guesses(s)))),
+    "the first step where a guess it fed was right for its position but was not kept": (
+        "test",
+        lambda run, s: s.kind == "jacobi" and _stranded_here(run, s),
+    ),
+    "the first step that fed a guess right for its position": (
+        "test",
+        lambda run, s: s.kind == "jacobi" and any(right(run, fed_guesses(s))),
+    ),
+    "the first full-window step where at least 2 new guesses are right": (
+        "test",
+        lambda run, s: full_window(run, s) and sum(right(run, new_guesses(s))) >= 2,
+    ),
+    "the first full-window step where a new guess is right": (
+        "test",
+        lambda run, s: full_window(run, s) and any(right(run, new_guesses(s))),
+    ),
     "the first full-window step": ("test", full_window),
-    "the first lookahead step whose lookup found at least 2 candidates":
-        ("test", lambda run, s: s.kind == "lookahead" and len(s.candidates) >= 2),
+    "the first lookahead step whose lookup found at least 2 candidates": (
+        "test",
+        lambda run, s: s.kind == "lookahead" and len(s.candidates) >= 2,
+    ),
     "the first step whose lookup found a candidate": ("test", lambda run, s: len(s.candidates) >= 1),
-    "the first step whose winning candidate matched at least 2 tokens":
-        ("test", lambda run, s: max(s.match_lengths, default=0) >= 2),
+    "the first step whose winning candidate matched at least 2 tokens": (
+        "test",
+        lambda run, s: max(s.match_lengths, default=0) >= 2,
+    ),
     "the first step where a candidate matched": ("test", lambda run, s: max(s.match_lengths, default=0) >= 1),
-    "the first full-window step with at least 2 candidates":
-        ("test", lambda run, s: full_window(run, s) and len(s.candidates) >= 2),
+    "the first full-window step with at least 2 candidates": (
+        "test",
+        lambda run, s: full_window(run, s) and len(s.candidates) >= 2,
+    ),
     "the run's last step": ("at", last_step),
     "the race's last step": ("at", last_step),
     "step 1": ("at", lambda run: 1),
@@ -441,7 +515,13 @@ def assert_facts(chapter: str, shown: dict, run: RunTrace, k: int, lab: dict | N
     """Every fact shown agrees with this reading, and the chapter shows exactly the facts this reading says its
     sentences state there (none may vanish or appear unread)."""
     want = facts(chapter, run, k, lab, bench)
-    assert set(shown) == set(want), (chapter, k, "shown but not read:", set(shown) - set(want),
-                                     "read but not shown:", set(want) - set(shown))
+    assert set(shown) == set(want), (
+        chapter,
+        k,
+        "shown but not read:",
+        set(shown) - set(want),
+        "read but not shown:",
+        set(want) - set(shown),
+    )
     wrong = {name: (shown[name], want[name]) for name in want if not same(shown[name], want[name])}
     assert not wrong, (chapter, k, wrong)

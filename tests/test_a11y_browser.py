@@ -12,14 +12,14 @@ import json
 import re
 
 import pytest
+from conftest_app import OUT, SHOTS, chromium_browser, new_page, no_model_app, open_app, state
+from lesson_facts import OPTIONS, new_guesses, right, shown_step
 
 from app import gallery
+from app.deeplink import CHAPTERS as CHAPTER_COUNT
 from app.render.export import render_html
 from app.render.views import VIEW_GROUPS
-from conftest_app import OUT, SHOTS, chromium_browser, new_page, no_model_app, open_app, state
 from lade_core.paths import ROOT
-from app.deeplink import CHAPTERS as CHAPTER_COUNT
-from lesson_facts import OPTIONS, new_guesses, right, shown_step
 
 pytest.importorskip("playwright.sync_api")
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
@@ -28,11 +28,13 @@ CHAPTERS = range(1, CHAPTER_COUNT + 1)
 LESSON = gallery.by_role("lookahead")
 RESULTS: dict = {}
 
-STATES = [*[(f"lesson-{n}", f"?lesson={n}") for n in CHAPTERS],
-          *[(f"lesson-embed-{n}", f"?lesson={n}&embed=1") for n in CHAPTERS],
-          *[(f"explorer-{name}", f"?run={name}") for name in gallery.names()],
-          ("lab", "?run=code-class"),
-          *[(f"embed-{group}", f"?run=code-class&view={group}&embed=1") for group in VIEW_GROUPS]]
+STATES = [
+    *[(f"lesson-{n}", f"?lesson={n}") for n in CHAPTERS],
+    *[(f"lesson-embed-{n}", f"?lesson={n}&embed=1") for n in CHAPTERS],
+    *[(f"explorer-{name}", f"?run={name}") for name in gallery.names()],
+    ("lab", "?run=code-class"),
+    *[(f"embed-{group}", f"?run=code-class&view={group}&embed=1") for group in VIEW_GROUPS],
+]
 
 
 def axe_source() -> str:
@@ -56,18 +58,25 @@ def chromium(server):
 
 def drawn(page) -> None:
     """Two animation frames and a beat: the stage has drawn and fitted what it shows."""
-    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 150))))")
+    page.evaluate(
+        "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 150))))"
+    )
 
 
 def run_axe(page, name: str) -> list:
     page.add_script_tag(content=axe_source())
-    result = page.evaluate("""tags => axe.run(document, { runOnly: { type: 'tag', values: tags } }).then(r => ({
+    result = page.evaluate(
+        """tags => axe.run(document, { runOnly: { type: 'tag', values: tags } }).then(r => ({
         violations: r.violations.map(v => ({ id: v.id, nodes: v.nodes.length,
             where: v.nodes.slice(0, 3).map(n => n.target.join(' ') + ': ' + (n.failureSummary || '').slice(0, 160)) })),
-        incomplete: r.incomplete.map(v => ({ id: v.id, nodes: v.nodes.length })) }))""", TAGS)
-    RESULTS[name] = {"violations": sum(v["nodes"] for v in result["violations"]),
-                     "violated_rules": {v["id"]: v["nodes"] for v in result["violations"]},
-                     "needs_review": {v["id"]: v["nodes"] for v in result["incomplete"]}}
+        incomplete: r.incomplete.map(v => ({ id: v.id, nodes: v.nodes.length })) }))""",
+        TAGS,
+    )
+    RESULTS[name] = {
+        "violations": sum(v["nodes"] for v in result["violations"]),
+        "violated_rules": {v["id"]: v["nodes"] for v in result["violations"]},
+        "needs_review": {v["id"]: v["nodes"] for v in result["incomplete"]},
+    }
     return result["violations"]
 
 
@@ -103,7 +112,8 @@ def test_no_axe_violations_in_the_html_export(chromium, tmp_path):
 # -- the keyboard ----------------------------------------------------------------------------------------------
 FOCUSED = """() => { const e = document.activeElement; if (!e || e === document.body) return null;
     return { id: e.id, tag: e.tagName, option: e.dataset ? e.dataset.option : undefined,
-             inSidebar: !!e.closest('#sidebar .sidebar-content'), text: (e.textContent || '').trim().slice(0, 30) }; }"""
+             inSidebar: !!e.closest('#sidebar .sidebar-content'), text: (e.textContent || '').trim().slice(0, 30) };
+             }"""
 
 
 def focused(page) -> dict | None:
@@ -193,11 +203,20 @@ def test_keys_belong_to_the_focused_control(chromium, server):
     # the sidebar: opened from the keyboard, focus goes inside; its W slider takes the arrows
     page.focus("#run-yourself")
     page.keyboard.press("Enter")
-    page.wait_for_function("() => document.activeElement && document.activeElement.closest('#sidebar .sidebar-content')")
+    page.wait_for_function(
+        "() => document.activeElement && document.activeElement.closest('#sidebar .sidebar-content')"
+    )
     slider = page.locator("#window-w input[type=range]")
     before, k = slider.input_value(), state(page, "k")
-    tab_to(page, lambda el: el["inSidebar"] and el["tag"] == "INPUT" and page.evaluate(
-        "() => document.activeElement.type === 'range' && !!document.activeElement.closest('#window-w')"), most=30)
+    tab_to(
+        page,
+        lambda el: el["inSidebar"]
+        and el["tag"] == "INPUT"
+        and page.evaluate(
+            "() => document.activeElement.type === 'range' && !!document.activeElement.closest('#window-w')"
+        ),
+        most=30,
+    )
     page.keyboard.press("ArrowRight")
     assert int(slider.input_value()) == int(before) + 1 and state(page, "k") == k
     page.close()
@@ -275,8 +294,11 @@ def test_every_views_text_alternative_states_the_trace(chromium, server):
         assert got["window"].startswith(f"Step {step.index}: the window holds {L} level"), got["window"]
         assert f"of {W} guesses" in got["window"], got["window"]
         assert f"; {new_right} of the {W} new guesses are right." in got["window"], got["window"]
-        outcome = (f"Candidate {step.winner + 1} matched {step.match_lengths[step.winner]} token" if step.winner >= 0
-                   else "No candidate matched")
+        outcome = (
+            f"Candidate {step.winner + 1} matched {step.match_lengths[step.winner]} token"
+            if step.winner >= 0
+            else "No candidate matched"
+        )
         if step.candidates:
             said = got["verify"]
             assert said.startswith(f"Step {step.index} checked {len(step.candidates)} candidate"), said
@@ -287,8 +309,10 @@ def test_every_views_text_alternative_states_the_trace(chromium, server):
         q = layout.size
         assert got["mask"].startswith(f"The {q} × {q} attention mask: x, {layout.levels} window level"), got["mask"]
         assert f"of {layout.window} tokens and {layout.nodes} verification token" in got["mask"], got["mask"]
-        lanes = [f"lookahead {len(run.parallel.tokens)} tokens in {len(run.parallel.steps)} steps",
-                 f"greedy {len(run.baseline.tokens)} tokens in {len(run.baseline.steps)} steps"]
+        lanes = [
+            f"lookahead {len(run.parallel.tokens)} tokens in {len(run.parallel.steps)} steps",
+            f"greedy {len(run.baseline.tokens)} tokens in {len(run.baseline.steps)} steps",
+        ]
         assert all(lane in got["progress"] for lane in lanes), got["progress"]
         assert numbers(got["pool"]) == [run.parallel.steps[-1].pool_size], got["pool"]
         first = max(1, k - 9)

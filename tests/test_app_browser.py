@@ -16,21 +16,33 @@ import sys
 import time
 
 import pytest
+from conftest_app import (
+    OUT,
+    SHOTS,
+    chromium_browser,
+    new_page,
+    no_model_app,
+    open_app,
+    serve_app,
+    settled,
+    state,
+    upload,
+)
+from lesson_facts import OPTIONS, answer, assert_facts, landing, last_step, shown_facts
 
 from app import gallery
 from app.captions import bench_speedups
-from conftest_app import (OUT, SHOTS, chromium_browser, new_page, no_model_app, open_app, serve_app, settled, state,
-                          upload)
+from app.deeplink import CHAPTERS
 from lade_core import parse_run
 from lade_core.paths import ROOT
-from app.deeplink import CHAPTERS
-from lesson_facts import OPTIONS, answer, assert_facts, landing, last_step, shown_facts
 
 pytest.importorskip("playwright.sync_api")
 pytestmark = [pytest.mark.server, pytest.mark.browser]
 MEASURED: dict = {}
 FRESH_PROMPT = "Explain in two sentences why the moon has phases."  # not a gallery prompt
-CHAPTER_LIST = "() => Lade.lesson.CHAPTERS.map(c => ({ title: c.title, role: c.role, rules: c.start.map(r => r.rule) }))"
+CHAPTER_LIST = (
+    "() => Lade.lesson.CHAPTERS.map(c => ({ title: c.title, role: c.role, rules: c.start.map(r => r.rule) }))"
+)
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +86,9 @@ def open_lesson(chromium, server, width=1280, height=900):
 
 
 def at_chapter(page, chapter: int) -> None:
-    page.wait_for_function("n => { const t = document.querySelector('#lesson-text'); return t && t.dataset.chapter == n; }",
-                           arg=chapter)
+    page.wait_for_function(
+        "n => { const t = document.querySelector('#lesson-text'); return t && t.dataset.chapter == n; }", arg=chapter
+    )
 
 
 def walk_chapter(page, chapter, runs, lab, chapters, shots=None):
@@ -198,8 +211,11 @@ def test_stepping_asks_nothing_of_the_server(chromium, server):
         return out;
     }""")
     latencies.sort()
-    MEASURED["key_to_update_ms"] = {"median": round(statistics.median(latencies), 1),
-                                   "p95": round(latencies[94], 1), "steps": 100}
+    MEASURED["key_to_update_ms"] = {
+        "median": round(statistics.median(latencies), 1),
+        "p95": round(latencies[94], 1),
+        "steps": 100,
+    }
     played = page.evaluate("""async () => {
         const s = window.ladeStage; s.set({ speed: 30 }); s.go(0);
         const r0 = s.renders, t0 = performance.now(); s.play();
@@ -303,8 +319,11 @@ def test_a_live_race_advances_both_lanes_and_ends_with_a_result(chromium, model_
     handle = state(page, "live")
     run = page.evaluate("h => window.ladeStage.runs.get(h).t", handle)
     assert run["parallel"]["tokens"] == run["baseline"]["tokens"] and "identical" in banner
-    first = min(("Lookahead", run["parallel"]), ("Greedy", run["baseline"]),
-                key=lambda lane: sum(s["forward_s"] + s["overhead_s"] + s.get("draft_s", 0) for s in lane[1]["steps"]))
+    first = min(
+        ("Lookahead", run["parallel"]),
+        ("Greedy", run["baseline"]),
+        key=lambda lane: sum(s["forward_s"] + s["overhead_s"] + s.get("draft_s", 0) for s in lane[1]["steps"]),
+    )
     assert f"{first[0]} finished first" in banner, banner
     written = max(len(run["parallel"]["tokens"]), len(run["baseline"]["tokens"]))
     for lane in lanes.values():
@@ -325,8 +344,25 @@ def test_the_lesson_on_a_run_recorded_now(chromium, server, tmp_path):
     run now with the command line (the model runs there), open it from a file, open the lesson on it, and walk
     every chapter."""
     path = tmp_path / "moon.json"
-    out = subprocess.run([sys.executable, "-m", "lade_core", "trace", "--prompt", FRESH_PROMPT, "--max-new-tokens",
-                          "48", "--title", "moon phases", "--out", str(path)], cwd=ROOT, capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lade_core",
+            "trace",
+            "--prompt",
+            FRESH_PROMPT,
+            "--max-new-tokens",
+            "48",
+            "--title",
+            "moon phases",
+            "--out",
+            str(path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stderr
     recorded = parse_run(path.read_bytes())
     page = new_page(chromium)
@@ -439,8 +475,9 @@ def test_the_identical_badge_shows_only_when_the_run_on_screen_is(chromium, serv
     if not run.sampling.greedy:
         assert badge.count() == 0
     elif run.parallel.tokens == run.baseline.tokens:
-        assert badge.inner_text() == (f"✓ Identical to greedy decoding: all {len(run.parallel.tokens)} tokens "
-                                      f"({run.dtype}).")
+        assert badge.inner_text() == (
+            f"✓ Identical to greedy decoding: all {len(run.parallel.tokens)} tokens ({run.dtype})."
+        )
     else:
         first = next(i for i, (a, b) in enumerate(zip(run.parallel.tokens, run.baseline.tokens)) if a != b)
         assert f"from token #{first} on" in badge.inner_text()

@@ -12,10 +12,18 @@ from lade_core.measure import calibrate
 
 
 def _curve(points=((1, 0.05), (8, 0.06), (64, 0.15)), ident=None):
-    return {"model": "SmolLM2-135M-Instruct", "device": "cpu", "dtype": "float32", "kernels": "onednn-packed",
-            "threads": 1, "prefix": 100, "greedy_s": points[0][1], "machine": ident or machine.identity(),
-            "measured_at": "2026-12-02T10:00:00",
-            "points": [{"tokens": n, "seconds": s, "q1": 0.9 * s, "q3": 1.1 * s} for n, s in points]}
+    return {
+        "model": "SmolLM2-135M-Instruct",
+        "device": "cpu",
+        "dtype": "float32",
+        "kernels": "onednn-packed",
+        "threads": 1,
+        "prefix": 100,
+        "greedy_s": points[0][1],
+        "machine": ident or machine.identity(),
+        "measured_at": "2026-12-02T10:00:00",
+        "points": [{"tokens": n, "seconds": s, "q1": 0.9 * s, "q3": 1.1 * s} for n, s in points],
+    }
 
 
 @pytest.fixture
@@ -38,8 +46,12 @@ def test_the_machine_is_described_in_words_and_by_a_hashed_host():
 def test_the_cache_file_names_every_part_of_the_key(tmp_path):
     """Two thread counts, two dtypes or two kinds of kernel must never share a curve."""
     me = machine.identity()
-    paths = {machine.curve_file(tmp_path, me, "m", d, k, t) for d in ("float32", "bfloat16") for k in ("a", "b")
-             for t in (1, 2)}
+    paths = {
+        machine.curve_file(tmp_path, me, "m", d, k, t)
+        for d in ("float32", "bfloat16")
+        for k in ("a", "b")
+        for t in (1, 2)
+    }
     assert len(paths) == 8
     assert machine.curve_file(tmp_path, me, "m", "float32", "a", 1, batched=True) not in paths
 
@@ -71,8 +83,10 @@ def test_the_lab_reads_this_machines_curve_before_the_shipped_one(tmp_path):
     """With nothing cached, the lab's CPU line is the shipped curve and says so; once this machine has measured
     one, that one, labelled as measured here."""
     shipped = calibrate.lab_cpu_curves(root=tmp_path)
-    assert shipped["single"]["source"] == "shipped" and "shipped with the project" in \
-        shipped["single"]["machine_description"]
+    assert (
+        shipped["single"]["source"] == "shipped"
+        and "shipped with the project" in shipped["single"]["machine_description"]
+    )
     path = machine.curve_file(tmp_path, machine.identity(), shipped["single"]["model"], "float32", "x", 1)
     machine.save_curve(path, _curve())
     here = calibrate.lab_cpu_curves(root=tmp_path)

@@ -86,8 +86,13 @@ def test_faster_or_slower_only_when_every_measurement_agrees(name):
     seconds = lambda m: sum(s.forward_s + s.overhead_s + s.draft_s for s in m.steps)  # noqa: E731
     values = [seconds(run.baseline) / seconds(run.parallel), *captions.bench_speedups(run)]
     noise = captions.noise()
-    expected = ("faster than greedy" if min(values) > noise else "slower than greedy" if max(values) < 1 / noise
-                else "about as fast as greedy")
+    expected = (
+        "faster than greedy"
+        if min(values) > noise
+        else "slower than greedy"
+        if max(values) < 1 / noise
+        else "about as fast as greedy"
+    )
     assert captions.verdict(run) == expected
     if "on_cpu" in fields(name):
         assert expected in gallery.caption(name)

@@ -7,11 +7,11 @@ import weakref
 import pytest
 import torch
 
-from lade_core import ModelLoadError, load_model
-from lade_core import checkpoint, kernels
+from lade_core import ModelLoadError, checkpoint, kernels, load_model
 
-needs_onednn = pytest.mark.skipif(not kernels.packing_available(),
-                                  reason="this torch build lacks oneDNN's packed linear operators")
+needs_onednn = pytest.mark.skipif(
+    not kernels.packing_available(), reason="this torch build lacks oneDNN's packed linear operators"
+)
 
 
 def test_bundled_gguf_is_found_without_importing_the_package():
@@ -114,8 +114,12 @@ def test_the_kernels_are_chosen_for_the_greedy_step_once_per_machine(tmp_path, m
     from lade_core import kernel_choice
 
     model = torch.nn.Sequential(torch.nn.Linear(4, 4))
-    timings = iter([{"stock": {"1": 1.0, "8": 2.0, "32": 4.0}, "packed": {"1": 1.02, "8": 1.0, "32": 2.0}},
-                    {"stock": {"1": 1.0, "8": 2.0, "32": 4.0}, "packed": {"1": 0.9, "8": 2.1, "32": 4.1}}])
+    timings = iter(
+        [
+            {"stock": {"1": 1.0, "8": 2.0, "32": 4.0}, "packed": {"1": 1.02, "8": 1.0, "32": 2.0}},
+            {"stock": {"1": 1.0, "8": 2.0, "32": 4.0}, "packed": {"1": 0.9, "8": 2.1, "32": 4.1}},
+        ]
+    )
     monkeypatch.setattr(kernel_choice, "measure", lambda model, pairs: next(timings))
     packed, verdict = kernel_choice.choose(model, "m", tmp_path)
     assert not packed and verdict["choice"] == "stock" and verdict["packed_over_stock"]["8"] == 0.5

@@ -16,8 +16,11 @@ from lade_core.paths import ROOT, RUNS
 
 def cli(*args, timeout=600, script=False, app=False):
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    command = [shutil.which("lade") or str(ROOT / ".venv" / "bin" / "lade")] if script else \
-        [sys.executable, "-m", "app" if app else "lade_core"]
+    command = (
+        [shutil.which("lade") or str(ROOT / ".venv" / "bin" / "lade")]
+        if script
+        else [sys.executable, "-m", "app" if app else "lade_core"]
+    )
     return subprocess.run([*command, *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=timeout)
 
 
@@ -44,8 +47,16 @@ def test_jacobi_method_is_selectable_and_exact(lm):
 @pytest.mark.model
 @pytest.mark.parametrize("method, extra", [("pld", []), ("early-exit", ["--exit-layer", "6", "-K", "4"])])
 def test_speculative_methods_are_selectable_and_exact(lm, method, extra):
-    out = cli("generate", "--method", method, *extra, "--prompt", "Write a Python function that adds two numbers.",
-              "--max-new-tokens", "16")
+    out = cli(
+        "generate",
+        "--method",
+        method,
+        *extra,
+        "--prompt",
+        "Write a Python function that adds two numbers.",
+        "--max-new-tokens",
+        "16",
+    )
     assert out.returncode == 0, out.stderr
     assert f"[{method} " in out.stdout and f"{method:10s}: 16 tokens" in out.stdout
     assert f"{method} output identical to greedy" in out.stdout
@@ -106,14 +117,35 @@ def test_method_choices_and_seeds():
 
 def test_lab_prints_its_json_contract():
     """The interface outside checks rely on: one JSON object with the prediction, its range and its kind."""
-    for device, size, k, kind in (("h100", "7B", 1, "model"), ("a100-80gb", "13B", 4, "simulation"),
-                                  ("cpu", "135M", 1, "model")):
-        out = cli("lab", "--run", str(RUNS / "code-class-W7N4G7.json"), "--device", device, "--model-size", size,
-                  "--devices", str(k), "--json")
+    for device, size, k, kind in (
+        ("h100", "7B", 1, "model"),
+        ("a100-80gb", "13B", 4, "simulation"),
+        ("cpu", "135M", 1, "model"),
+    ):
+        out = cli(
+            "lab",
+            "--run",
+            str(RUNS / "code-class-W7N4G7.json"),
+            "--device",
+            device,
+            "--model-size",
+            size,
+            "--devices",
+            str(k),
+            "--json",
+        )
         assert out.returncode == 0, out.stderr
         doc = json.loads(out.stdout)
-        assert {"predicted_speedup", "predicted_speedup_range", "compression", "device", "model_size", "devices",
-                "assumptions", "kind"} <= set(doc)
+        assert {
+            "predicted_speedup",
+            "predicted_speedup_range",
+            "compression",
+            "device",
+            "model_size",
+            "devices",
+            "assumptions",
+            "kind",
+        } <= set(doc)
         low, high = doc["predicted_speedup_range"]
         assert low <= doc["predicted_speedup"] <= high and doc["kind"] == kind and doc["devices"] == k
 
@@ -123,16 +155,51 @@ def test_bench_writes_the_documented_json(tmp_path, lm):
     prompts = tmp_path / "p.jsonl"
     prompts.write_text(json.dumps({"id": "fib", "kind": "code", "prompt": "Write fib(n) in Python."}) + "\n")
     early_exit = ["--method", "early-exit", "--exit-layer", "8", "-K", "3"]
-    for extra in ([], ["--method", "jacobi"], ["--method", "pld"], early_exit, ["--adaptive"], ["--pool-from-prompt"],
-                  ["--pool-policy", "output"]):
-        out = cli("bench", "--prompts", str(prompts), "--max-new-tokens", "16", "-W", "3", "-N", "3", "-G", "3",
-                  "--json", str(tmp_path / "b.json"), *extra)
+    for extra in (
+        [],
+        ["--method", "jacobi"],
+        ["--method", "pld"],
+        early_exit,
+        ["--adaptive"],
+        ["--pool-from-prompt"],
+        ["--pool-policy", "output"],
+    ):
+        out = cli(
+            "bench",
+            "--prompts",
+            str(prompts),
+            "--max-new-tokens",
+            "16",
+            "-W",
+            "3",
+            "-N",
+            "3",
+            "-G",
+            "3",
+            "--json",
+            str(tmp_path / "b.json"),
+            *extra,
+        )
         assert out.returncode == 0, (extra, out.stderr)
         doc = json.loads((tmp_path / "b.json").read_text())
         assert {"model", "device", "dtype", "config", "prompts", "summary", "method", "command"} <= set(doc)
         row = doc["prompts"][0]
-        for key in ["id", "new_tokens", "steps", "compression", "exact", "first_divergence", "lookahead_s", "greedy_s",
-                    "forward_s", "overhead_s", "draft_s", "ms_per_token", "sizes", "metrics"]:
+        for key in [
+            "id",
+            "new_tokens",
+            "steps",
+            "compression",
+            "exact",
+            "first_divergence",
+            "lookahead_s",
+            "greedy_s",
+            "forward_s",
+            "overhead_s",
+            "draft_s",
+            "ms_per_token",
+            "sizes",
+            "metrics",
+        ]:
             assert key in row
         assert {"mean_acceptance_length", "per_position_acceptance", "drafted_per_step"} <= set(row["metrics"])
         assert doc["summary"]["by_class"]["code"]["prompts"] == 1
@@ -145,8 +212,21 @@ def test_bench_writes_the_documented_json(tmp_path, lm):
 def test_trace_command_writes_a_loadable_run(tmp_path, lm):
     from lade_core import parse_run
 
-    out = cli("trace", "--prompt", "Count to five.", "--max-new-tokens", "12", "--out", str(tmp_path / "r.json"),
-              "--also", "pld", "--also", "jacobi", "-W", "4")
+    out = cli(
+        "trace",
+        "--prompt",
+        "Count to five.",
+        "--max-new-tokens",
+        "12",
+        "--out",
+        str(tmp_path / "r.json"),
+        "--also",
+        "pld",
+        "--also",
+        "jacobi",
+        "-W",
+        "4",
+    )
     assert out.returncode == 0, out.stderr
     run = parse_run((tmp_path / "r.json").read_text())
     assert run.parallel.tokens == run.baseline.tokens and len(run.parallel.tokens) == 12
@@ -174,11 +254,20 @@ def test_numerics_writes_its_json_contract(tmp_path, lm):
     `logit_gap` (None where the texts agree); in fp32 lookahead is greedy's text."""
     prompts = tmp_path / "p.jsonl"
     prompts.write_text(json.dumps({"id": "fib", "kind": "code", "prompt": "Write fib(n) in Python."}) + "\n")
-    out = cli("numerics", "--dtype", "float32", "--max-new-tokens", "12", "--prompts", str(prompts), "--json",
-              str(tmp_path / "n.json"))
+    out = cli(
+        "numerics",
+        "--dtype",
+        "float32",
+        "--max-new-tokens",
+        "12",
+        "--prompts",
+        str(prompts),
+        "--json",
+        str(tmp_path / "n.json"),
+    )
     assert out.returncode == 0, out.stderr
     doc = json.loads((tmp_path / "n.json").read_text())
-    row, = doc["prompts"]
+    (row,) = doc["prompts"]
     assert row["identical"] is True and row["first_divergence"] is None and row["logit_gap"] is None
     assert doc["dtype"] == "float32" and doc["command"].startswith("python -m lade_core numerics")
     assert "fib" in out.stdout and "identical to greedy on 1/1" in out.stdout
@@ -198,19 +287,37 @@ def test_measurements_write_to_out_unless_given_a_path(tmp_path, monkeypatch):
     curve = {"greedy_s": 0.01, "points": [{"tokens": 1, "seconds": 0.01}], "threads": 1}
     monkeypatch.setattr(paths, "OUT", tmp_path / "out")
     monkeypatch.setattr(checkpoint, "load_model", lambda *a, **k: lm)
-    monkeypatch.setattr(numerics, "numerics", lambda *a, **k: {
-        "summary": {"identical": 0, "prompts": 0, "batch_shape_identical": 0}, "prompts": []})
+    monkeypatch.setattr(
+        numerics,
+        "numerics",
+        lambda *a, **k: {"summary": {"identical": 0, "prompts": 0, "batch_shape_identical": 0}, "prompts": []},
+    )
     monkeypatch.setattr(sweep, "sweep", lambda *a, **k: {"points": []})
     monkeypatch.setattr(costcurve, "measure_cost_curve", lambda *a, **k: dict(curve))
-    monkeypatch.setattr(batched, "measure_batched_curve", lambda *a, **k: {
-        "threads": 1, "clock": "wall", "curves": [{"batch": 1, "greedy_s": 0.01,
-                                                   "points": [{"tokens": 1, "relative": 1.0}]}]})
+    monkeypatch.setattr(
+        batched,
+        "measure_batched_curve",
+        lambda *a, **k: {
+            "threads": 1,
+            "clock": "wall",
+            "curves": [{"batch": 1, "greedy_s": 0.01, "points": [{"tokens": 1, "relative": 1.0}]}],
+        },
+    )
     monkeypatch.setattr(calibrate, "save_batched", lambda *a, **k: "the cache")
     before = {p: p.read_bytes() for p in paths.ASSETS.rglob("*.json")}
-    for argv in (["numerics", "--json"], ["numerics", "--dtype", "bfloat16", "--json"], ["costcurve"],
-                 ["costcurve", "--batch", "1,2"], ["sweep", "--windows", "2", "--ngrams", "3"]):
+    for argv in (
+        ["numerics", "--json"],
+        ["numerics", "--dtype", "bfloat16", "--json"],
+        ["costcurve"],
+        ["costcurve", "--batch", "1,2"],
+        ["sweep", "--windows", "2", "--ngrams", "3"],
+    ):
         assert main(argv) == 0, argv
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
-        "costcurve-cpu-batched.json", "costcurve-cpu.json", "numerics-bfloat16.json", "numerics-float32.json",
-        "sweep-paper.json"]
+        "costcurve-cpu-batched.json",
+        "costcurve-cpu.json",
+        "numerics-bfloat16.json",
+        "numerics-float32.json",
+        "sweep-paper.json",
+    ]
     assert {p: p.read_bytes() for p in paths.ASSETS.rglob("*.json")} == before

@@ -21,7 +21,9 @@ def test_the_checked_in_schema_is_the_generated_one():
     assert contract.SCHEMA_FILE.read_text(encoding="utf-8") == contract.schema_text(), "run `make contract`"
 
 
-@pytest.mark.skipif(not contract.JSON2TS.exists(), reason="needs the npm dev tools (`npm ci`); `make test` installs them")
+@pytest.mark.skipif(
+    not contract.JSON2TS.exists(), reason="needs the npm dev tools (`npm ci`); `make test` installs them"
+)
 def test_the_browsers_types_are_generated_from_the_schema():
     assert contract.TYPES_FILE.read_text(encoding="utf-8") == contract.typescript(), "run `make contract`"
 
@@ -76,8 +78,9 @@ def _problems(value, node: dict, defs: dict, where: str = "payload"):
                 yield from _problems(item, node["additionalProperties"], defs, f"{where}[{name!r}]")
 
 
-@pytest.mark.parametrize("path", [SHIPPED[0], ROOT / "assets" / "runs" / "relatives-race-grounded.json"],
-                         ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path", [SHIPPED[0], ROOT / "assets" / "runs" / "relatives-race-grounded.json"], ids=lambda p: p.stem
+)
 def test_the_schema_describes_a_real_payload_and_refuses_an_undeclared_field(path):
     doc = contract.json_schema()
     data = json.loads(json.dumps(payload(parse_run(path.read_text(encoding="utf-8")))))
@@ -85,4 +88,6 @@ def test_the_schema_describes_a_real_payload_and_refuses_an_undeclared_field(pat
     data["trace"]["parallel"]["steps"][1]["seed"] = 3  # a field the page would read and the engine never writes
     data["trace"]["sampling"]["top_p"] = 2.0
     assert sorted(_problems(data, doc, doc["$defs"])) == [
-        "payload.trace.parallel.steps[1].seed is not declared", "payload.trace.sampling.top_p: 2.0 is outside [0.0, 1.0]"]
+        "payload.trace.parallel.steps[1].seed is not declared",
+        "payload.trace.sampling.top_p: 2.0 is outside [0.0, 1.0]",
+    ]

@@ -7,17 +7,18 @@ out/screenshots/ (look at them when a layout test fails).
 """
 
 import pytest
+from conftest_app import SHOTS, chromium_browser, new_page, no_model_app, open_app
 
 from app.deeplink import CHAPTERS as CHAPTER_COUNT
 from app.render.views import VIEW_GROUPS, VIEW_IDS
-from conftest_app import SHOTS, chromium_browser, new_page, no_model_app, open_app
 
 pytest.importorskip("playwright.sync_api")
 CHAPTERS = range(1, CHAPTER_COUNT + 1)
 EMBED_RUN = "code-class"
 SLIDES = [(720, 405), (960, 540)]
-EMBEDS = [f"?run={EMBED_RUN}&view={v}&embed=1" for v in (*VIEW_IDS, *VIEW_GROUPS)] + \
-         [f"?lesson={n}&embed=1" for n in CHAPTERS]
+EMBEDS = [f"?run={EMBED_RUN}&view={v}&embed=1" for v in (*VIEW_IDS, *VIEW_GROUPS)] + [
+    f"?lesson={n}&embed=1" for n in CHAPTERS
+]
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +39,8 @@ def focus_of(page, chapter: int) -> list:
 
 
 BOXES = """() => {
-    const box = (el) => { const r = el.getBoundingClientRect(); return { top: r.top + scrollY, bottom: r.bottom + scrollY,
+    const box = (el) => { const r = el.getBoundingClientRect(); return { top: r.top + scrollY, bottom: r.bottom +
+    scrollY,
         left: r.left, right: r.right, width: r.width, height: r.height }; };
     const views = [...document.querySelectorAll('.lesson-focus')].filter(v => v.offsetParent !== null).map(box);
     return { text: box(document.querySelector('#lesson-text')), views, scrollY };
@@ -59,8 +61,16 @@ def test_a_chapters_view_is_beside_its_words_at_1280(chromium, server, chapter):
     if not focus_of(page, chapter):  # "Play with it" puts no view in focus
         assert got["views"] == []
     else:
-        inside = [v for v in got["views"] if v["top"] < 800 and v["bottom"] > 0 and v["right"] > 0 and v["left"] < 1280
-                  and v["width"] > 0 and v["height"] > 0]
+        inside = [
+            v
+            for v in got["views"]
+            if v["top"] < 800
+            and v["bottom"] > 0
+            and v["right"] > 0
+            and v["left"] < 1280
+            and v["width"] > 0
+            and v["height"] > 0
+        ]
         assert inside, (chapter, got)
     assert page.errors == []
     page.close()
@@ -88,7 +98,8 @@ FRAME_FIT = """() => {
     const root = document.scrollingElement || document.documentElement, W = innerWidth, H = innerHeight;
     const views = [...document.querySelectorAll('.view')].filter(v => v.offsetParent !== null).map(v => {
         const r = v.getBoundingClientRect();
-        return { id: v.id, top: r.top, left: r.left, bottom: r.bottom, right: r.right, width: r.width, height: r.height };
+        return { id: v.id, top: r.top, left: r.left, bottom: r.bottom, right: r.right, width: r.width,
+                 height: r.height };
     });
     return { scrollHeight: root.scrollHeight, clientHeight: root.clientHeight, scrollWidth: root.scrollWidth,
              clientWidth: root.clientWidth, W, H, views,
@@ -103,13 +114,17 @@ def test_every_embed_fits_a_slide(chromium, server, query, width, height):
     """An embed in an iframe of a 16:9 slide: nothing scrolls inside the frame (either way) and at least one view
     is wholly visible (a chapter that puts no view in focus excepted)."""
     page = new_page(chromium, width + 40, height + 40)
-    page.set_content(f'<body style="margin:0"><iframe src="{server}{query}" width="{width}" height="{height}" '
-                     f'style="border:0" title="embed"></iframe></body>')
+    page.set_content(
+        f'<body style="margin:0"><iframe src="{server}{query}" width="{width}" height="{height}" '
+        f'style="border:0" title="embed"></iframe></body>'
+    )
     frame = page.frame_locator("iframe")
     frame.locator(".lade-stage").wait_for()
     child = page.frames[1]
     child.wait_for_function("() => window.ladeStage && window.ladeStage.run() && window.ladeStage.state.embed")
-    child.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 100))))")
+    child.evaluate(
+        "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 100))))"
+    )
     got = child.evaluate(FRAME_FIT)
     if width == 720:
         name = query.strip("?").replace("&embed=1", "").replace("=", "-").replace("&", "_")
@@ -117,7 +132,8 @@ def test_every_embed_fits_a_slide(chromium, server, query, width, height):
     assert got["scrollHeight"] <= got["clientHeight"] + 1, (query, got["scrollHeight"], got["clientHeight"])
     assert got["scrollWidth"] <= got["clientWidth"] + 1, (query, got["scrollWidth"], got["clientWidth"])
     no_focus = query.startswith("?lesson=") and not child.evaluate(
-        "n => Lade.lesson.CHAPTERS[n - 1].focus.length", int(query.split("=")[1].split("&")[0]))
+        "n => Lade.lesson.CHAPTERS[n - 1].focus.length", int(query.split("=")[1].split("&")[0])
+    )
     if not no_focus:
         assert got["whole"], (query, got["views"])
     page.close()

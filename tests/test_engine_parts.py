@@ -6,7 +6,7 @@ import pytest
 
 from lade_core import ConfigError, LookaheadConfig, Sampling, StepCost
 from lade_core.config import jacobi_config
-from lade_core.schema import check_bounds, SchemaError
+from lade_core.schema import SchemaError, check_bounds
 from lade_core.sizes import AdaptiveSizes, FixedSizes, Sizes, size_policy
 from lade_core.trace import Verdict
 from lade_core.window import JacobiWindow
@@ -55,8 +55,9 @@ def test_adaptive_sizes_fall_back_when_guesses_stop_paying():
 def test_the_window_earns_only_from_candidates_it_harvested():
     """observe() credits the window with a winner's matched tokens only where that candidate came from the window:
     a text n-gram winning 3 tokens leaves its earning decaying, a window n-gram winning 3 raises it (0.5 -> 1.6)."""
-    sizes = AdaptiveSizes(LookaheadConfig(4, 4, 2, adaptive=True), StepCost(((1, 1.0), (40, 2.0))), context=1000,
-                          decay=0.5)
+    sizes = AdaptiveSizes(
+        LookaheadConfig(4, 4, 2, adaptive=True), StepCost(((1, 1.0), (40, 2.0))), context=1000, decay=0.5
+    )
     won = Verdict((3, 0), 0, (1, 2, 3, 4))
     sizes.observe(won, 20, ("text", "window"))
     assert sizes.window_gain == 0.25
@@ -71,28 +72,34 @@ def test_adaptive_needs_a_step_cost():
         size_policy(LookaheadConfig(adaptive=True), None, 100)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"window": 0}, "window (W) must be between 1 and 256, got 0"),
-    ({"ngram": 17}, "ngram (N) must be between 2 and 16, got 17"),
-    ({"guess": -1}, "guess (G) must be between 0 and 256, got -1"),
-    ({"window": 2.5}, "window (W) must be a whole number, got 2.5"),
-    ({"window": True}, "window (W) must be a whole number, got True"),
-    ({"window": 10**400}, "a 1329-bit integer"),
-    ({"pool": "weird"}, "pool policy must be one of paper, output, prompt, got 'weird'"),
-    ({"tree": "yes"}, "tree must be true or false"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"window": 0}, "window (W) must be between 1 and 256, got 0"),
+        ({"ngram": 17}, "ngram (N) must be between 2 and 16, got 17"),
+        ({"guess": -1}, "guess (G) must be between 0 and 256, got -1"),
+        ({"window": 2.5}, "window (W) must be a whole number, got 2.5"),
+        ({"window": True}, "window (W) must be a whole number, got True"),
+        ({"window": 10**400}, "a 1329-bit integer"),
+        ({"pool": "weird"}, "pool policy must be one of paper, output, prompt, got 'weird'"),
+        ({"tree": "yes"}, "tree must be true or false"),
+    ],
+)
 def test_config_messages_name_field_value_and_range(kwargs, message):
     with pytest.raises(ConfigError) as err:
         LookaheadConfig(**kwargs)
     assert message in str(err.value)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"temperature": -1}, "temperature must be between 0 and 100, got -1"),
-    ({"temperature": float("nan")}, "temperature must be a finite number"),
-    ({"top_p": 0.0}, "top-p must be above 0"),
-    ({"sample_seed": -5}, "sampling seed must be between 0"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"temperature": -1}, "temperature must be between 0 and 100, got -1"),
+        ({"temperature": float("nan")}, "temperature must be a finite number"),
+        ({"top_p": 0.0}, "top-p must be above 0"),
+        ({"sample_seed": -5}, "sampling seed must be between 0"),
+    ],
+)
 def test_sampling_messages(kwargs, message):
     with pytest.raises(ConfigError) as err:
         Sampling(**kwargs)

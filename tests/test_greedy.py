@@ -12,7 +12,7 @@ def test_greedy_equals_generate(lm, bench_prompts, index):
     ids = lm.encode_prompt(bench_prompts[index]["prompt"])
     run = greedy_generate(lm, ids, 40)
     with torch.inference_mode():
-        ref = lm.model.generate(torch.tensor([ids]), max_new_tokens=40, do_sample=False)[0, len(ids):].tolist()
+        ref = lm.model.generate(torch.tensor([ids]), max_new_tokens=40, do_sample=False)[0, len(ids) :].tolist()
     assert list(run.tokens) == ref
     assert [len(s.accepted) for s in run.steps] == [1] * len(run.tokens)
     assert run.steps[0].kind == "prefill" and all(s.kind == "autoregressive" for s in run.steps[1:])

@@ -64,11 +64,25 @@ class Toy:
         demo.queue(max_size=limits.QUEUE_SIZE, api_open=False)
         self.demo = demo
         port = _free_port()
-        demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                    max_file_size=limits.UPLOAD_BYTES,
-                    app_kwargs={"middleware": [guard.middleware(demo, trust_proxy=1, per_client=2,
-                                                                read_within_s=READ_WITHIN_S, temp_folder=folder,
-                                                                temp_bytes=64 * 2**20)]})
+        demo.launch(
+            server_name="127.0.0.1",
+            server_port=port,
+            prevent_thread_lock=True,
+            quiet=True,
+            max_file_size=limits.UPLOAD_BYTES,
+            app_kwargs={
+                "middleware": [
+                    guard.middleware(
+                        demo,
+                        trust_proxy=1,
+                        per_client=2,
+                        read_within_s=READ_WITHIN_S,
+                        temp_folder=folder,
+                        temp_bytes=64 * 2**20,
+                    )
+                ]
+            },
+        )
         self.url = f"http://127.0.0.1:{port}/gradio_api"
 
     def call(self, api: str, data, client: str = "10.0.0.1", read: bool = True) -> httpx.Response:
@@ -113,8 +127,13 @@ def _files(folder: Path) -> dict[str, int]:
 
 def _multipart(parts: list[tuple[str, bytes]]) -> tuple[bytes, str]:
     boundary = "----lade-test-boundary"
-    body = b"".join(f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="{name}"\r\n'
-                    f"Content-Type: application/json\r\n\r\n".encode() + data + b"\r\n" for name, data in parts)
+    body = b"".join(
+        f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="{name}"\r\n'
+        f"Content-Type: application/json\r\n\r\n".encode()
+        + data
+        + b"\r\n"
+        for name, data in parts
+    )
     return body + f"--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
 
 
@@ -140,7 +159,7 @@ def test_an_upload_carries_one_file_and_at_most_the_trace_limit(toy):
 
     def chunks():  # no Content-Length: the guard counts as the body arrives
         for i in range(0, len(big), 2**20):
-            yield big[i:i + 2**20]
+            yield big[i : i + 2**20]
 
     streamed = httpx.post(f"{toy.url}/upload", content=chunks(), headers={"content-type": kind})
     assert streamed.status_code == 413
@@ -190,7 +209,7 @@ def test_values_a_handler_cannot_take_get_a_reason_and_no_traceback(toy):
     assert "event: error" in stream
     message = json.loads(stream.split("data: ", 1)[1].split("\n", 1)[0])["error"]
     assert message and "add takes 2 arguments (a, b)" in message and "type or form" in message
-    assert "Traceback" not in stream and "/site-packages/" not in stream and "File \"" not in stream
+    assert "Traceback" not in stream and "/site-packages/" not in stream and 'File "' not in stream
 
 
 # -- the engine's queue ----------------------------------------------------------------------------------------------
@@ -217,8 +236,13 @@ def test_an_engine_job_joined_by_an_index_gradio_coerces_is_counted(toy, index):
     joined = []
     try:
         for n in range(3):
-            joined.append(httpx.post(f"{toy.url}/queue/join", headers={"X-Forwarded-For": "10.0.0.9"},
-                                     json={"data": [str(n)], "fn_index": index, "session_hash": f"coerced-{n}"}))
+            joined.append(
+                httpx.post(
+                    f"{toy.url}/queue/join",
+                    headers={"X-Forwarded-For": "10.0.0.9"},
+                    json={"data": [str(n)], "fn_index": index, "session_hash": f"coerced-{n}"},
+                )
+            )
         assert [j.status_code for j in joined] == [200, 200, 429], [j.text for j in joined]
         assert "at most 2 per visitor" in joined[2].json()["error"]
     finally:
@@ -258,8 +282,7 @@ def test_a_job_nobody_reads_is_stopped_and_frees_the_engine(toy):
     assert toy.closed[-1] - toy.started[started] < READ_WITHIN_S + 5 < SLOW_S
     read = toy.call("slow", ["read"], read=False)
     stream = {}
-    reader = threading.Thread(target=lambda: stream.update(text=toy.read("slow", read.json()["event_id"])),
-                              daemon=True)
+    reader = threading.Thread(target=lambda: stream.update(text=toy.read("slow", read.json()["event_id"])), daemon=True)
     reader.start()
     time.sleep(READ_WITHIN_S + 2)
     try:
@@ -287,22 +310,23 @@ def test_the_app_is_guarded_and_writes_each_visitor_file_once(tmp_path):
     """app.py puts the guard in front of the app and closes the REST routes that skip the queue; an uploaded trace
     and its HTML export are each written once (Gradio used to copy every download and export into its cache, and the
     download was a second copy of the upload)."""
-    from gradio_client import Client, handle_file
-
     from conftest_app import NO_MODEL, serve_app
+    from gradio_client import Client, handle_file
 
     trace = Path(__file__).parent / "hostile" / "base-greedy.json"
     with serve_app(["-c", NO_MODEL], "guard-test.log", HF_HUB_OFFLINE="1", GRADIO_TEMP_DIR=str(tmp_path)) as (url, _):
         api = url + "gradio_api"
         assert httpx.get(api + "/proxy=%00").status_code == 400
-        names = [p["parameter_name"] for p in httpx.get(api + "/info").json()["named_endpoints"]["/generate"]
-                 ["parameters"]]
+        names = [
+            p["parameter_name"] for p in httpx.get(api + "/info").json()["named_endpoints"]["/generate"]["parameters"]
+        ]
         direct = httpx.post(api + "/run/generate", json={"data": ["hi"] + [None] * (len(names) - 1)})
         assert direct.status_code == 404 and "runs in the queue" in direct.json()["error"]
         extra = httpx.post(api + "/call/generate", json={"data": ["hi"] + [0] * len(names)})
         assert extra.status_code == 422, extra.text
-        assert extra.json()["error"] == (f"generate takes {len(names)} arguments ({', '.join(names)}), "
-                                         f"got {len(names) + 1}.")
+        assert extra.json()["error"] == (
+            f"generate takes {len(names)} arguments ({', '.join(names)}), got {len(names) + 1}."
+        )
         before = _files(tmp_path)
         client = Client(url, verbose=False)
         client.predict(handle_file(str(trace)), api_name="/open_upload")

@@ -11,22 +11,24 @@ import time
 from urllib.parse import quote, urlencode
 
 import pytest
+from conftest_app import OUT, SHOTS, chromium_browser, new_page, no_model_app, open_app, rss_mb, state, upload
+from hostile_cases import CASES, MARKUP
 from starlette.datastructures import QueryParams
+from test_hostile_loader import QUERIES
 
 from app import files, gallery, limits
 from app.deeplink import resolve
 from app.render.export import render_html
-from conftest_app import OUT, SHOTS, chromium_browser, new_page, no_model_app, open_app, rss_mb, state, upload
-from hostile_cases import CASES, MARKUP
 from lade_core import parse_run
-from test_hostile_loader import QUERIES
 
 pytest.importorskip("playwright.sync_api")
 pytestmark = [pytest.mark.server, pytest.mark.browser]
 ACCEPTED = [c for c in CASES.values() if c.accepts and not c.limits]
 REJECTED = [c for c in CASES.values() if c.rejects and c.name != "oversized"]
-HOOKS = ("() => { window.__alerts = 0; window.__pwned = undefined; for (const f of ['alert', 'confirm', 'prompt'])"
-         " window[f] = () => { window.__alerts += 1; }; }")
+HOOKS = (
+    "() => { window.__alerts = 0; window.__pwned = undefined; for (const f of ['alert', 'confirm', 'prompt'])"
+    " window[f] = () => { window.__alerts += 1; }; }"
+)
 RSS_BOUND_MB = 400  # growth of the server while 6 sessions each open the largest accepted trace
 MEASURED: dict = {}
 
@@ -48,8 +50,10 @@ def watched(chromium, url):
     """A tab that records every request leaving the app's own origin, and page errors."""
     page = new_page(chromium)
     page.outside = []
-    page.on("request", lambda r: page.outside.append(r.url)
-            if not r.url.startswith((url, "data:", "blob:", "file://")) else None)
+    page.on(
+        "request",
+        lambda r: page.outside.append(r.url) if not r.url.startswith((url, "data:", "blob:", "file://")) else None,
+    )
     open_app(page, url + "?run=code-class", "s.state.mode === 'explorer' && s.run()")
     page.evaluate(HOOKS)
     page.click("#run-yourself")
@@ -118,17 +122,28 @@ def test_an_oversized_file_is_refused_before_it_is_read(chromium, server, tmp_pa
     path.write_bytes(b" " * (limits.UPLOAD_BYTES + 10))
     page = watched(chromium, url)
     upload(page, path)
-    page.wait_for_function("() => document.body.innerText.includes('8 MiB') || document.body.innerText.includes('8.0 MiB')"
-                           " || /too large|exceeds/i.test(document.body.innerText)")
+    page.wait_for_function(
+        "() => document.body.innerText.includes('8 MiB') || document.body.innerText.includes('8.0 MiB')"
+        " || /too large|exceeds/i.test(document.body.innerText)"
+    )
     assert state(page, "current") == "code-class-W7N4G7"
     page.close()
 
 
-@pytest.mark.parametrize("query", ["?run=![x](http://attacker/p.png)", "?run=[Log in again](https://evil.example)",
-                                   "?run=code-class&step=<img src=x onerror=alert(1)>",
-                                   "?run=code-class&view=<svg/onload=alert(1)>&embed=1", "?lesson=<script>",
-                                   "?run=%E2%80%AEgnp.exe", "?run=" + "x" * 5000,
-                                   "?run=code-class&view=constructor&embed=1", "?run=code-class&view=__proto__&embed=1"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "?run=![x](http://attacker/p.png)",
+        "?run=[Log in again](https://evil.example)",
+        "?run=code-class&step=<img src=x onerror=alert(1)>",
+        "?run=code-class&view=<svg/onload=alert(1)>&embed=1",
+        "?lesson=<script>",
+        "?run=%E2%80%AEgnp.exe",
+        "?run=" + "x" * 5000,
+        "?run=code-class&view=constructor&embed=1",
+        "?run=code-class&view=__proto__&embed=1",
+    ],
+)
 def test_hostile_links_show_plain_notices(chromium, server, query):
     """Finding 5: the deep-link notice shows the address as plain text; no external image loads, no link appears."""
     url, _ = server
@@ -143,8 +158,15 @@ def test_hostile_links_show_plain_notices(chromium, server, query):
     page.close()
 
 
-@pytest.mark.parametrize("case", [c for c in ACCEPTED if c.name in ("title_markup", "prompt_markup", "token_text_markup",
-                                                                    "token_text_bidi", "emoji")], ids=lambda c: c.name)
+@pytest.mark.parametrize(
+    "case",
+    [
+        c
+        for c in ACCEPTED
+        if c.name in ("title_markup", "prompt_markup", "token_text_markup", "token_text_bidi", "emoji")
+    ],
+    ids=lambda c: c.name,
+)
 def test_hostile_exports_run_no_script(chromium, tmp_path, case):
     run = parse_run(case.data())
     path = tmp_path / "x.html"
@@ -179,16 +201,30 @@ def test_sessions_holding_the_largest_trace_stay_within_bounds(chromium, server,
         page.close()
     time.sleep(1)
     folder_bytes = sum(f.stat().st_size for f in files.FOLDER.rglob("*") if f.is_file()) if files.FOLDER.exists() else 0
-    MEASURED.update(largest_case=largest.name, largest_bytes=path.stat().st_size, rss_before_mb=round(before, 1),
-                    rss_after_6_sessions_mb=round(after, 1), temp_folder_bytes=folder_bytes)
+    MEASURED.update(
+        largest_case=largest.name,
+        largest_bytes=path.stat().st_size,
+        rss_before_mb=round(before, 1),
+        rss_after_6_sessions_mb=round(after, 1),
+        temp_folder_bytes=folder_bytes,
+    )
     assert after - before < RSS_BOUND_MB, (before, after)
     assert folder_bytes <= files.MAX_TOTAL_BYTES
 
 
 LINK_SEARCHES = [f"?{urlencode(q, quote_via=quote)}" for q in QUERIES] + [
-    "?run=code-fib&step=12&view=chain&embed=1", "?lesson=3&embed=yes", "?lesson=%20", "?run=CODE-FIB-W7N4G7&step=0007",
-    "?run=code-fib&step=%D9%A1%D9%A2", "?run=code-fib&run=code-class", "?lesson=2&lesson=9", "?run=code-fib&step=+12+",
-    "?embed=1&view=mask-view", "?run=code-fib&view=outputs&embed=TRUE", "?run=code-fib&step=1234567"]
+    "?run=code-fib&step=12&view=chain&embed=1",
+    "?lesson=3&embed=yes",
+    "?lesson=%20",
+    "?run=CODE-FIB-W7N4G7&step=0007",
+    "?run=code-fib&step=%D9%A1%D9%A2",
+    "?run=code-fib&run=code-class",
+    "?lesson=2&lesson=9",
+    "?run=code-fib&step=+12+",
+    "?embed=1&view=mask-view",
+    "?run=code-fib&view=outputs&embed=TRUE",
+    "?run=code-fib&step=1234567",
+]
 READ = "s => { const l = Lade.page.links.read(s, window.ladeStage.boot, Lade.lesson.CHAPTERS.length); return l; }"
 
 
@@ -204,10 +240,22 @@ def test_the_page_reads_every_link_as_the_server_does(chromium, server):
     for search in LINK_SEARCHES:
         js = page.evaluate(READ, search)
         py = resolve(dict(QueryParams(search[1:])), names)
-        mine = {"run": js.get("run"), "step": js.get("step"), "view": js.get("view"), "embed": js["embed"],
-                "lesson": js.get("lesson"), "notice": js["notice"]}
-        theirs = {"run": py.run, "step": py.step, "view": py.view, "embed": py.embed, "lesson": py.lesson,
-                  "notice": py.notice}
+        mine = {
+            "run": js.get("run"),
+            "step": js.get("step"),
+            "view": js.get("view"),
+            "embed": js["embed"],
+            "lesson": js.get("lesson"),
+            "notice": js["notice"],
+        }
+        theirs = {
+            "run": py.run,
+            "step": py.step,
+            "view": py.view,
+            "embed": py.embed,
+            "lesson": py.lesson,
+            "notice": py.notice,
+        }
         if mine != theirs:
             differ.append((search[:80], {k: (mine[k], theirs[k]) for k in mine if mine[k] != theirs[k]}))
     assert not differ, differ

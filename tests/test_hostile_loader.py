@@ -8,17 +8,17 @@ import re
 import time
 
 import pytest
+from hostile_cases import BASES, CASES, HERE, MARKUP, TELLTALES, base_doc, dumps
 
 from app import gallery
 from app.deeplink import resolve
 from app.limits import UPLOAD_BYTES, check_trace
 from app.render.export import render_html
 from app.render.payload import payload
-from hostile_cases import BASES, CASES, HERE, MARKUP, TELLTALES, base_doc, dumps
-from lade_core.tracefile import TraceError, parse_run
 from lade_core.paths import RUNS
 from lade_core.pool import NGramPool
 from lade_core.schema import SchemaError
+from lade_core.tracefile import TraceError, parse_run
 
 REJECTED = [c for c in CASES.values() if c.rejects is not None]
 ACCEPTED = [c for c in CASES.values() if c.accepts]
@@ -118,8 +118,12 @@ def test_version_1_upgrade_keeps_the_run():
     """Would catch the version-1 upgrade losing or changing a step: the upgraded file must decode to the same lanes
     as the version-2 file it was written back from."""
     old, new = parse_run(CASES["version_1"].data()), parse_run(dumps(base_doc("greedy")))
-    assert (old.parallel, old.baseline, old.config, old.prompt_ids) == (new.parallel, new.baseline, new.config,
-                                                                        new.prompt_ids)
+    assert (old.parallel, old.baseline, old.config, old.prompt_ids) == (
+        new.parallel,
+        new.baseline,
+        new.config,
+        new.prompt_ids,
+    )
 
 
 def test_upload_limit_is_exact():

@@ -24,7 +24,8 @@ def test_each_step_is_the_guess_block_verified_as_one_candidate(lm):
     seen = []
     handle = lm.model.register_forward_pre_hook(
         lambda m, a, kw: seen.append((kw["input_ids"].clone(), kw["cache"].get_seq_length(), kw.get("attention_mask"))),
-        with_kwargs=True)
+        with_kwargs=True,
+    )
     try:
         run = jacobi_generate(lm, lm.encode_prompt("Count from one to twenty in words."), 5, 30)
     finally:
@@ -37,7 +38,7 @@ def test_each_step_is_the_guess_block_verified_as_one_candidate(lm):
         assert list(step.accepted[:m]) == list(guess[:m]) and step.predictions[0][1:] == step.new_level
         if nxt is not None:
             assert nxt[1] == step.position + len(step.accepted)  # x and the accepted guesses stay in the cache
-            kept = step.predictions[0][len(step.accepted):]
+            kept = step.predictions[0][len(step.accepted) :]
             assert run.steps[step.index + 1].levels_before[0][: len(kept)] == kept  # the Jacobi update, shifted
 
 

@@ -15,8 +15,21 @@ from lade_core.paths import RUNS
 from lade_core.tracefile import parse_run
 
 RUN = RUNS / "code-class-W7N4G7.json"
-CONTRACT = {"predicted_speedup", "predicted_speedup_range", "range_parts", "compression", "device", "model_size",
-            "devices", "batch", "assumptions", "kind", "step_cost", "step_cost_range", "tokens_fed"}
+CONTRACT = {
+    "predicted_speedup",
+    "predicted_speedup_range",
+    "range_parts",
+    "compression",
+    "device",
+    "model_size",
+    "devices",
+    "batch",
+    "assumptions",
+    "kind",
+    "step_cost",
+    "step_cost_range",
+    "tokens_fed",
+}
 
 
 @pytest.fixture(scope="module")
@@ -29,13 +42,24 @@ def made_run(accepted, fed, position=0, window=7, ngram=4, guess=7, model="SmolL
     steps = [SimpleNamespace(accepted=(1,), n_input=0, position=position)]
     steps += [SimpleNamespace(accepted=(1,) * a, n_input=f, position=position) for a, f in zip(accepted, fed)]
     tokens = sum(len(s.accepted) for s in steps)
-    return SimpleNamespace(parallel=SimpleNamespace(steps=steps, compression=tokens / len(steps)), model=model,
-                           dtype="float32", method="lookahead", config=LookaheadConfig(window, ngram, guess))
+    return SimpleNamespace(
+        parallel=SimpleNamespace(steps=steps, compression=tokens / len(steps)),
+        model=model,
+        dtype="float32",
+        method="lookahead",
+        config=LookaheadConfig(window, ngram, guess),
+    )
 
 
 def _point(w, n, g, compression, fed, by_prompt=None):
-    return {"window": w, "ngram": n, "guess": g, "compression": compression, "mean_tokens_fed": fed,
-            "compression_by_prompt": by_prompt or {"a": compression * 0.8, "b": compression, "c": compression * 1.2}}
+    return {
+        "window": w,
+        "ngram": n,
+        "guess": g,
+        "compression": compression,
+        "mean_tokens_fed": fed,
+        "compression_by_prompt": by_prompt or {"a": compression * 0.8, "b": compression, "c": compression * 1.2},
+    }
 
 
 def test_predict_run_keeps_the_contract(run):
@@ -45,7 +69,8 @@ def test_predict_run_keeps_the_contract(run):
     assert result["compression"] == pytest.approx(run.parallel.compression)
     assert (result["device"], result["model_size"], result["devices"], result["kind"]) == ("h100", "7B", 1, "model")
     assert {"bandwidth", "peak_flops", "precision", "efficiency", "overlap", "bounds", "context"} <= set(
-        result["assumptions"])
+        result["assumptions"]
+    )
     json.dumps(result, allow_nan=False)
     assert lab.predict_run(run, "h100", "7B") == result  # the bootstrap is seeded
 
@@ -104,7 +129,8 @@ def test_a_batch_makes_the_extra_tokens_stop_being_free():
     assert alone["predicted_speedup"] > 1.8 and alone["breakdown"]["bound"] == "memory"
     assert crowd["predicted_speedup"] < 0.15 and crowd["breakdown"]["bound"] == "compute"
     assert crowd["batch"] == 64 and crowd["step_cost"] == pytest.approx(
-        roofline.relative_cost("a100-80gb", "7B", 31, 0, batch=64), rel=1e-9)
+        roofline.relative_cost("a100-80gb", "7B", 31, 0, batch=64), rel=1e-9
+    )
 
 
 def test_break_even_batch_is_the_first_batch_below_one():
@@ -125,12 +151,32 @@ def test_the_cpu_reads_its_batched_curve_at_a_measured_batch():
     """At batch 2 the CPU's step cost is the batched curve's: interpolated between its 16- and 32-token points
     (relative 2.0 and 3.0 of the batch's one-token forward), 24 tokens cost 2.5, and between the quartiles (2.0 to
     2.0 at 16, 2.5 to 3.5 at 32) 2.25 to 2.75; an unmeasured batch is refused."""
-    single = {"model": "m", "dtype": "float32", "prefix": 100, "greedy_s": 0.05, "source": "shipped",
-              "machine_description": "x", "points": [{"tokens": 1, "seconds": 0.05}, {"tokens": 64, "seconds": 0.2}]}
-    batched = {"model": "m", "dtype": "float32", "source": "shipped", "machine_description": "x", "curves": [
-        {"batch": 2, "greedy_s": 0.1, "points": [
-            {"tokens": 1, "seconds": 0.1, "q1": 0.1, "q3": 0.1}, {"tokens": 16, "seconds": 0.2, "q1": 0.2, "q3": 0.2},
-            {"tokens": 32, "seconds": 0.3, "q1": 0.25, "q3": 0.35}]}]}
+    single = {
+        "model": "m",
+        "dtype": "float32",
+        "prefix": 100,
+        "greedy_s": 0.05,
+        "source": "shipped",
+        "machine_description": "x",
+        "points": [{"tokens": 1, "seconds": 0.05}, {"tokens": 64, "seconds": 0.2}],
+    }
+    batched = {
+        "model": "m",
+        "dtype": "float32",
+        "source": "shipped",
+        "machine_description": "x",
+        "curves": [
+            {
+                "batch": 2,
+                "greedy_s": 0.1,
+                "points": [
+                    {"tokens": 1, "seconds": 0.1, "q1": 0.1, "q3": 0.1},
+                    {"tokens": 16, "seconds": 0.2, "q1": 0.2, "q3": 0.2},
+                    {"tokens": 32, "seconds": 0.3, "q1": 0.25, "q3": 0.35},
+                ],
+            }
+        ],
+    }
     t = lab.Target("cpu", roofline.model_shape("135M"), 100, curves={"single": single, "batched": batched})
     result = lab.predict_run(made_run([2] * 10, [24] * 10), "cpu", "135M", batch=2, t=t)
     assert result["step_cost"] == pytest.approx(2.5) and result["step_cost_range"] == pytest.approx([2.25, 2.75])
@@ -154,15 +200,18 @@ def test_kind_is_never_measured(run):
     assert kinds == {"model", "simulation"}
 
 
-@pytest.mark.parametrize("device, size, devices, batch, message", [
-    ("tpu-v5", "7B", 1, 1, "unknown device"),
-    ("h100", "8B", 1, 1, "no model of size"),
-    ("h100", "seven", 1, 1, "write it like"),
-    ("cpu", "7B", 1, 1, "SmolLM2-135M only"),
-    ("cpu", "135M", 2, 1, "GPUs"),
-    ("h100", "7B", 0, 1, "at least 1"),
-    ("h100", "7B", 1, 0, "at least 1"),
-])
+@pytest.mark.parametrize(
+    "device, size, devices, batch, message",
+    [
+        ("tpu-v5", "7B", 1, 1, "unknown device"),
+        ("h100", "8B", 1, 1, "no model of size"),
+        ("h100", "seven", 1, 1, "write it like"),
+        ("cpu", "7B", 1, 1, "SmolLM2-135M only"),
+        ("cpu", "135M", 2, 1, "GPUs"),
+        ("h100", "7B", 0, 1, "at least 1"),
+        ("h100", "7B", 1, 0, "at least 1"),
+    ],
+)
 def test_bad_device_size_or_batch_says_what_is_wrong(run, device, size, devices, batch, message):
     with pytest.raises(ValueError, match=message):
         lab.predict_run(run, device, size, devices, batch=batch)
@@ -174,8 +223,9 @@ def test_simulation_on_one_device_is_the_plain_prediction():
     points = [_point(2, 3, 2, 1.3, 7), _point(8, 5, 8, 1.7, 60), _point(64, 5, 64, 2.6, 500)]
     sim = lab.simulate_parallelism(points, "a100-80gb", "7B")
     first = sim["curve"][0]
-    chosen = next(p for p in points if (p["window"], p["ngram"], p["guess"]) == (first["window"], first["ngram"],
-                                                                                 first["guess"]))
+    chosen = next(
+        p for p in points if (p["window"], p["ngram"], p["guess"]) == (first["window"], first["ngram"], first["guess"])
+    )
     plain = lab.predict(chosen, "a100-80gb", "7B")
     assert first["predicted_speedup"] == plain["predicted_speedup"]
     assert first["predicted_speedup_range"] == plain["predicted_speedup_range"]
@@ -205,8 +255,10 @@ def test_busiest_device_share():
 def test_cli_lab_prints_the_contract(capsys):
     assert cli.main(["lab", "--run", str(RUN), "--device", "h200", "--model-size", "1.7B", "--json"]) == 0
     assert CONTRACT <= set(json.loads(capsys.readouterr().out))
-    assert cli.main(["lab", "--run", str(RUN), "--device", "a100-80gb", "--model-size", "7B", "--batch", "64",
-                     "--json"]) == 0
+    assert (
+        cli.main(["lab", "--run", str(RUN), "--device", "a100-80gb", "--model-size", "7B", "--batch", "64", "--json"])
+        == 0
+    )
     crowded = json.loads(capsys.readouterr().out)
     assert crowded["batch"] == 64 and crowded["predicted_speedup"] < 1
     assert cli.main(["lab", "--run", str(RUN), "--device", "a100-80gb", "--model-size", "7B", "--devices", "4"]) == 0

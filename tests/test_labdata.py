@@ -61,8 +61,9 @@ def test_thresholds_each_name_their_setting_and_source(page):
     assert {"vLLM (V0 engine)", "TensorRT-LLM (PyTorch backend)", "SGLang"} <= {s["server"] for s in servers}
     for s in servers:
         assert s["setting"] and s["rule"] and s["sources"]
-        assert all(src.get("url", "").startswith("https://") or (src.get("repo") and src.get("path"))
-                   for src in s["sources"])
+        assert all(
+            src.get("url", "").startswith("https://") or (src.get("repo") and src.get("path")) for src in s["sources"]
+        )
         assert s["off_from_batch"] is None or isinstance(s["off_from_batch"], int)
 
 
@@ -108,8 +109,8 @@ def test_why_lookahead_stops_paying_is_read_off_the_roofline(run, run_data):
     while by the roofline the greedy forward there is memory-bound (H100, 7B, B = 16: 0.44 ms of arithmetic against
     7.6 ms of reading); it is lookahead's forward of B x its tokens that crosses. The reason is now chosen from the
     bounds of both forwards at that batch, and agrees with the roofline everywhere."""
-    from lade_core.measure.roofline import forward_seconds
     from lade_core.measure.lab import run_target
+    from lade_core.measure.roofline import forward_seconds
 
     fed = run_data["run"]["tokens_fed"]
     for device in ("a100-80gb", "h100", "h200"):
@@ -123,8 +124,13 @@ def test_why_lookahead_stops_paying_is_read_off_the_roofline(run, run_data):
             wide = forward_seconds(device, size, fed, t.context, batch=b)
             assert even["why"]["greedy_bound"] == greedy["bound"]
             assert even["why"]["lookahead_bound"] == wide["bound"]
-            expected = ("both compute" if greedy["bound"] == "compute" else "lookahead crosses"
-                        if wide["bound"] == "compute" else "neither compute")
+            expected = (
+                "both compute"
+                if greedy["bound"] == "compute"
+                else "lookahead crosses"
+                if wide["bound"] == "compute"
+                else "neither compute"
+            )
             assert even["why"]["reason"] == expected, (device, size)
     h100 = run_data["predictions"]["h100"]["7B"]["break_even_batch"]["why"]
     assert h100 == {**h100, "reason": "lookahead crosses", "greedy_bound": "memory", "lookahead_bound": "compute"}
@@ -135,14 +141,17 @@ def test_run_data_is_plain_json_within_budget(run_data):
     assert len(text) < 50_000 and run_data["schema"] == "lade-explorer/lab-run"
 
 
-@pytest.mark.parametrize("device, size, devices, batch", [("h100", "7B", 4, 1), ("a100-80gb", "7B", 1, 64),
-                                                          ("h200", "70B", 8, 1), ("cpu", "135M", 1, 1)])
+@pytest.mark.parametrize(
+    "device, size, devices, batch",
+    [("h100", "7B", 4, 1), ("a100-80gb", "7B", 1, 64), ("h200", "70B", 8, 1), ("cpu", "135M", 1, 1)],
+)
 def test_run_data_holds_the_numbers_lade_lab_prints(run, run_data, device, size, devices, batch):
     """The page and the command line must never disagree: each entry equals `predict_run` for the same choice,
     to the 4 digits the page keeps."""
     entry = run_data["predictions"][device][size]
-    axis, at = ("by_devices", entry["devices"].index(devices)) if batch == 1 else (
-        "by_batch", entry["batches"].index(batch))
+    axis, at = (
+        ("by_devices", entry["devices"].index(devices)) if batch == 1 else ("by_batch", entry["batches"].index(batch))
+    )
     direct = lab.predict_run(run, device, size, devices, batch=batch)
     series = entry[axis]
     assert series["predicted_speedup"][at] == pytest.approx(direct["predicted_speedup"], rel=1e-3)

@@ -36,10 +36,16 @@ def test_positions_follow_the_diagonal_trajectories():
 
 
 def test_every_row_sees_a_contiguous_run_of_positions_ending_at_its_own():
-    for layout in [StepLayout.plain(4, 15, 15, 4), StepLayout.plain(1, 5, 0, 1), StepLayout.plain(3, 7, 3, 3),
-                   StepLayout.tree(3, 4, [(5, 6, 7), (5, 6, 9), (5, 1, 2), (8, 1, 2)])]:
+    for layout in [
+        StepLayout.plain(4, 15, 15, 4),
+        StepLayout.plain(1, 5, 0, 1),
+        StepLayout.plain(3, 7, 3, 3),
+        StepLayout.tree(3, 4, [(5, 6, 7), (5, 6, 9), (5, 1, 2), (8, 1, 2)]),
+    ]:
         mask, pos = layout.mask(), layout.positions()
-        assert mask.shape == (layout.size, layout.size) and layout.size == 1 + layout.levels * layout.window + layout.nodes
+        assert (
+            mask.shape == (layout.size, layout.size) and layout.size == 1 + layout.levels * layout.window + layout.nodes
+        )
         for row in range(layout.size):
             seen = sorted(pos[mask[row]].tolist())
             assert seen == list(range(pos[row] + 1)), (layout, row)

@@ -11,15 +11,28 @@ the Python reading itself against what the engine recorded.
 import re
 
 import pytest
+from conftest_app import SHOTS, chromium_browser
+from lesson_facts import (
+    OPTIONS,
+    RULES,
+    WINDOW,
+    answer,
+    assert_facts,
+    fed_guesses,
+    full_window,
+    landing,
+    last_step,
+    pool_replay,
+    shown_facts,
+    shown_step,
+    tokens_fed,
+)
 
 from app import gallery
 from app.captions import bench_speedups
+from app.deeplink import CHAPTERS
 from app.render.assets import source
 from app.render.export import render_html
-from conftest_app import SHOTS, chromium_browser
-from app.deeplink import CHAPTERS
-from lesson_facts import (OPTIONS, RULES, WINDOW, answer, assert_facts, fed_guesses, full_window, landing, last_step,
-                          pool_replay, shown_facts, shown_step, tokens_fed)
 
 NAMES = gallery.names()
 CHAPTER_RULES = "() => Lade.lesson.CHAPTERS.map(c => ({title: c.title, role: c.role, rules: c.start.map(r => r.rule)}))"
@@ -28,7 +41,7 @@ CHAPTER_RULES = "() => Lade.lesson.CHAPTERS.map(c => ({title: c.title, role: c.r
 def stated_rules() -> set[str]:
     """Every start rule the lesson's scripts state, read from their source."""
     text = source("lade-lesson.js") + source("lade-lesson-extras.js")
-    return set(re.findall(r'\{ rule: "([^"]+)"', text))
+    return set(re.findall(r'\{\s*rule: "([^"]+)"', text))
 
 
 def test_every_stated_rule_has_a_python_reading():
@@ -106,8 +119,11 @@ def test_every_chapter_lands_where_its_rules_say_and_states_true_facts(chromium,
         want, used = landing(chapter_rules, run)
         open_chapter(page, n)
         text = page.locator("#lesson-text")
-        assert (int(text.get_attribute("data-start")), int(text.get_attribute("data-step"))) == (want, want), \
-            (n, chapter_rules, used)
+        assert (int(text.get_attribute("data-start")), int(text.get_attribute("data-step"))) == (want, want), (
+            n,
+            chapter_rules,
+            used,
+        )
         note = page.locator("#lade-main .rule")
         if used == 0:
             assert note.count() == 0, (n, note.all_inner_texts())

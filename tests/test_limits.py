@@ -40,8 +40,9 @@ def test_good_sampling_settings():
     assert limits.check_sampling(0.7, 0.9, 5) == Sampling(temperature=0.7, top_k=0, top_p=0.9, sample_seed=5)
     assert limits.check_sampling(0, 1, 0) == Sampling() and limits.check_sampling(0, 1, 0).greedy
     assert limits.check_sampling(None, None, None) == Sampling()  # a JSON client leaving them out: greedy
-    assert limits.check_sampling("2", "0.05", "2147483647") == Sampling(temperature=2.0, top_p=0.05,
-                                                                        sample_seed=2**31 - 1)
+    assert limits.check_sampling("2", "0.05", "2147483647") == Sampling(
+        temperature=2.0, top_p=0.05, sample_seed=2**31 - 1
+    )
     assert limits.check_sampling(0.5, 1, 7.0).sample_seed == 7  # a slider's float for a whole number
 
 
@@ -52,8 +53,15 @@ def test_limits_text_names_the_sampling_limits():
 
 
 def test_live_partial_carries_the_runs_settings():
-    lm = types.SimpleNamespace(encode_prompt=lambda prompt: [1, 2], name="fake", device="cpu", dtype="torch.float32",
-                               token_texts=lambda ids: {i: str(i) for i in ids}, vocab_size=10, max_positions=64)
+    lm = types.SimpleNamespace(
+        encode_prompt=lambda prompt: [1, 2],
+        name="fake",
+        device="cpu",
+        dtype="torch.float32",
+        token_texts=lambda ids: {i: str(i) for i in ids},
+        vocab_size=10,
+        max_positions=64,
+    )
     sampling = Sampling(temperature=0.7, top_p=0.9, sample_seed=3)
     live = LiveRun(lm, "hi", LookaheadConfig(5, 3, 2), 8, sampling=sampling)
     live.steps["parallel"].append(StepTrace(0, "prefill", 1, 2, (5,), 0.1, 0.0))
@@ -63,24 +71,27 @@ def test_live_partial_carries_the_runs_settings():
     assert LiveRun(lm, "hi", LookaheadConfig(), 8).partial().sampling == Sampling()
 
 
-@pytest.mark.parametrize("args, message", [
-    (("", 7, 4, 7, 32, None), "The prompt is empty"),
-    (("x" * 8001, 7, 4, 7, 32, None), "at most 8,000"),
-    (("hi\x00", 7, 4, 7, 32, None), "control character (U+0000"),
-    (("hi", 40, 4, 7, 32, None), "window (W) must be a whole number from 1 to 32, got 40"),
-    (("hi", 7, 9, 7, 32, None), "ngram (N) must be a whole number from 2 to 8, got 9"),
-    (("hi", 7, 4, 3.5, 32, None), "guess (G) must be a whole number from 0 to 32, got 3.5"),
-    (("hi", 7, 4, 7, 513, None), "max new tokens must be a whole number from 1 to 512, got 513"),
-    (("hi", 7, 4, 7, 32, "weird"), "pool policy must be one of paper, output, prompt, got 'weird'"),
-    (("hi", 7, 4, 7, 32, 2), "pool policy must be text"),
-    (("hi", True, 4, 7, 32, None), "window (W) must be a whole number from 1 to 32, got True"),
-    (("hi", 7, math.nan, 7, 32, None), "ngram (N) must be a whole number from 2 to 8, got nan"),
-    (("hi", 7, 4, 1e30, 32, None), "guess (G) must be a whole number from 0 to 32, got 1e+30"),
-    (("hi", 7, 4, "abc", 32, None), "guess (G) must be a whole number from 0 to 32, got 'abc'"),
-    (("hi", None, 4, 7, 32, None), "window (W) must be a whole number from 1 to 32, got None"),
-    (("hi", 7, 4, 7, "1" * 50, None), "max new tokens must be a whole number from 1 to 512, got '1111"),
-    (("hi", 7, 4, 7, float("inf"), None), "max new tokens must be a whole number from 1 to 512, got inf"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("", 7, 4, 7, 32, None), "The prompt is empty"),
+        (("x" * 8001, 7, 4, 7, 32, None), "at most 8,000"),
+        (("hi\x00", 7, 4, 7, 32, None), "control character (U+0000"),
+        (("hi", 40, 4, 7, 32, None), "window (W) must be a whole number from 1 to 32, got 40"),
+        (("hi", 7, 9, 7, 32, None), "ngram (N) must be a whole number from 2 to 8, got 9"),
+        (("hi", 7, 4, 3.5, 32, None), "guess (G) must be a whole number from 0 to 32, got 3.5"),
+        (("hi", 7, 4, 7, 513, None), "max new tokens must be a whole number from 1 to 512, got 513"),
+        (("hi", 7, 4, 7, 32, "weird"), "pool policy must be one of paper, output, prompt, got 'weird'"),
+        (("hi", 7, 4, 7, 32, 2), "pool policy must be text"),
+        (("hi", True, 4, 7, 32, None), "window (W) must be a whole number from 1 to 32, got True"),
+        (("hi", 7, math.nan, 7, 32, None), "ngram (N) must be a whole number from 2 to 8, got nan"),
+        (("hi", 7, 4, 1e30, 32, None), "guess (G) must be a whole number from 0 to 32, got 1e+30"),
+        (("hi", 7, 4, "abc", 32, None), "guess (G) must be a whole number from 0 to 32, got 'abc'"),
+        (("hi", None, 4, 7, 32, None), "window (W) must be a whole number from 1 to 32, got None"),
+        (("hi", 7, 4, 7, "1" * 50, None), "max new tokens must be a whole number from 1 to 512, got '1111"),
+        (("hi", 7, 4, 7, float("inf"), None), "max new tokens must be a whole number from 1 to 512, got inf"),
+    ],
+)
 def test_bad_requests_get_their_message(args, message):
     with pytest.raises(gr.Error) as err:
         limits.check_request(*args)
@@ -96,8 +107,14 @@ def test_form_values_arrive_as_floats_and_text():
 
 def test_pool_arrives_as_a_policy_or_as_the_old_flag():
     """`/generate` clients of earlier versions send pool_from_prompt as true/false (or 0/1)."""
-    for value, pool in ((None, LookaheadConfig().pool), (True, "prompt"), (1, "prompt"), (False, "paper"),
-                        (0, "paper"), ("output", "output")):
+    for value, pool in (
+        (None, LookaheadConfig().pool),
+        (True, "prompt"),
+        (1, "prompt"),
+        (False, "paper"),
+        (0, "paper"),
+        ("output", "output"),
+    ):
         assert limits.check_request("hi", 7, 4, 7, 32, value)[1].pool == pool
 
 
@@ -109,6 +126,7 @@ def test_traces_past_the_public_limits_are_not_drawn():
     run = parse_run((RUNS / "code-class-W7N4G7.json").read_bytes())
     limits.check_trace(run)
     import dataclasses
+
     wide = dataclasses.replace(run, config=dataclasses.replace(run.config, window=64))
     with pytest.raises(SchemaError, match=r"window \(W\) must be between 1 and 32, got 64"):
         limits.check_trace(wide)

@@ -25,8 +25,7 @@ def _refuse(stream) -> None:
             try:
                 raise ValueError("inner detail /srv/app/secret.py")
             except ValueError as inner:
-                raise gr.Error("The prompt is 9,000 characters; this demo takes at most 8,000." + "x" * 5000) \
-                    from inner
+                raise gr.Error("The prompt is 9,000 characters; this demo takes at most 8,000." + "x" * 5000) from inner
         except gr.Error:
             traceback.print_exc()
     finally:

@@ -12,8 +12,15 @@ from lade_core.layout import StepLayout
 from lade_core.pool import replay_pool
 
 pytestmark = pytest.mark.model
-CONFIGS = [(15, 5, 15, "paper"), (15, 5, 15, "prompt"), (7, 4, 7, "paper"), (7, 4, 7, "output"), (7, 4, 7, "prompt"),
-           (5, 3, 5, "prompt"), (3, 2, 3, "paper")]
+CONFIGS = [
+    (15, 5, 15, "paper"),
+    (15, 5, 15, "prompt"),
+    (7, 4, 7, "paper"),
+    (7, 4, 7, "output"),
+    (7, 4, 7, "prompt"),
+    (5, 3, 5, "prompt"),
+    (3, 2, 3, "paper"),
+]
 MAX_NEW = 64
 REPETITIVE = "Write the word 'hello' twenty times, separated by spaces."
 
@@ -78,7 +85,7 @@ def test_step_mechanics_as_the_model_sees_them(lm, tree):
         mask = call["attention_mask"][0, 0]
         assert mask.shape == (q, call["past"] + q)
         assert torch.all(mask[:, : call["past"]] == 0)  # the committed prefix is visible to all
-        assert np.array_equal((mask[:, call["past"]:] == 0).numpy(), layout.mask())
+        assert np.array_equal((mask[:, call["past"] :] == 0).numpy(), layout.mask())
         assert (call["position_ids"][0] - call["past"]).tolist() == layout.positions().tolist()
         assert call["past"] == step.position
         if nxt is not None:  # x and the accepted candidate tokens stay in the cache
@@ -118,8 +125,10 @@ def test_output_policy_adds_the_texts_ngrams(lm, bench_prompts):
     for step in run.steps[1:]:
         window = len(step.new_level) if len(step.levels_before) == 2 else 0
         text_grams = step.ngrams_added[window:]
-        assert text_grams == tuple(tuple((text + list(step.accepted))[j: j + 3])
-                                   for j in range(len(text) - 2, len(text) + len(step.accepted) - 2))
+        assert text_grams == tuple(
+            tuple((text + list(step.accepted))[j : j + 3])
+            for j in range(len(text) - 2, len(text) + len(step.accepted) - 2)
+        )
         text += step.accepted
     assert run.steps[0].ngrams_added == ()  # the prompt's n-grams only under the "prompt" policy
 
@@ -157,8 +166,14 @@ def test_window_narrows_at_the_end_of_the_context(lm, monkeypatch):
 
 def test_cancellation_between_steps(lm):
     calls = []
-    run = lookahead_generate(lm, lm.encode_prompt(REPETITIVE), LookaheadConfig(), 100,
-                             on_step=calls.append, should_stop=lambda: len(calls) >= 3)
+    run = lookahead_generate(
+        lm,
+        lm.encode_prompt(REPETITIVE),
+        LookaheadConfig(),
+        100,
+        on_step=calls.append,
+        should_stop=lambda: len(calls) >= 3,
+    )
     assert run.stop_reason == "cancelled" and len(run.steps) == 3
 
 

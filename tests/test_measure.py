@@ -13,8 +13,15 @@ COST = StepCost(((1, 1.0), (10, 2.0), (100, 11.0)))
 
 
 def _point(w, n, compression, fed, pool="paper", by_prompt=None):
-    return {"window": w, "ngram": n, "guess": w, "compression": compression, "mean_tokens_fed": fed, "pool": pool,
-            "compression_by_prompt": by_prompt or {"a": compression}}
+    return {
+        "window": w,
+        "ngram": n,
+        "guess": w,
+        "compression": compression,
+        "mean_tokens_fed": fed,
+        "pool": pool,
+        "compression_by_prompt": by_prompt or {"a": compression},
+    }
 
 
 def test_step_cost_interpolates_and_extrapolates():

@@ -18,19 +18,50 @@ from lade_core.trace import MethodRun, StepTrace
 
 def pld(index, position, x, accepted, candidate, predictions, matched):
     cands = (candidate,) if candidate else ()
-    return StepTrace(index, "pld", position, x, accepted, 0.01, 0.0, ngram=4, guess=1, tree=True, candidates=cands,
-                     predictions=(predictions,) if candidate else (), match_lengths=(matched,) if candidate else (),
-                     winner=0 if matched else -1)
+    return StepTrace(
+        index,
+        "pld",
+        position,
+        x,
+        accepted,
+        0.01,
+        0.0,
+        ngram=4,
+        guess=1,
+        tree=True,
+        candidates=cands,
+        predictions=(predictions,) if candidate else (),
+        match_lengths=(matched,) if candidate else (),
+        winner=0 if matched else -1,
+    )
 
 
 def test_metrics_of_a_hand_worked_run():
-    steps = (StepTrace(0, "prefill", 9, 5, (1,), 0.01, 0.0),
-             pld(1, 10, 1, (2, 3, 4), (2, 3, 9), (2, 3, 4, 0), 2),
-             pld(2, 13, 4, (5,), (), (), 0),
-             pld(3, 14, 5, (6,), (7, 7), (6, 1, 1), 0))
-    tree = StepTrace(4, "lookahead", 15, 6, (7, 8, 9), 0.01, 0.0, window=1, ngram=3, guess=2, tree=True,
-                     levels_before=((1,), (2,)), new_level=(3,), candidates=((7, 8), (7, 5)),
-                     predictions=((7, 8, 9), (7, 8, 9)), match_lengths=(2, 1), winner=0)
+    steps = (
+        StepTrace(0, "prefill", 9, 5, (1,), 0.01, 0.0),
+        pld(1, 10, 1, (2, 3, 4), (2, 3, 9), (2, 3, 4, 0), 2),
+        pld(2, 13, 4, (5,), (), (), 0),
+        pld(3, 14, 5, (6,), (7, 7), (6, 1, 1), 0),
+    )
+    tree = StepTrace(
+        4,
+        "lookahead",
+        15,
+        6,
+        (7, 8, 9),
+        0.01,
+        0.0,
+        window=1,
+        ngram=3,
+        guess=2,
+        tree=True,
+        levels_before=((1,), (2,)),
+        new_level=(3,),
+        candidates=((7, 8), (7, 5)),
+        predictions=((7, 8, 9), (7, 8, 9)),
+        match_lengths=(2, 1),
+        winner=0,
+    )
     run = MethodRun((1, 2, 3, 4, 5, 6, 7, 8, 9), (*steps, tree), 0.05)
     m = run_metrics(run)
     assert m["tokens_per_step"] == pytest.approx(9 / 5)
@@ -42,7 +73,10 @@ def test_metrics_of_a_hand_worked_run():
 
 
 def test_a_run_that_never_drafts():
-    run = MethodRun((1, 2), (StepTrace(0, "prefill", 3, 0, (1,), 0.1, 0.0),
-                             StepTrace(1, "autoregressive", 4, 1, (2,), 0.1, 0.0)), 0.2)
+    run = MethodRun(
+        (1, 2),
+        (StepTrace(0, "prefill", 3, 0, (1,), 0.1, 0.0), StepTrace(1, "autoregressive", 4, 1, (2,), 0.1, 0.0)),
+        0.2,
+    )
     m = run_metrics(run)
     assert m["mean_acceptance_length"] == 1.0 and m["drafted_per_step"] == 0 and m["per_position_acceptance"] == []

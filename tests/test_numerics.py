@@ -61,16 +61,20 @@ def test_a_bf16_divergence_on_file_reproduces():
 
     data = json.loads(SHIPPED["bfloat16"].read_text())
     row = next(r for r in data["prompts"] if not r["identical"] and r["first_divergence"] < 64)
-    prompt = next(p for p in __import__("lade_core.measure.prompts", fromlist=["x"]).load_prompts()
-                  if p["id"] == row["id"])
+    prompt = next(
+        p for p in __import__("lade_core.measure.prompts", fromlist=["x"]).load_prompts() if p["id"] == row["id"]
+    )
     threads = torch.get_num_threads()
     torch.set_num_threads(data["threads"])
     try:
         lm = load_model(dtype="bfloat16", half_on_cpu=True)
         c = data["config"]
-        again = numerics.compare_prompt(lm, lm.encode_prompt(prompt["prompt"]),
-                                        LookaheadConfig(c["window"], c["ngram"], c["guess"], pool=c["pool"],
-                                                        tree=c["tree"]), 64)
+        again = numerics.compare_prompt(
+            lm,
+            lm.encode_prompt(prompt["prompt"]),
+            LookaheadConfig(c["window"], c["ngram"], c["guess"], pool=c["pool"], tree=c["tree"]),
+            64,
+        )
     finally:
         torch.set_num_threads(threads)
     assert (again["first_divergence"], again["logit_gap"]) == (row["first_divergence"], row["logit_gap"])

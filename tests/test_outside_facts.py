@@ -24,7 +24,7 @@ def test_no_text_says_a_draft_model_must_be_trained():
     wrong = re.compile(r"must be trained|trained to agree|kept aligned|needs? a model trained|draft must be", re.I)
     for name, text in shipped_text().items():
         found = wrong.search(text)
-        assert not found, (name, text[max(0, found.start() - 120):found.end() + 80])
+        assert not found, (name, text[max(0, found.start() - 120) : found.end() + 80])
     glossary = shipped_text()["lade-notes.js"]
     assert "without retraining (Leviathan et al., 2023)" in glossary
 

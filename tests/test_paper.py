@@ -62,8 +62,9 @@ def test_each_row_uses_both_compressions_and_says_which():
     assert (by_source["sweep"]["max_new_tokens"], by_source["bench"]["max_new_tokens"]) == (64, 128)
     assert by_source["bench"]["exact_setting"] and by_source["bench"]["file"].endswith("bench-15-5-15-paper.json")
     bench = json.loads((BENCH / "bench-15-5-15-paper.json").read_text())
-    assert by_source["bench"]["compression"] == pytest.approx(statistics.fmean(
-        p["compression"] for p in bench["prompts"]))
+    assert by_source["bench"]["compression"] == pytest.approx(
+        statistics.fmean(p["compression"] for p in bench["prompts"])
+    )
     assert mt7["predicted_speedup"] == by_source["bench"]["predicted_speedup"]
     for p in mt7["predictions"]:
         low, high = p["predicted_speedup_range"]

@@ -42,7 +42,11 @@ def test_every_steps_mask_is_the_layouts_own(run):
 def test_reason_rules_reproduce_the_engines_reasons():
     """The page picks a hover reason by (query kind, key kind, visible); that table must give layout.reason."""
     rules = reason_rules()
-    for layout in (StepLayout.plain(3, 4, 3, 3), StepLayout.tree(2, 3, [(1, 2), (1, 3), (4, 5)]), StepLayout.plain(1, 5, 0, 0)):
+    for layout in (
+        StepLayout.plain(3, 4, 3, 3),
+        StepLayout.tree(2, 3, [(1, 2), (1, 3), (4, 5)]),
+        StepLayout.plain(1, 5, 0, 0),
+    ):
         kinds, mask, labels = token_kinds(layout), layout.mask(), layout.labels()
         for q in range(layout.size):
             for k in range(layout.size):

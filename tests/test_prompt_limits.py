@@ -14,8 +14,10 @@ def test_the_prompt_is_bounded_in_tokens_and_the_limit_is_stated():
     assert limits.MAX_PROMPT_TOKENS < limits.MAX_PROMPT_CHARS
     limits.check_context(limits.MAX_PROMPT_TOKENS, 8192, 512)
     n = limits.MAX_PROMPT_TOKENS
-    with pytest.raises(gr.Error, match=re.escape(f"The prompt is {n + 1:,} tokens (with the chat template); this "
-                                                 f"demo takes at most {n:,}")):
+    with pytest.raises(
+        gr.Error,
+        match=re.escape(f"The prompt is {n + 1:,} tokens (with the chat template); this demo takes at most {n:,}"),
+    ):
         limits.check_context(limits.MAX_PROMPT_TOKENS + 1, 8192, 1)
     with pytest.raises(gr.Error, match="fit in the model's context"):  # past the context: that message, with numbers
         limits.check_context(9000, 8192, 16)

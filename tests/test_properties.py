@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from lade_core.config import MAX_GUESS, MAX_NGRAM, MAX_WINDOW, POOL_POLICIES, ConfigError, LookaheadConfig, Sampling
 from lade_core.layout import StepLayout
-from lade_core.tracefile import TraceError, parse_run
 from lade_core.paths import RUNS
 from lade_core.pool import NGramPool
 from lade_core.trace import SCHEMA, VERSION, RunTrace
+from lade_core.tracefile import TraceError, parse_run
 
 RUN_TEXT = (RUNS / "code-class-W7N4G7.json").read_text()
 RUN_DOC = json.loads(RUN_TEXT)
@@ -48,6 +48,7 @@ anything = st.one_of(
 
 
 # 1. settings ---------------------------------------------------------------------------------------------------
+
 
 def _int_ok(v, low, high) -> bool:
     return type(v) is int and low <= v <= high
@@ -98,8 +99,15 @@ def _build(cls, rules: dict, kwargs: dict):
         obj = cls(**kwargs)
     except ConfigError as exc:
         assert bad, f"valid settings {kwargs!r} were refused: {exc}"
-        labels = {"window": "window (W)", "ngram": "ngram (N)", "guess": "guess (G)", "pool": "pool policy",
-                  "window_seed": "window seed", "sample_seed": "sampling seed", "top_p": "top-p"}
+        labels = {
+            "window": "window (W)",
+            "ngram": "ngram (N)",
+            "guess": "guess (G)",
+            "pool": "pool policy",
+            "window_seed": "window seed",
+            "sample_seed": "sampling seed",
+            "top_p": "top-p",
+        }
         assert any(labels.get(name, name) in str(exc) for name in bad), f"{exc} names none of {bad}"
         return None
     assert not bad, f"{cls.__name__} accepted invalid {bad}"
@@ -135,8 +143,11 @@ def _settings_dicts(values: dict):
 
 
 @FAST
-@given(st.sampled_from([(LookaheadConfig, CONFIG_RULES, CONFIG_VALUES), (Sampling, SAMPLING_RULES, SAMPLING_VALUES)])
-       .flatmap(lambda c: st.tuples(st.just(c), _settings_dicts(c[2]))))
+@given(
+    st.sampled_from(
+        [(LookaheadConfig, CONFIG_RULES, CONFIG_VALUES), (Sampling, SAMPLING_RULES, SAMPLING_VALUES)]
+    ).flatmap(lambda c: st.tuples(st.just(c), _settings_dicts(c[2])))
+)
 @example(((LookaheadConfig, CONFIG_RULES, CONFIG_VALUES), {1: 2, "evil": 3}))
 @example(((Sampling, SAMPLING_RULES, SAMPLING_VALUES), {"x": 1, 2: 3}))
 def test_from_dict_is_valid_or_config_error(case):
@@ -158,6 +169,7 @@ def test_from_dict_is_valid_or_config_error(case):
 
 
 # 2. the trace loader -------------------------------------------------------------------------------------------
+
 
 def _check_loaded(text, **kw) -> RunTrace | None:
     """parse_run gives a valid, round-tripping RunTrace or a TraceError with a message; nothing else."""
@@ -316,9 +328,11 @@ def test_one_replaced_value_loads_or_is_refused_cleanly(path, value):
 
 # 3. the n-gram pool --------------------------------------------------------------------------------------------
 
+
 @FAST
-@given(st.integers(0, 4), st.integers(2, 4).flatmap(
-    lambda n: st.lists(st.tuples(*[st.integers(0, 3)] * n), max_size=60)))
+@given(
+    st.integers(0, 4), st.integers(2, 4).flatmap(lambda n: st.lists(st.tuples(*[st.integers(0, 3)] * n), max_size=60))
+)
 def test_pool_keeps_its_policy(per_key, ngrams):
     pool, model = NGramPool(per_key), {}
     for ng in ngrams:
@@ -353,6 +367,7 @@ def test_add_all_reports_evictions_in_order(per_key, ngrams):
 
 # 4. the step layout --------------------------------------------------------------------------------------------
 
+
 @FAST
 @given(st.integers(0, 4), st.integers(0, 6), st.integers(0, 4), st.integers(0, 4), st.data())
 def test_layout_mask_rules(levels, window, candidates, cand_len, data):
@@ -361,7 +376,7 @@ def test_layout_mask_rules(levels, window, candidates, cand_len, data):
     lay = StepLayout.for_candidates(levels, window, cands, cand_len, tree)
     mask, pos = lay.mask(), lay.positions()
     size = 1 + levels * window + lay.nodes
-    assert lay.nodes == (len({c[:k + 1] for c in cands for k in range(cand_len)}) if tree else candidates * cand_len)
+    assert lay.nodes == (len({c[: k + 1] for c in cands for k in range(cand_len)}) if tree else candidates * cand_len)
     assert lay.size == size and mask.shape == (size, size) and mask.dtype == bool and pos.shape == (size,)
     assert mask.diagonal().all() and mask[:, 0].all() and pos[0] == 0
     win, cand = slice(1, lay.verify_start), slice(lay.verify_start, size)

@@ -32,9 +32,16 @@ def tiny_draft(lm, tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("tiny-draft")
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=lm.vocab_size, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=lm.max_positions,
-                         tie_word_embeddings=True)
+    config = LlamaConfig(
+        vocab_size=lm.vocab_size,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=lm.max_positions,
+        tie_word_embeddings=True,
+    )
     LlamaForCausalLM(config).save_pretrained(folder)
     lm.tokenizer.save_pretrained(folder)
     return str(folder)
@@ -42,8 +49,11 @@ def tiny_draft(lm, tmp_path_factory):
 
 @pytest.mark.parametrize("method", ["pld", "early-exit", "draft"])
 def test_every_relative_equals_greedy_on_every_prompt(lm, bench_prompts, greedy_outputs, tiny_draft, method):
-    spec = {"pld": MethodSpec("pld"), "early-exit": EARLY_EXIT,
-            "draft": MethodSpec("draft", draft=DraftConfig(tokens=4, draft_model=tiny_draft))}[method]
+    spec = {
+        "pld": MethodSpec("pld"),
+        "early-exit": EARLY_EXIT,
+        "draft": MethodSpec("draft", draft=DraftConfig(tokens=4, draft_model=tiny_draft)),
+    }[method]
     for p in bench_prompts:
         run = decode(lm, lm.encode_prompt(p["prompt"]), spec, MAX_NEW)
         assert run.tokens == greedy_outputs[p["id"]], (method, p["id"])
@@ -78,9 +88,14 @@ def test_prompt_lookup_writes_transformers_tokens_in_as_many_passes(lm, bench_pr
             ours = decode(lm, ids, MethodSpec("pld"), MAX_NEW)
             our_passes, calls[0] = calls[0], 0
             with torch.inference_mode():
-                theirs = lm.model.generate(torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
-                                           max_new_tokens=MAX_NEW, do_sample=False, prompt_lookup_num_tokens=10)
-            assert list(ours.tokens) == theirs[0, len(ids):].tolist(), p["id"]
+                theirs = lm.model.generate(
+                    torch.tensor([ids]),
+                    attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+                    max_new_tokens=MAX_NEW,
+                    do_sample=False,
+                    prompt_lookup_num_tokens=10,
+                )
+            assert list(ours.tokens) == theirs[0, len(ids) :].tolist(), p["id"]
             assert our_passes == len(ours.steps) and abs(our_passes - calls[0]) <= 1, (p["id"], our_passes, calls[0])
     finally:
         handle.remove()
@@ -102,11 +117,13 @@ def test_a_draft_model_with_another_tokenizer_is_refused(lm, tmp_path):
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
     vocab = {"[UNK]": 0, "a": 1, "b": 2}
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.WordLevel(vocab, unk_token="[UNK]")),
-                                        unk_token="[UNK]")
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer(models.WordLevel(vocab, unk_token="[UNK]")), unk_token="[UNK]"
+    )
     tokenizer.save_pretrained(tmp_path)
-    LlamaForCausalLM(LlamaConfig(vocab_size=3, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                                 num_attention_heads=2)).save_pretrained(tmp_path)
+    LlamaForCausalLM(
+        LlamaConfig(vocab_size=3, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2)
+    ).save_pretrained(tmp_path)
     with pytest.raises(ModelLoadError) as err:
         load_draft(lm, str(tmp_path))
     message = str(err.value)

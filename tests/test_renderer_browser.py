@@ -9,10 +9,10 @@ from the trace fails here.
 import dataclasses
 
 import pytest
+from conftest_app import SHOTS, chromium_browser
 
 from app.render.export import render_html
 from app.render.views import VIEW_IDS
-from conftest_app import SHOTS, chromium_browser
 from lade_core import parse_run
 from lade_core.paths import RUNS
 from lade_core.tracefile import check_run
@@ -148,7 +148,9 @@ def test_views_show_the_trace_at_chosen_steps(chromium, exports, name):
         assert step.kind != "prefill", "these steps are chosen to be decoding steps"
         # the window: one cell per guess, the new level included
         cells = page.locator("#window-view td.cell")
-        assert cells.count() == (len(step.levels_before) + 1) * step.window if step.levels_before else cells.count() == 0
+        assert (
+            cells.count() == (len(step.levels_before) + 1) * step.window if step.levels_before else cells.count() == 0
+        )
         # the verification branch: one row pair for the winner, the accepted tokens as chips
         assert page.locator("#verify-view tr.winner").count() == (2 if step.winner >= 0 else 0)
         assert page.locator("#verify-view .accepted .chip").count() == len(step.accepted)
@@ -247,8 +249,12 @@ def test_a_run_cut_short_inside_a_candidate_says_so(chromium, tmp_path):
     steps[k] = dataclasses.replace(steps[k], accepted=steps[k].accepted[:1])
     tokens = tuple(t for s in steps for t in s.accepted)
     cut = dataclasses.replace(run.parallel, steps=tuple(steps), tokens=tokens, stop_reason="length")
-    base = dataclasses.replace(run.baseline, steps=run.baseline.steps[: len(tokens)], tokens=run.baseline.tokens[: len(tokens)],
-                               stop_reason="length")
+    base = dataclasses.replace(
+        run.baseline,
+        steps=run.baseline.steps[: len(tokens)],
+        tokens=run.baseline.tokens[: len(tokens)],
+        stop_reason="length",
+    )
     short = dataclasses.replace(run, parallel=cut, baseline=base, max_new_tokens=len(tokens))
     check_run(short)
     path = tmp_path / "cut.html"
@@ -262,7 +268,7 @@ def test_a_run_cut_short_inside_a_candidate_says_so(chromium, tmp_path):
 
 
 def test_window_marks_changes_for_the_same_position_only(chromium, exports):
-    """"changed" compares guesses for the same absolute position, step to step."""
+    """ "changed" compares guesses for the same absolute position, step to step."""
     run = load("code-class-W7N4G7")
     page = open_export(chromium, exports["code-class-W7N4G7"])
     for step in run.parallel.steps[2:12]:
@@ -344,7 +350,6 @@ def test_the_stage_follows_the_servers_messages(chromium, exports):
     assert (current, live, status) == ("live-x", "live-x", "Live race: lookahead at step 9.")
     assert pulls[0] == ["live-x", None] and pulls[1][0] == "live-x" and pulls[1][1]["parallel"] >= 1
     page.close()
-
 
 
 def test_a_hybrid_lane_is_named_and_its_copies_labelled(chromium, tmp_path):

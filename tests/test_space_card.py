@@ -13,11 +13,35 @@ import yaml
 from lade_core.paths import ROOT
 
 KEYS = {  # every key the reference lists
-    "title", "emoji", "colorFrom", "colorTo", "sdk", "python_version", "sdk_version", "suggested_hardware",
-    "suggested_storage", "app_file", "app_build_command", "app_port", "base_path", "fullWidth", "header",
-    "short_description", "models", "datasets", "tags", "thumbnail", "pinned", "hf_oauth", "hf_oauth_scopes",
-    "hf_oauth_expiration_minutes", "hf_oauth_authorized_org", "disable_embedding", "startup_duration_timeout",
-    "custom_headers", "preload_from_hub",
+    "title",
+    "emoji",
+    "colorFrom",
+    "colorTo",
+    "sdk",
+    "python_version",
+    "sdk_version",
+    "suggested_hardware",
+    "suggested_storage",
+    "app_file",
+    "app_build_command",
+    "app_port",
+    "base_path",
+    "fullWidth",
+    "header",
+    "short_description",
+    "models",
+    "datasets",
+    "tags",
+    "thumbnail",
+    "pinned",
+    "hf_oauth",
+    "hf_oauth_scopes",
+    "hf_oauth_expiration_minutes",
+    "hf_oauth_authorized_org",
+    "disable_embedding",
+    "startup_duration_timeout",
+    "custom_headers",
+    "preload_from_hub",
 }
 COLORS = {"red", "yellow", "green", "blue", "indigo", "purple", "pink", "gray"}
 SHORT_DESCRIPTION_MAX = 60
@@ -50,7 +74,9 @@ def test_the_space_builds_on_the_python_and_gradio_this_project_pins():
 
 def test_the_card_fits_the_hubs_limits():
     c = card()
-    assert 0 < len(c["short_description"]) <= SHORT_DESCRIPTION_MAX, (len(c["short_description"]),
-                                                                     c["short_description"])
+    assert 0 < len(c["short_description"]) <= SHORT_DESCRIPTION_MAX, (
+        len(c["short_description"]),
+        c["short_description"],
+    )
     assert c["colorFrom"] in COLORS and c["colorTo"] in COLORS
     assert isinstance(c["title"], str) and 0 < len(c["title"]) <= 96

@@ -10,11 +10,11 @@ import json
 import types
 
 import pytest
+from hostile_cases import CASES, base_doc, dumps
 
 from app import events, gallery, stage, zerogpu
 from app.stage import Held
 from app.store import RunStore, pack, payload_of
-from hostile_cases import CASES, base_doc, dumps
 from lade_core import parse_run
 
 VALUE_BYTES = 1024
@@ -116,11 +116,13 @@ def value_bytes(value) -> int:
 def test_every_stage_value_is_small():
     """The stage's value names what to show, never the run: the largest each builder can make stays under 1 KB."""
     handle = "u-" + "f" * 20
-    values = [stage.show(handle, "last", "explorer", 8, {"view": "trajectory-view"}, "Live run stopped."),
-              stage.show("chat-sleep-adaptive-W7N4G7", 99999, "lesson", 8, {"lesson": True}),
-              stage.lesson(8, True, "There is no chapter “" + "é" * 40 + "…” (chapters 1 to 8); showing chapter 1."),
-              stage.live("live-" + "x" * 16, "Live race: lookahead at step 511, greedy at step 511.", True),
-              stage.notice("No live runs here: " + "x" * 300)]
+    values = [
+        stage.show(handle, "last", "explorer", 8, {"view": "trajectory-view"}, "Live run stopped."),
+        stage.show("chat-sleep-adaptive-W7N4G7", 99999, "lesson", 8, {"lesson": True}),
+        stage.lesson(8, True, "There is no chapter “" + "é" * 40 + "…” (chapters 1 to 8); showing chapter 1."),
+        stage.live("live-" + "x" * 16, "Live race: lookahead at step 511, greedy at step 511.", True),
+        stage.notice("No live runs here: " + "x" * 300),
+    ]
     for value in values:
         assert value_bytes(value) < VALUE_BYTES, value
 
@@ -163,8 +165,21 @@ def test_a_zerogpu_run_is_sent_by_handle(monkeypatch):
     monkeypatch.setattr(events.MODEL, "get", lambda: fake_lm)
     monkeypatch.setattr(zerogpu, "available", lambda: True)
     monkeypatch.setattr(zerogpu, "record_on_gpu", lambda *args: run)
-    outputs = list(events.run_live("Write fib", 5, 3, 4, 24, "paper", 0.0, 1.0, 0, ["lookahead"],
-                                   types.SimpleNamespace(session_hash="store-test")))
+    outputs = list(
+        events.run_live(
+            "Write fib",
+            5,
+            3,
+            4,
+            24,
+            "paper",
+            0.0,
+            1.0,
+            0,
+            ["lookahead"],
+            types.SimpleNamespace(session_hash="store-test"),
+        )
+    )
     assert len(outputs) == 1 and value_bytes(outputs[0].stage) < VALUE_BYTES
     message = json.loads(outputs[0].stage)
     assert message["run"].startswith("live-") and payload_of(events.STORE.get(message["run"]))

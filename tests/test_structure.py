@@ -1,6 +1,7 @@
 """The shape of the code, checked: the layer rules (import-linter's contracts in pyproject.toml: no import cycle
 within a package, the engine apart from its tooling and the app, tests apart from the scripts), the engine never
-prints, one way to find files, every engine's `step()` reads its rows from `StepLayout` (none computed in it), and no engine
+prints, one way to find files, every engine's `step()` reads its rows from `StepLayout` (none computed in it), and no
+engine
 function takes more than 8 parameters. No model."""
 
 import ast
@@ -28,8 +29,9 @@ def modules() -> dict[str, ast.Module]:
 def test_the_layer_rules_declared_in_pyproject_hold():
     """import-linter's contracts (pyproject.toml): the engine imports no app and no script, the app no script, only
     the tooling imports measurement code, and no import cycle within a package."""
-    done = subprocess.run([str(Path(sys.executable).with_name("lint-imports")), "--no-cache"], cwd=ROOT,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("lint-imports")), "--no-cache"], cwd=ROOT, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "0 broken" in done.stdout
 
@@ -39,8 +41,13 @@ def test_no_test_imports_a_script():
     (`app.process`). A script a test needs is run as a command."""
     for path in ROOT.glob("tests/*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             assert not any(n == "scripts" or n.startswith("scripts.") for n in names), (path.name, node.lineno)
 
 
@@ -53,8 +60,12 @@ def test_the_engine_never_prints():
 
 def test_one_way_to_find_files():
     """Paths come from lade_core.paths; nothing computes parents[n] or reaches outside the repository."""
-    for path in [*ROOT.glob("lade_core/**/*.py"), *ROOT.glob("app/**/*.py"), *ROOT.glob("tests/*.py"),
-                 *ROOT.glob("scripts/*.py")]:
+    for path in [
+        *ROOT.glob("lade_core/**/*.py"),
+        *ROOT.glob("app/**/*.py"),
+        *ROOT.glob("tests/*.py"),
+        *ROOT.glob("scripts/*.py"),
+    ]:
         if path.name == "test_structure.py":
             continue
         text = path.read_text(encoding="utf-8")
@@ -62,8 +73,12 @@ def test_one_way_to_find_files():
         assert "/work/shared" not in text and "sys.path.insert" not in text, path
 
 
-STEP_DECODERS = ("lade_core.lookahead:LookaheadDecoder", "lade_core.jacobi:JacobiDecoder",
-                 "lade_core.speculative:SpeculativeDecoder", "lade_core.autoregressive:AutoregressiveDecoder")
+STEP_DECODERS = (
+    "lade_core.lookahead:LookaheadDecoder",
+    "lade_core.jacobi:JacobiDecoder",
+    "lade_core.speculative:SpeculativeDecoder",
+    "lade_core.autoregressive:AutoregressiveDecoder",
+)
 MODEL_OUTPUTS = {"logits", "argmax", "out"}  # names a step gives the model's output
 
 
@@ -113,7 +128,7 @@ def test_steps_follow_the_numbered_parts_of_their_docstring():
     for target in STEP_DECODERS[:3]:
         step, module = _step_tree(target), target.split(":")[0]
         lines = (ROOT / (module.replace(".", "/") + ".py")).read_text(encoding="utf-8").splitlines()
-        body = "\n".join(lines[step.lineno - 1:step.end_lineno])
+        body = "\n".join(lines[step.lineno - 1 : step.end_lineno])
         found = [int(m) for m in re.findall(r"# (\d)[.-]", body)]
         assert len(found) >= 3 and found == sorted(found), (target, found)
 
@@ -133,8 +148,9 @@ def test_no_function_in_the_engine_takes_more_than_8_parameters():
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 a = node.args
-                params = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)] + \
-                    [p.arg for p in (a.vararg, a.kwarg) if p is not None]
+                params = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)] + [
+                    p.arg for p in (a.vararg, a.kwarg) if p is not None
+                ]
                 params = [p for p in params if p not in ("self", "cls")]
                 if len(params) > MAX_PARAMETERS and f"{name}.{node.name}" not in DICTATED:
                     long.append(f"{name}.{node.name}({len(params)})")

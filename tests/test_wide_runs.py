@@ -13,8 +13,8 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest_app import OUT
+
 from lade_core.paths import ROOT
 
 pytestmark = [pytest.mark.server, pytest.mark.model, pytest.mark.soak]
@@ -28,12 +28,29 @@ def test_wide_runs_after_a_pass_over_every_prompt_leave_memory_within_five_perce
     Measured from the fifth run instead, a bound of 10% was met by 1.099x in one full test run and missed by 1.11x in
     another: runs 6 to 12 still meet new prompts' shapes. From run 12 to run 20 the failing run grew 2.1%."""
     OUT.mkdir(exist_ok=True)
-    subprocess.run([sys.executable, "-m", "scripts.wide_runs", "--runs", str(RUNS), "--max-new-tokens", str(MAX_NEW),
-                    "--out", str(OUT / "wide-runs.json")], cwd=ROOT, check=True, stdout=subprocess.DEVNULL, timeout=1500)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "scripts.wide_runs",
+            "--runs",
+            str(RUNS),
+            "--max-new-tokens",
+            str(MAX_NEW),
+            "--out",
+            str(OUT / "wide-runs.json"),
+        ],
+        cwd=ROOT,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        timeout=1500,
+    )
     result = json.loads((OUT / "wide-runs.json").read_text(encoding="utf-8"))
     marks = result["rss_mb"]
     cycle = result["prompts"]
     assert cycle < RUNS, "the runs must pass over every prompt and go on"
-    print(f"\nRSS after wide run {cycle} (every prompt seen) {marks[f'after_{cycle}']} MB, after the {RUNS}th "
-          f"{marks[f'after_{RUNS}']} MB ({result['last_over_cycle']:.3f}x, bound {BOUND}x)")
+    print(
+        f"\nRSS after wide run {cycle} (every prompt seen) {marks[f'after_{cycle}']} MB, after the {RUNS}th "
+        f"{marks[f'after_{RUNS}']} MB ({result['last_over_cycle']:.3f}x, bound {BOUND}x)"
+    )
     assert result["last_over_cycle"] <= BOUND, marks

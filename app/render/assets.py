@@ -12,9 +12,23 @@ from functools import cache
 from pathlib import Path
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
-SCRIPTS = ("lade-core.js", "lade-run.js", "lade-charts.js", "lade-notes.js", "lade-views.js", "lade-step-views.js",
-           "lade-mask.js", "lade-lab.js", "lade-lesson-extras.js", "lade-lesson.js", "lade-lesson-view.js", "lade-page.js",
-           "lade-layout.js", "lade-pictures.js", "lade-stage.js")
+SCRIPTS = (
+    "lade-core.js",
+    "lade-run.js",
+    "lade-charts.js",
+    "lade-notes.js",
+    "lade-views.js",
+    "lade-step-views.js",
+    "lade-mask.js",
+    "lade-lab.js",
+    "lade-lesson-extras.js",
+    "lade-lesson.js",
+    "lade-lesson-view.js",
+    "lade-page.js",
+    "lade-layout.js",
+    "lade-pictures.js",
+    "lade-stage.js",
+)
 STYLE = "lade.css"
 
 

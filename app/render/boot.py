@@ -25,8 +25,12 @@ def lab_data() -> dict:
 
     from ..captions import noise
 
-    return {**lab_page_data(), "noise": {"ratio": noise(), "source": "assets/bench/adaptive-vs-auto.json"},
-            "cpu_choice": _cpu_choice(), "numerics": _numerics()}
+    return {
+        **lab_page_data(),
+        "noise": {"ratio": noise(), "source": "assets/bench/adaptive-vs-auto.json"},
+        "cpu_choice": _cpu_choice(),
+        "numerics": _numerics(),
+    }
 
 
 def _cpu_choice() -> dict | None:
@@ -35,8 +39,12 @@ def _cpu_choice() -> dict | None:
     if not (narrow.exists() and wide.exists()):
         return None
     median = lambda path: json.loads(path.read_text())["summary"]["speedup_median"]  # noqa: E731
-    return {"narrow": median(narrow), "wide": median(wide), "narrow_file": f"assets/bench/{narrow.name}",
-            "wide_file": f"assets/bench/{wide.name}"}
+    return {
+        "narrow": median(narrow),
+        "wide": median(wide),
+        "narrow_file": f"assets/bench/{narrow.name}",
+        "wide_file": f"assets/bench/{wide.name}",
+    }
 
 
 def _numerics(cut: int = 80) -> dict | None:
@@ -50,18 +58,38 @@ def _numerics(cut: int = 80) -> dict | None:
             return None
         data = json.loads(path.read_text())
         prompts = {q["id"]: q["prompt"] for q in load_prompts()}
-        rows = [{"id": p["id"], "prompt": prompts.get(p["id"], ""), "identical": p["identical"], "first_divergence": p["first_divergence"],
-                 "logit_gap": p["logit_gap"], "wide_first_divergence": (p.get("batch_shape") or {}).get("first_divergence"),
-                 "greedy_text": (p.get("greedy_text") or "")[:cut], "lookahead_text": (p.get("lookahead_text") or "")[:cut]}
-                for p in data["prompts"]]
-        out[dtype] = {"identical": data["summary"]["identical"], "prompts": data["summary"]["prompts"],
-                      "wide_identical": data["summary"].get("batch_shape_identical"), "rows": rows,
-                      "source": f"assets/bench/{path.name}", "command": data.get("command", "")}
+        rows = [
+            {
+                "id": p["id"],
+                "prompt": prompts.get(p["id"], ""),
+                "identical": p["identical"],
+                "first_divergence": p["first_divergence"],
+                "logit_gap": p["logit_gap"],
+                "wide_first_divergence": (p.get("batch_shape") or {}).get("first_divergence"),
+                "greedy_text": (p.get("greedy_text") or "")[:cut],
+                "lookahead_text": (p.get("lookahead_text") or "")[:cut],
+            }
+            for p in data["prompts"]
+        ]
+        out[dtype] = {
+            "identical": data["summary"]["identical"],
+            "prompts": data["summary"]["prompts"],
+            "wide_identical": data["summary"].get("batch_shape_identical"),
+            "rows": rows,
+            "source": f"assets/bench/{path.name}",
+            "command": data.get("command", ""),
+        }
     return out
 
 
 def boot_data(source: str, live_url: str | None = None, lab: dict | None = None) -> dict:
     """The boot document for a page whose runs come from `source`; `live_url` links "Run it live" (static site)."""
     roles = {role: gallery.by_role(role) for role in ("lookahead", "jacobi", "race")}
-    return {"source": source, "views": {"ids": list(VIEW_IDS), "groups": {k: list(v) for k, v in VIEW_GROUPS.items()}},
-            "gallery": gallery.listing(), "lesson": roles, "lab": lab, "live_url": live_url}
+    return {
+        "source": source,
+        "views": {"ids": list(VIEW_IDS), "groups": {k: list(v) for k, v in VIEW_GROUPS.items()}},
+        "gallery": gallery.listing(),
+        "lesson": roles,
+        "lab": lab,
+        "live_url": live_url,
+    }

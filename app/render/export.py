@@ -19,19 +19,21 @@ from .assets import boot_tag, inline_bundle, script_json
 from .boot import boot_data
 from .payload import payload
 
-CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; "
-       "font-src data:; connect-src 'none'")
+CSP = (
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; "
+    "font-src data:; connect-src 'none'"
+)
 
 
 def page(title: str, head_extra: str, body: str, csp: str = CSP) -> str:
     """An HTML page of the renderer: its CSS and scripts inline, `body` (boot and mount scripts) after them."""
     css, js = inline_bundle()
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{csp}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{html.escape(title)}</title>\n<style>body {{ margin: 14px 18px; background: #fff; }}\n{css}</style>\n"
-        f"{head_extra}</head>\n<body>\n<main id=\"lade-host\"></main>\n<script>{js}</script>\n{body}</body>\n</html>\n"
+        f'{head_extra}</head>\n<body>\n<main id="lade-host"></main>\n<script>{js}</script>\n{body}</body>\n</html>\n'
     )
 
 
@@ -42,11 +44,15 @@ def render_html(run: RunTrace, name: str | None = None, step: int | None = None)
     listing = [e for e in gallery.listing() if e["name"] == handle] if entry else []
     boot = {**boot_data("inline"), "gallery": listing, "lesson": {}, "step": step}
     data = f'<script type="application/json" id="lade-run">{script_json(payload(run))}</script>\n'
-    mount = ("<script>const data = JSON.parse(document.getElementById('lade-run').textContent);"
-             f"window.Lade.stage.mountStandalone(document.getElementById('lade-host'), data, {script_json(handle)});"
-             "</script>\n")
-    comment = ("<!-- A recorded run of the Lookahead Decoding Explorer (lookahead decoding, Fu et al., ICML 2024), "
-               "replayed by the explorer's own renderer. Everything is inline; nothing is fetched. -->\n")
+    mount = (
+        "<script>const data = JSON.parse(document.getElementById('lade-run').textContent);"
+        f"window.Lade.stage.mountStandalone(document.getElementById('lade-host'), data, {script_json(handle)});"
+        "</script>\n"
+    )
+    comment = (
+        "<!-- A recorded run of the Lookahead Decoding Explorer (lookahead decoding, Fu et al., ICML 2024), "
+        "replayed by the explorer's own renderer. Everything is inline; nothing is fetched. -->\n"
+    )
     return page(run.title or "Lookahead decoding replay", boot_tag(boot) + "\n", comment + data + mount)
 
 

@@ -20,12 +20,15 @@ the mask view says so. The pool rows are at most `POOL_KEYS` keys of at most G n
 from __future__ import annotations
 
 import base64
-from typing import Annotated, Any
-
-from pydantic import WithJsonSchema
-from typing_extensions import NotRequired, TypedDict  # pydantic reads these on Python 3.11
+from typing import (
+    Annotated,
+    Any,
+    NotRequired,  # pydantic reads these on Python 3.11
+)
 
 import numpy as np
+from pydantic import WithJsonSchema
+from typing_extensions import TypedDict
 
 from lade_core import RunTrace, StepTrace
 from lade_core.layout import REASONS, StepLayout
@@ -126,8 +129,9 @@ class Deriver:
     def __init__(self, run: RunTrace):
         self.run = run
         # one pool per lookahead lane, by lane index (0: the main lane, i: run.lanes[i - 1])
-        self.pools = {i: NGramPool(lane.config.guess) for i, lane in enumerate(run.all_lanes)
-                      if lane.method == "lookahead"}
+        self.pools = {
+            i: NGramPool(lane.config.guess) for i, lane in enumerate(run.all_lanes) if lane.method == "lookahead"
+        }
         self.index: dict[StepLayout, int] = {}
         self.layouts: list[LayoutRow] = []
         self.mask_bytes = 0
@@ -136,8 +140,9 @@ class Deriver:
     def _spend(self, items: int) -> None:
         self.items += items
         if self.items > ITEM_BUDGET:
-            raise PayloadTooLarge(f"this run is too large to draw: its views would need more than {ITEM_BUDGET:,} "
-                                  f"token ids")
+            raise PayloadTooLarge(
+                f"this run is too large to draw: its views would need more than {ITEM_BUDGET:,} token ids"
+            )
 
     def layout(self, step: StepTrace) -> int:
         if step.kind in ("prefill", "autoregressive"):
@@ -151,9 +156,17 @@ class Deriver:
     def _layout_row(self, layout: StepLayout) -> LayoutRow:
         q = layout.size
         self._spend(4 * q)
-        row = {"size": q, "levels": layout.levels, "window": layout.window, "nodes": layout.nodes,
-               "labels": layout.labels(), "positions": layout.positions().tolist(), "kinds": token_kinds(layout),
-               "parents": list(layout.parents), "mask": None}
+        row = {
+            "size": q,
+            "levels": layout.levels,
+            "window": layout.window,
+            "nodes": layout.nodes,
+            "labels": layout.labels(),
+            "positions": layout.positions().tolist(),
+            "kinds": token_kinds(layout),
+            "parents": list(layout.parents),
+            "mask": None,
+        }
         cost = (q * q + 7) // 8
         if self.mask_bytes + cost <= MASK_BUDGET:
             row["mask"] = base64.b64encode(np.packbits(layout.mask().ravel()).tobytes()).decode("ascii")
@@ -173,8 +186,12 @@ class Deriver:
             gone = [list(n[1:]) for n in step.ngrams_evicted if n[0] == key]
             rows.append({"key": key, "items": items, "evicted": gone})
             self._spend(1 + sum(len(it["cont"]) + 1 for it in items) + sum(map(len, gone)))
-        return {"size": len(pool), "keys": pool.keys, "rows": rows,
-                "more_keys": len(dict.fromkeys(touched)) - len(keys)}
+        return {
+            "size": len(pool),
+            "keys": pool.keys,
+            "rows": rows,
+            "more_keys": len(dict.fromkeys(touched)) - len(keys),
+        }
 
     def step(self, step: StepTrace, lane: int = 0) -> DerivedStep:
         """A step's derived data: its layout's index, and the pool around it (lookahead lanes only). `lane` 0 is
@@ -187,8 +204,7 @@ class Deriver:
 
 def empty_derived() -> Derived:
     """Derived data of a run with no steps yet: what a live run starts from."""
-    return {"layouts": [], "steps": [], "lanes": [], "reasons": [text for _, text in REASONS],
-            "rules": reason_rules()}
+    return {"layouts": [], "steps": [], "lanes": [], "reasons": [text for _, text in REASONS], "rules": reason_rules()}
 
 
 def derive(run: RunTrace) -> Derived:
@@ -204,7 +220,11 @@ def metrics(run: RunTrace) -> dict[str, RunMetrics]:
     "parallel", "baseline", then "lane0", "lane1", ... for the run's extra lanes."""
     from lade_core.metrics import run_metrics
 
-    lanes = {"parallel": run.parallel, "baseline": run.baseline, **{f"lane{i}": lane.run for i, lane in enumerate(run.lanes)}}
+    lanes = {
+        "parallel": run.parallel,
+        "baseline": run.baseline,
+        **{f"lane{i}": lane.run for i, lane in enumerate(run.lanes)},
+    }
     return {name: run_metrics(method) for name, method in lanes.items()}
 
 

@@ -22,15 +22,19 @@ from .boot import boot_data
 from .export import page
 from .payload import payload
 
-CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; "
-       "font-src data:; connect-src 'self'")
+CSP = (
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; "
+    "font-src data:; connect-src 'self'"
+)
 
 
 def index_html(live_url: str | None, lab: dict | None) -> str:
     boot = boot_data("site", live_url=live_url, lab=lab)
     mount = "<script>window.Lade.stage.mountSite(document.getElementById('lade-host'));</script>\n"
-    comment = ("<!-- The Lookahead Decoding Explorer's lesson, gallery and explorer as a static site: every run was "
-               "recorded by the real engine; this page fetches only the files beside it. -->\n")
+    comment = (
+        "<!-- The Lookahead Decoding Explorer's lesson, gallery and explorer as a static site: every run was "
+        "recorded by the real engine; this page fetches only the files beside it. -->\n"
+    )
     return page("Lookahead Decoding Explorer", boot_tag(boot) + "\n", comment + mount, csp=CSP)
 
 
@@ -49,5 +53,8 @@ def export_site(folder: Path, live_url: str | None = None, lab: dict | None = No
         text = json.dumps(payload(gallery.load(name)), ensure_ascii=False, separators=(",", ":"))
         (runs / f"{name}.json").write_text(text, encoding="utf-8")
     files = sorted(p for p in folder.rglob("*") if p.is_file())
-    return {"files": len(files), "bytes": sum(p.stat().st_size for p in files),
-            "index_bytes": (folder / "index.html").stat().st_size}
+    return {
+        "files": len(files),
+        "bytes": sum(p.stat().st_size for p in files),
+        "index_bytes": (folder / "index.html").stat().st_size,
+    }

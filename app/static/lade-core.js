@@ -11,8 +11,15 @@ const LadeDom = (() => {
 
   /** One colour per meaning, everywhere (the CSS uses the same values): see the legends in lade-views.js. */
   const COLORS = {
-    baseline: "#475569", parallel: "#1d4ed8", x: "#0f172a", window: "#1d4ed8", verify: "#b45309",
-    right: "#15803d", wrong: "#b91c1c", bonus: "#6d28d9", unchecked: "#64748b",
+    baseline: "#475569",
+    parallel: "#1d4ed8",
+    x: "#0f172a",
+    window: "#1d4ed8",
+    verify: "#b45309",
+    right: "#15803d",
+    wrong: "#b91c1c",
+    bonus: "#6d28d9",
+    unchecked: "#64748b",
   };
 
   /**
@@ -23,7 +30,8 @@ const LadeDom = (() => {
    * @returns {any}
    */
   function h(tag, attrs, ...children) {
-    const node = tag.startsWith("svg:") ? document.createElementNS("http://www.w3.org/2000/svg", tag.slice(4))
+    const node = tag.startsWith("svg:")
+      ? document.createElementNS("http://www.w3.org/2000/svg", tag.slice(4))
       : document.createElement(tag);
     for (const [key, value] of Object.entries(attrs || {})) {
       if (value === null || value === undefined || value === false) continue;
@@ -55,7 +63,8 @@ const LadeDom = (() => {
   // Characters that show nothing, or change how their neighbours show, are named: controls, format characters
   // (bidi controls, zero-width characters, Unicode tags), default-ignorable ones (variation selectors, Hangul
   // fillers, U+180E ...), line and paragraph separators and every space but the plain one.
-  const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]/gu;
+  const INVISIBLE =
+    /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]/gu;
   /** @param {string} c */
   const named = (c) => `⟨U+${(c.codePointAt(0) || 0).toString(16).toUpperCase().padStart(4, "0")}⟩`;
 
@@ -81,8 +90,11 @@ const LadeDom = (() => {
    */
   function tok(run, id, cls = "", limit = 10, raw = false) {
     const text = run.text(id);
-    return h("span", { class: `tk ${cls}`.trim(), title: `token ${id}: ${JSON.stringify(text)}` },
-      raw ? proseText(text) : cellText(text, limit));
+    return h(
+      "span",
+      { class: `tk ${cls}`.trim(), title: `token ${id}: ${JSON.stringify(text)}` },
+      raw ? proseText(text) : cellText(text, limit),
+    );
   }
 
   /** @param {number} n @param {string} one @param {string} [many] */
@@ -99,7 +111,9 @@ const LadeDom = (() => {
    */
   function maskBits(layout) {
     if (!layout.mask) return null;
-    const bits = memo(layout, "bits", () => Uint8Array.from(atob(/** @type {string} */ (layout.mask)), (c) => c.charCodeAt(0)));
+    const bits = memo(layout, "bits", () =>
+      Uint8Array.from(atob(/** @type {string} */ (layout.mask)), (c) => c.charCodeAt(0)),
+    );
     const q = layout.size;
     return (row, col) => ((bits[(row * q + col) >> 3] >> (7 - ((row * q + col) & 7))) & 1) === 1;
   }
@@ -125,8 +139,8 @@ const LadeDom = (() => {
   }
 
   /** A box that scrolls sideways, reachable and scrollable from the keyboard. @param {string} label @param {...any} children */
-  const scroller = (label, ...children) => h("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": label },
-    ...children);
+  const scroller = (label, ...children) =>
+    h("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": label }, ...children);
 
   /** Text only screen readers read. @param {...any} children */
   const sr = (...children) => h("span", { class: "sr-only" }, ...children);

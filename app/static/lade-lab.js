@@ -19,7 +19,8 @@ const LadeLab = (() => {
   }
 
   /** This CPU's measured single-sequence curve as [tokens, relative cost] points. @param {any} page */
-  const cpuPoints = (page) => (page && page.cpu && page.cpu.single ? page.cpu.single.tokens.map((t, i) => [t, page.cpu.single.relative[i]]) : []);
+  const cpuPoints = (page) =>
+    page && page.cpu && page.cpu.single ? page.cpu.single.tokens.map((t, i) => [t, page.cpu.single.relative[i]]) : [];
 
   /** @param {number} x */
   const times = (x) => `${fmt(x)}x`;
@@ -40,43 +41,99 @@ const LadeLab = (() => {
   }
 
   /** @param {string} label @param {string} value @param {string[][]} options @param {(v: string) => void} change @param {string} id */
-  const choice = (label, value, options, change, id) => h("label", { class: "lab-choice" }, label, " ",
-    h("select", { id, onchange: (/** @type {Event} */ ev) => change(/** @type {HTMLSelectElement} */ (ev.target).value) },
-      options.map(([v, text]) => h("option", { value: v, selected: v === value }, text))));
+  const choice = (label, value, options, change, id) =>
+    h(
+      "label",
+      { class: "lab-choice" },
+      label,
+      " ",
+      h(
+        "select",
+        { id, onchange: (/** @type {Event} */ ev) => change(/** @type {HTMLSelectElement} */ (ev.target).value) },
+        options.map(([v, text]) => h("option", { value: v, selected: v === value }, text)),
+      ),
+    );
 
   /** The prediction for the selection, in sentences computed from the run's predictions. */
   function prediction(/** @type {any} */ page, /** @type {any} */ runLab, /** @type {ReturnType<typeof pick>} */ sel) {
-    const { device, size, batch, k, pred } = sel, run = runLab.run;
-    const series = batch > 1 ? pred.by_batch : pred.by_devices, i = batch > 1 ? pred.batches.indexOf(batch) : k - 1;
-    const cpu = device === "cpu", name = cpu ? "this CPU" : (page.devices.find((d) => d.id === device) || { name: device }).name;
-    const kind = cpu ? "Measured cost, predicted speed-up" : k > 1 ? "A simulation, not a measurement"
-      : pred.fits_in_memory === false ? `A model's prediction, not a measurement, for a ${size} model that does not fit one ${name} (see the notes below)`
-        : "A model's prediction, not a measurement";
-    const where = cpu ? `On ${name} (${page.cpu.single.source}: ${page.cpu.single.machine_description})`
-      : pred.fits_in_memory === false ? `With its weights read once per step from several ${name}s in a pipeline,`
+    const { device, size, batch, k, pred } = sel,
+      run = runLab.run;
+    const series = batch > 1 ? pred.by_batch : pred.by_devices,
+      i = batch > 1 ? pred.batches.indexOf(batch) : k - 1;
+    const cpu = device === "cpu",
+      name = cpu ? "this CPU" : (page.devices.find((d) => d.id === device) || { name: device }).name;
+    const kind = cpu
+      ? "Measured cost, predicted speed-up"
+      : k > 1
+        ? "A simulation, not a measurement"
+        : pred.fits_in_memory === false
+          ? `A model's prediction, not a measurement, for a ${size} model that does not fit one ${name} (see the notes below)`
+          : "A model's prediction, not a measurement";
+    const where = cpu
+      ? `On ${name} (${page.cpu.single.source}: ${page.cpu.single.machine_description})`
+      : pred.fits_in_memory === false
+        ? `With its weights read once per step from several ${name}s in a pipeline,`
         : `On ${k > 1 ? `${k} × ${name}` : `one ${name}`} with a ${size} model`;
     const part = cpu ? ["measurement", "the measured curve's quartiles"] : ["assumptions", "the model's assumptions"];
-    const out = [h("p", { class: "lab-prediction", id: "lab-prediction" }, h("b", {}, `${kind}. `),
-      `${where}${batch > 1 ? `, serving ${batch} sequences at once,` : ""} this run's ${fmt(run.compression)} tokens per step `,
-      `(${span(run.compression_range)} over its steps) would give about `, h("b", { dataset: { value: series.predicted_speedup[i] } },
-        times(series.predicted_speedup[i])), ` greedy's speed: ${span([series.low[i], series.high[i]])}. Of that range, the run's `,
-      `step-to-step spread alone gives ${span([series.compression_low[i], series.compression_high[i]])} and ${part[1]} alone `,
-      `${span([series[`${part[0]}_low`][i], series[`${part[0]}_high`][i]])}.`)];
-    const fed = run.tokens_fed, curve = !cpu && page.gpu_curves[device][size][String(batch)];
-    const bound = series.bound[i], cost = series.step_cost[i];
-    out.push(h("p", {}, `A step feeds ${fmt(fed, 1)} tokens per sequence${batch > 1 ? ` (${Math.round(batch * fed).toLocaleString("en")} in all)` : ""}`,
-      k > 1 ? `, ${fmt(series.tokens_per_device[i], 1)} on the busiest device,` : "", ` and costs ${times(cost)} a one-token step`,
-      cpu ? " on this CPU's measured curve." : `; the forward is ${bound}-bound${curve && curve.crossover_tokens !== null
-        ? ` (this ${name} turns compute-bound past about ${Math.round(curve.crossover_tokens * batch)} tokens per forward for a ${size} model at this batch)` : ""}.`));
+    const out = [
+      h(
+        "p",
+        { class: "lab-prediction", id: "lab-prediction" },
+        h("b", {}, `${kind}. `),
+        `${where}${batch > 1 ? `, serving ${batch} sequences at once,` : ""} this run's ${fmt(run.compression)} tokens per step `,
+        `(${span(run.compression_range)} over its steps) would give about `,
+        h("b", { dataset: { value: series.predicted_speedup[i] } }, times(series.predicted_speedup[i])),
+        ` greedy's speed: ${span([series.low[i], series.high[i]])}. Of that range, the run's `,
+        `step-to-step spread alone gives ${span([series.compression_low[i], series.compression_high[i]])} and ${part[1]} alone `,
+        `${span([series[`${part[0]}_low`][i], series[`${part[0]}_high`][i]])}.`,
+      ),
+    ];
+    const fed = run.tokens_fed,
+      curve = !cpu && page.gpu_curves[device][size][String(batch)];
+    const bound = series.bound[i],
+      cost = series.step_cost[i];
+    out.push(
+      h(
+        "p",
+        {},
+        `A step feeds ${fmt(fed, 1)} tokens per sequence${batch > 1 ? ` (${Math.round(batch * fed).toLocaleString("en")} in all)` : ""}`,
+        k > 1 ? `, ${fmt(series.tokens_per_device[i], 1)} on the busiest device,` : "",
+        ` and costs ${times(cost)} a one-token step`,
+        cpu
+          ? " on this CPU's measured curve."
+          : `; the forward is ${bound}-bound${
+              curve && curve.crossover_tokens !== null
+                ? ` (this ${name} turns compute-bound past about ${Math.round(curve.crossover_tokens * batch)} tokens per forward for a ${size} model at this batch)`
+                : ""
+            }.`,
+      ),
+    );
     const even = pred.break_even_batch;
     if (even) {
-      out.push(h("p", { id: "lab-break-even" }, even.predicted === null ? `Lookahead keeps paying up to batch ${even.largest_batch_tried} here (predicted).`
-        : [`Lookahead stops paying at batch `, h("b", {}, String(even.predicted)), ` (predicted; between ${even.range[0] ?? "–"} and `,
-          `${even.range[1] === null ? `beyond ${even.largest_batch_tried}` : even.range[1]}): `, whyItStops(even.why, fed)]));
+      out.push(
+        h(
+          "p",
+          { id: "lab-break-even" },
+          even.predicted === null
+            ? `Lookahead keeps paying up to batch ${even.largest_batch_tried} here (predicted).`
+            : [
+                `Lookahead stops paying at batch `,
+                h("b", {}, String(even.predicted)),
+                ` (predicted; between ${even.range[0] ?? "–"} and `,
+                `${even.range[1] === null ? `beyond ${even.largest_batch_tried}` : even.range[1]}): `,
+                whyItStops(even.why, fed),
+              ],
+        ),
+      );
     }
     if (pred.notes && pred.notes.length) {
-      out.push(h("ul", { class: "lab-notes muted", "aria-label": "What this prediction assumes" },
-        pred.notes.map((/** @type {string} */ n) => h("li", {}, `${n[0].toUpperCase()}${n.slice(1)}.`))));
+      out.push(
+        h(
+          "ul",
+          { class: "lab-notes muted", "aria-label": "What this prediction assumes" },
+          pred.notes.map((/** @type {string} */ n) => h("li", {}, `${n[0].toUpperCase()}${n.slice(1)}.`)),
+        ),
+      );
     }
     return out;
   }
@@ -84,11 +141,14 @@ const LadeLab = (() => {
   /** Why lookahead stops paying at that batch, chosen by what bounds each forward there (labdata: `why`).
    * @param {any} why @param {number} fed */
   function whyItStops(why, fed) {
-    const b = why.batch, each = `${plural(b, "sequence")} of ${fmt(fed, 1)} tokens each`;
+    const b = why.batch,
+      each = `${plural(b, "sequence")} of ${fmt(fed, 1)} tokens each`;
     switch (why.reason) {
       case "lookahead crosses":
-        return `greedy's forward of ${plural(b, "token")} there is still ${why.greedy_bound}-bound, but lookahead's of ${each} ` +
-          `(${Math.round(why.lookahead_tokens).toLocaleString("en")} tokens) is past the crossover and compute-bound: its extra tokens now cost arithmetic time, more than the compression brings back.`;
+        return (
+          `greedy's forward of ${plural(b, "token")} there is still ${why.greedy_bound}-bound, but lookahead's of ${each} ` +
+          `(${Math.round(why.lookahead_tokens).toLocaleString("en")} tokens) is past the crossover and compute-bound: its extra tokens now cost arithmetic time, more than the compression brings back.`
+        );
       case "both compute":
         return `at that batch even greedy's forward of ${plural(b, "token")} is compute-bound, so every extra token lookahead feeds costs its share of arithmetic.`;
       case "neither compute":
@@ -100,59 +160,116 @@ const LadeLab = (() => {
 
   /** @param {any} page @param {any} runLab @param {ReturnType<typeof pick>} sel */
   function costChart(page, runLab, sel) {
-    const { device, size, batch, pred } = sel, series = [], bands = [];
-    if (batch === 1) series.push({ name: "this CPU, SmolLM2-135M (measured)", color: COLORS.baseline, points: cpuPoints(page) });
+    const { device, size, batch, pred } = sel,
+      series = [],
+      bands = [];
+    if (batch === 1)
+      series.push({ name: "this CPU, SmolLM2-135M (measured)", color: COLORS.baseline, points: cpuPoints(page) });
     if (device !== "cpu") {
       const c = page.gpu_curves[device][size][String(batch)];
       const pts = page.tokens.map((t, i) => [t, c.mid[i], c.low[i], c.high[i]]);
-      series.push({ name: `${device}, ${size}, batch ${batch} (model)`, color: COLORS.parallel, dash: "5 3", points: pts.map((p) => [p[0], p[1]]) });
-      bands.push({ name: "the model's range (its assumptions' bounds)", color: COLORS.parallel, points: pts.map((p) => [p[0], p[2], p[3]]) });
+      series.push({
+        name: `${device}, ${size}, batch ${batch} (model)`,
+        color: COLORS.parallel,
+        dash: "5 3",
+        points: pts.map((p) => [p[0], p[1]]),
+      });
+      bands.push({
+        name: "the model's range (its assumptions' bounds)",
+        color: COLORS.parallel,
+        points: pts.map((p) => [p[0], p[2], p[3]]),
+      });
     }
-    const i = batch > 1 ? pred.batches.indexOf(batch) : 0, cost = (batch > 1 ? pred.by_batch : pred.by_devices).step_cost[i];
-    return Lade.charts.line({ title: "Cost of one forward pass, relative to one token", xLabel: "tokens fed per sequence",
-      yLabel: "× a one-token forward", logX: true, yMin: 0, height: 230, series, bands,
+    const i = batch > 1 ? pred.batches.indexOf(batch) : 0,
+      cost = (batch > 1 ? pred.by_batch : pred.by_devices).step_cost[i];
+    return Lade.charts.line({
+      title: "Cost of one forward pass, relative to one token",
+      xLabel: "tokens fed per sequence",
+      yLabel: "× a one-token forward",
+      logX: true,
+      yMin: 0,
+      height: 230,
+      series,
+      bands,
       extra: [{ x: runLab.run.tokens_fed, y: cost, label: "the run on screen", color: COLORS.wrong }],
       summary: `Forward cost against tokens fed; the run on screen feeds ${fmt(runLab.run.tokens_fed, 1)} tokens at ${times(cost)}.`,
-      hover: (x) => `${x} tokens` }).node;
+      hover: (x) => `${x} tokens`,
+    }).node;
   }
 
   /** @param {any} page @param {ReturnType<typeof pick>} sel */
   function batchChart(page, sel) {
-    const b = sel.pred.by_batch, xs = sel.pred.batches;
-    const rules = (page.thresholds.servers || []).filter((s) => s.off_from_batch).map((s) =>
-      ({ x: s.off_from_batch, label: `${s.server.split(" (")[0]} example`, color: COLORS.verify }));
-    return Lade.charts.line({ title: `Speed-up against batch size: ${sel.device}, ${sel.size}`, xLabel: "sequences per step (batch)",
-      yLabel: "speed-up over greedy", logX: true, yMin: 0, height: 230, rules,
-      series: [{ name: "predicted speed-up", color: COLORS.parallel, points: xs.map((x, i) => [x, b.predicted_speedup[i]]) },
-        { name: "greedy (1x)", color: COLORS.unchecked, dash: "2 3", points: xs.map((x) => [x, 1]) }],
+    const b = sel.pred.by_batch,
+      xs = sel.pred.batches;
+    const rules = (page.thresholds.servers || [])
+      .filter((s) => s.off_from_batch)
+      .map((s) => ({ x: s.off_from_batch, label: `${s.server.split(" (")[0]} example`, color: COLORS.verify }));
+    return Lade.charts.line({
+      title: `Speed-up against batch size: ${sel.device}, ${sel.size}`,
+      xLabel: "sequences per step (batch)",
+      yLabel: "speed-up over greedy",
+      logX: true,
+      yMin: 0,
+      height: 230,
+      rules,
+      series: [
+        { name: "predicted speed-up", color: COLORS.parallel, points: xs.map((x, i) => [x, b.predicted_speedup[i]]) },
+        { name: "greedy (1x)", color: COLORS.unchecked, dash: "2 3", points: xs.map((x) => [x, 1]) },
+      ],
       bands: [{ name: "its range", color: COLORS.parallel, points: xs.map((x, i) => [x, b.low[i], b.high[i]]) }],
       summary: `Predicted speed-up from batch ${xs[0]} to ${xs[xs.length - 1]}: ${times(b.predicted_speedup[0])} to ${times(b.predicted_speedup[xs.length - 1])}.`,
-      hover: (x) => { const i = xs.indexOf(x); return `batch ${x}: ${times(b.predicted_speedup[i])} (${span([b.low[i], b.high[i]])})`; } }).node;
+      hover: (x) => {
+        const i = xs.indexOf(x);
+        return `batch ${x}: ${times(b.predicted_speedup[i])} (${span([b.low[i], b.high[i]])})`;
+      },
+    }).node;
   }
 
   /** @param {any} page @param {ReturnType<typeof pick>} sel */
   function parallelChart(page, sel) {
-    const wide = page.parallelism.wide, dflt = page.parallelism.default;
+    const wide = page.parallelism.wide,
+      dflt = page.parallelism.default;
     const run = sel.device === "cpu" || sel.pred.devices.length < 2 ? null : sel.pred.by_devices;
-    const name = (/** @type {string} */ id) => (page.devices.find((/** @type {any} */ d) => d.id === id) || { name: id }).name;
+    const name = (/** @type {string} */ id) =>
+      (page.devices.find((/** @type {any} */ d) => d.id === id) || { name: id }).name;
     const line = (/** @type {any} */ s) => s.devices.map((k, i) => [k, s.predicted_speedup[i]]);
-    const series = [{ name: `${wide.label}, ${wide.model_size} on ${name(wide.device)}`, color: COLORS.bonus, points: line(wide) },
-      { name: `${dflt.label}, ${dflt.model_size} on ${name(dflt.device)}`, color: COLORS.baseline, dash: "5 3", points: line(dflt) }];
-    if (run) series.push({ name: `the run on screen, ${sel.size} on ${name(sel.device)}`, color: COLORS.parallel, points: sel.pred.devices.map((k, i) => [k, run.predicted_speedup[i]]) });
-    return Lade.charts.line({ title: "Lookahead Parallelism, simulated: speed-up against devices", xLabel: "devices (each with a whole model)",
-      yLabel: "speed-up over greedy on one", yMin: 0, height: 230, series,
+    const series = [
+      { name: `${wide.label}, ${wide.model_size} on ${name(wide.device)}`, color: COLORS.bonus, points: line(wide) },
+      {
+        name: `${dflt.label}, ${dflt.model_size} on ${name(dflt.device)}`,
+        color: COLORS.baseline,
+        dash: "5 3",
+        points: line(dflt),
+      },
+    ];
+    if (run)
+      series.push({
+        name: `the run on screen, ${sel.size} on ${name(sel.device)}`,
+        color: COLORS.parallel,
+        points: sel.pred.devices.map((k, i) => [k, run.predicted_speedup[i]]),
+      });
+    return Lade.charts.line({
+      title: "Lookahead Parallelism, simulated: speed-up against devices",
+      xLabel: "devices (each with a whole model)",
+      yLabel: "speed-up over greedy on one",
+      yMin: 0,
+      height: 230,
+      series,
       bands: [{ color: COLORS.bonus, points: wide.devices.map((k, i) => [k, wide.range[i][0], wide.range[i][1]]) }],
       summary: `A simulation: ${wide.label} goes from ${times(wide.predicted_speedup[0])} on one device to ${times(wide.predicted_speedup[7])} on eight.`,
-      hover: (x) => `${x} devices: ${times(wide.predicted_speedup[x - 1])} (${wide.bound[x - 1]}-bound on one)` }).node;
+      hover: (x) => `${x} devices: ${times(wide.predicted_speedup[x - 1])} (${wide.bound[x - 1]}-bound on one)`,
+    }).node;
   }
 
   /** The two scenarios in words, each reason chosen by what bounds its forward on one device. @param {any} page */
   function parallelWords(page) {
     const { wide, default: dflt } = page.parallelism;
-    const name = (/** @type {string} */ id) => (page.devices.find((/** @type {any} */ d) => d.id === id) || { name: id }).name;
-    const pays = (/** @type {any} */ s) => s.bound[0] === "compute"
-      ? `${s.label} is compute-bound on one ${name(s.device)} with a ${s.model_size} model, so dealing its window and candidates out over devices is what pays (${times(s.predicted_speedup[0])} on one, ${times(s.predicted_speedup[s.devices.length - 1])} on ${s.devices.length})`
-      : `${s.label} is already ${s.bound[0]}-bound on one ${name(s.device)}, so more devices change little (${times(s.predicted_speedup[0])} on one, ${times(s.predicted_speedup[s.devices.length - 1])} on ${s.devices.length})`;
+    const name = (/** @type {string} */ id) =>
+      (page.devices.find((/** @type {any} */ d) => d.id === id) || { name: id }).name;
+    const pays = (/** @type {any} */ s) =>
+      s.bound[0] === "compute"
+        ? `${s.label} is compute-bound on one ${name(s.device)} with a ${s.model_size} model, so dealing its window and candidates out over devices is what pays (${times(s.predicted_speedup[0])} on one, ${times(s.predicted_speedup[s.devices.length - 1])} on ${s.devices.length})`
+        : `${s.label} is already ${s.bound[0]}-bound on one ${name(s.device)}, so more devices change little (${times(s.predicted_speedup[0])} on one, ${times(s.predicted_speedup[s.devices.length - 1])} on ${s.devices.length})`;
     return `${pays(wide)[0].toUpperCase()}${pays(wide).slice(1)}; ${pays(dflt)}. Every device holds the whole model, so a scenario is only drawn for a model that fits one. No multi-GPU code runs in this project.`;
   }
 
@@ -161,58 +278,173 @@ const LadeLab = (() => {
     const rows = page.paper.rows.map((/** @type {any} */ r) => {
       const cell = (/** @type {string} */ src) => {
         const p = r.predictions.find((x) => x.source === src);
-        return p ? `${times(p.predicted_speedup)} (${span(p.predicted_speedup_range)}; ${p.max_new_tokens} tokens${p.exact_setting ? "" : ", nearest setting"})` : "–";
+        return p
+          ? `${times(p.predicted_speedup)} (${span(p.predicted_speedup_range)}; ${p.max_new_tokens} tokens${p.exact_setting ? "" : ", nearest setting"})`
+          : "–";
       };
-      return h("tr", {}, h("th", { scope: "row" }, `${r.model} ${r.model_size}`), h("td", {}, r.dataset),
+      return h(
+        "tr",
+        {},
+        h("th", { scope: "row" }, `${r.model} ${r.model_size}`),
+        h("td", {}, r.dataset),
         h("td", {}, `${r.devices > 1 ? `${r.devices} × ` : ""}${r.device}`),
         h("td", {}, r.window === null ? "not found" : `${r.window}/${r.ngram}/${r.guess}`),
-        h("td", {}, times(r.speedup)), h("td", {}, cell("bench")), h("td", {}, cell("sweep")));
+        h("td", {}, times(r.speedup)),
+        h("td", {}, cell("bench")),
+        h("td", {}, cell("sweep")),
+      );
     });
-    return Lade.dom.scroller("the paper's measurements beside the model's predictions", h("table", { class: "verify lab-table" },
-      h("caption", {}, "The paper's measurements (A100, fp16) beside the model's predictions from this project's compression at 128 ",
-        "tokens (the bench) and 64 tokens (the sweeps)"),
-      h("tr", {}, ["model", "dataset", "devices", "W/N/G", "paper measured", "model, bench compression", "model, sweep compression"]
-        .map((t) => h("th", { scope: "col" }, t))), rows));
+    return Lade.dom.scroller(
+      "the paper's measurements beside the model's predictions",
+      h(
+        "table",
+        { class: "verify lab-table" },
+        h(
+          "caption",
+          {},
+          "The paper's measurements (A100, fp16) beside the model's predictions from this project's compression at 128 ",
+          "tokens (the bench) and 64 tokens (the sweeps)",
+        ),
+        h(
+          "tr",
+          {},
+          [
+            "model",
+            "dataset",
+            "devices",
+            "W/N/G",
+            "paper measured",
+            "model, bench compression",
+            "model, sweep compression",
+          ].map((t) => h("th", { scope: "col" }, t)),
+        ),
+        rows,
+      ),
+    );
   }
 
   /** @param {{run: Run, state: State, boot: Boot, actions: Actions}} ctx */
   function view({ run, state, boot, actions }) {
-    const page = boot.lab, runLab = run.d.lab;
-    const head = [h("h2", {}, "The speed lab: from tokens per step to seconds"),
-      h("p", {}, "Tokens per step only become speed where a wider forward pass costs about what a narrow one does. Here: this ",
+    const page = boot.lab,
+      runLab = run.d.lab;
+    const head = [
+      h("h2", {}, "The speed lab: from tokens per step to seconds"),
+      h(
+        "p",
+        {},
+        "Tokens per step only become speed where a wider forward pass costs about what a narrow one does. Here: this ",
         "CPU's measured cost curve, a roofline model of a GPU's with its assumptions, what they predict for the run on screen, ",
         "alone and with many sequences per step, the paper's own measurements beside the model's predictions, and a simulation ",
-        "of Lookahead Parallelism over several GPUs."), h("p", { class: "muted" }, "Run on screen: ", Lade.notes.settingsText(run), ".")];
-    if (!page || !page.gpu_curves || !runLab) return h("div", { class: "lab-text" }, head, h("p", { class: "note" }, "This page carries no lab data for this run."));
+        "of Lookahead Parallelism over several GPUs.",
+      ),
+      h("p", { class: "muted" }, "Run on screen: ", Lade.notes.settingsText(run), "."),
+    ];
+    if (!page || !page.gpu_curves || !runLab)
+      return h(
+        "div",
+        { class: "lab-text" },
+        head,
+        h("p", { class: "note" }, "This page carries no lab data for this run."),
+      );
     const sel = pick(page, runLab, state.lab);
-    const controls = h("div", { class: "lab-controls", role: "group", "aria-label": "What to predict" },
-      choice("Accelerator", sel.device, sel.devices.map((d) => [d, d === "cpu" ? "this CPU (measured)" : (page.devices.find((x) => x.id === d) || { name: d }).name]),
-        (v) => actions.lab({ device: v }), "lab-device"),
-      choice("Model size", sel.size, sel.sizes.map((s) => [s, runLab.predictions[sel.device][s].fits_in_memory === false
-        ? `${s} (does not fit one)` : s]), (v) => actions.lab({ size: v }), "lab-size"),
-      choice("Batch (sequences per step)", String(sel.batch), sel.pred.batches.map((b) => [String(b), String(b)]),
-        (v) => actions.lab({ batch: +v, devices: +v > 1 ? 1 : state.lab.devices }), "lab-batch"),
-      choice("Devices (simulated)", String(sel.k), sel.pred.devices.map((k) => [String(k), String(k)]),
-        (v) => actions.lab({ devices: +v, batch: +v > 1 ? 1 : state.lab.batch }), "lab-devices"));
-    const thresholds = (page.thresholds.servers || []).map((/** @type {any} */ s) => h("li", {}, h("b", {}, s.server), `: ${s.setting}`,
-      s.status ? ` (${s.status})` : "", `. ${s.rule[0].toUpperCase()}${s.rule.slice(1)}.`,
-      s.off_from_batch ? ` Its example setting drafts nothing from batch ${s.off_from_batch} on.` : "",
-      s.default === null ? " No default: off until an operator sets it." : ""));
-    const a = page.assumptions, cpu = page.cpu.single;
-    return h("div", { class: "lab-text" }, head, controls, prediction(page, runLab, sel),
-      h("div", { class: "vrow n2" }, h("div", { class: "view" }, costChart(page, runLab, sel)), h("div", { class: "view" }, batchChart(page, sel))),
-      h("h3", {}, "How servers let an operator stop speculating as the batch grows"), h("ul", { class: "lab-list", id: "lab-thresholds" }, thresholds),
+    const controls = h(
+      "div",
+      { class: "lab-controls", role: "group", "aria-label": "What to predict" },
+      choice(
+        "Accelerator",
+        sel.device,
+        sel.devices.map((d) => [
+          d,
+          d === "cpu" ? "this CPU (measured)" : (page.devices.find((x) => x.id === d) || { name: d }).name,
+        ]),
+        (v) => actions.lab({ device: v }),
+        "lab-device",
+      ),
+      choice(
+        "Model size",
+        sel.size,
+        sel.sizes.map((s) => [
+          s,
+          runLab.predictions[sel.device][s].fits_in_memory === false ? `${s} (does not fit one)` : s,
+        ]),
+        (v) => actions.lab({ size: v }),
+        "lab-size",
+      ),
+      choice(
+        "Batch (sequences per step)",
+        String(sel.batch),
+        sel.pred.batches.map((b) => [String(b), String(b)]),
+        (v) => actions.lab({ batch: +v, devices: +v > 1 ? 1 : state.lab.devices }),
+        "lab-batch",
+      ),
+      choice(
+        "Devices (simulated)",
+        String(sel.k),
+        sel.pred.devices.map((k) => [String(k), String(k)]),
+        (v) => actions.lab({ devices: +v, batch: +v > 1 ? 1 : state.lab.batch }),
+        "lab-devices",
+      ),
+    );
+    const thresholds = (page.thresholds.servers || []).map((/** @type {any} */ s) =>
+      h(
+        "li",
+        {},
+        h("b", {}, s.server),
+        `: ${s.setting}`,
+        s.status ? ` (${s.status})` : "",
+        `. ${s.rule[0].toUpperCase()}${s.rule.slice(1)}.`,
+        s.off_from_batch ? ` Its example setting drafts nothing from batch ${s.off_from_batch} on.` : "",
+        s.default === null ? " No default: off until an operator sets it." : "",
+      ),
+    );
+    const a = page.assumptions,
+      cpu = page.cpu.single;
+    return h(
+      "div",
+      { class: "lab-text" },
+      head,
+      controls,
+      prediction(page, runLab, sel),
+      h(
+        "div",
+        { class: "vrow n2" },
+        h("div", { class: "view" }, costChart(page, runLab, sel)),
+        h("div", { class: "view" }, batchChart(page, sel)),
+      ),
+      h("h3", {}, "How servers let an operator stop speculating as the batch grows"),
+      h("ul", { class: "lab-list", id: "lab-thresholds" }, thresholds),
       h("p", { class: "muted" }, page.thresholds.what),
-      h("h3", {}, "Lookahead Parallelism (a simulation)"), parallelChart(page, sel),
+      h("h3", {}, "Lookahead Parallelism (a simulation)"),
+      parallelChart(page, sel),
       h("p", {}, parallelWords(page)),
-      h("h3", {}, "The paper's measurements beside the model"), paperTable(page),
-      h("ul", { class: "lab-list" }, page.paper.headline.map((/** @type {any} */ c) => h("li", {}, h("b", {}, c.claim),
-        typeof c.devices === "number" ? ` (${plural(c.devices, "device")})` : ` (devices: ${c.devices})`, `: ${c.note}`,
-        c.which_figure ? ` ${c.which_figure}` : ""))),
+      h("h3", {}, "The paper's measurements beside the model"),
+      paperTable(page),
+      h(
+        "ul",
+        { class: "lab-list" },
+        page.paper.headline.map((/** @type {any} */ c) =>
+          h(
+            "li",
+            {},
+            h("b", {}, c.claim),
+            typeof c.devices === "number" ? ` (${plural(c.devices, "device")})` : ` (devices: ${c.devices})`,
+            `: ${c.note}`,
+            c.which_figure ? ` ${c.which_figure}` : "",
+          ),
+        ),
+      ),
       h("h3", {}, "The model's assumptions"),
-      h("p", { class: "muted" }, a.why_mid), h("p", { class: "muted" }, a.why_bounds),
-      cpu ? h("p", { class: "muted" }, `This CPU's curve: ${cpu.source}, ${cpu.machine_description}; ${cpu.model}, ${cpu.dtype}, `,
-        `${plural(cpu.threads || 1, "thread")}; a one-token forward took ${fmt(cpu.one_token_ms, 1)} ms.`) : null);
+      h("p", { class: "muted" }, a.why_mid),
+      h("p", { class: "muted" }, a.why_bounds),
+      cpu
+        ? h(
+            "p",
+            { class: "muted" },
+            `This CPU's curve: ${cpu.source}, ${cpu.machine_description}; ${cpu.model}, ${cpu.dtype}, `,
+            `${plural(cpu.threads || 1, "thread")}; a one-token forward took ${fmt(cpu.one_token_ms, 1)} ms.`,
+          )
+        : null,
+    );
   }
 
   return { view, flatUpTo, cpuPoints };

@@ -41,17 +41,35 @@ const LadeLayout = (() => {
 
   /** @param {any} stage @param {State} before @param {Run} run */
   function lesson(stage, before, run) {
-    const s = stage.state, ctx = stage.lessonContext(run), parts = Lade.lessonView.view(ctx);
-    const again = before.mode === "lesson" && !before.embed && before.chapter === s.chapter && before.current === s.current
-      && stage.main.querySelector(":scope > .lesson-grid");
+    const s = stage.state,
+      ctx = stage.lessonContext(run),
+      parts = Lade.lessonView.view(ctx);
+    const again =
+      before.mode === "lesson" &&
+      !before.embed &&
+      before.chapter === s.chapter &&
+      before.current === s.current &&
+      stage.main.querySelector(":scope > .lesson-grid");
     const focus = parts.focus.filter((id) => stage.views[id]);
     stage.playbar.classList.add("compact");
     if (!again) {
-      const views = h("div", { class: "lesson-views", role: "group", "aria-label": "This chapter's views" },
-        focus.length ? stage.playbar : null, focus.map((id) => { stage.views[id].classList.add("lesson-focus"); return stage.views[id]; }));
-      for (const id of Object.keys(stage.views)) if (!focus.includes(id)) stage.views[id].classList.remove("lesson-focus");
-      region(stage, "lesson-grid", h("div", { class: "lesson-words" }, parts.head, parts.where, parts.text, parts.question, parts.nav),
-        focus.length ? views : null);
+      const views = h(
+        "div",
+        { class: "lesson-views", role: "group", "aria-label": "This chapter's views" },
+        focus.length ? stage.playbar : null,
+        focus.map((id) => {
+          stage.views[id].classList.add("lesson-focus");
+          return stage.views[id];
+        }),
+      );
+      for (const id of Object.keys(stage.views))
+        if (!focus.includes(id)) stage.views[id].classList.remove("lesson-focus");
+      region(
+        stage,
+        "lesson-grid",
+        h("div", { class: "lesson-words" }, parts.head, parts.where, parts.text, parts.question, parts.nav),
+        focus.length ? views : null,
+      );
       stage.main.querySelector(":scope > .lesson-grid").classList.toggle("no-views", !focus.length);
     } else {
       const words = stage.main.querySelector(".lesson-words");
@@ -62,21 +80,54 @@ const LadeLayout = (() => {
 
   /** @param {any} stage @param {State} before @param {Run} run */
   function explorer(stage, before, run) {
-    const s = stage.state, ctx = { run, state: s, boot: stage.boot, actions: stage.actions, standalone: stage.standalone };
-    const again = before.mode === "explorer" && !before.embed && before.current === s.current && stage.main.querySelector(":scope > .explorer")
-      && stage.shownVersion === run.version;
+    const s = stage.state,
+      ctx = { run, state: s, boot: stage.boot, actions: stage.actions, standalone: stage.standalone };
+    const again =
+      before.mode === "explorer" &&
+      !before.embed &&
+      before.current === s.current &&
+      stage.main.querySelector(":scope > .explorer") &&
+      stage.shownVersion === run.version;
     stage.playbar.classList.remove("compact");
     if (!again) {
       stage.shownVersion = run.version;
       for (const id of Object.keys(stage.views)) stage.views[id].classList.remove("lesson-focus");
-      const sections = Lade.page.SECTIONS.map((sec) => h("section", { id: sec.id, class: "sec", "aria-labelledby": `${sec.id}-title` },
-        h("h2", { id: `${sec.id}-title` }, sec.title), h("p", { class: "explain" }, h("b", {}, "What am I looking at? "), Lade.notes.SECTIONS[sec.note]),
-        sec.rows.map((row) => h("div", { class: `vrow n${row.length}` }, row.map((id) => stage.views[id])))));
-      const shareBox = h("details", { class: "share", open: s.share || null, ontoggle: (/** @type {Event} */ ev) =>
-        stage.set({ share: /** @type {HTMLDetailsElement} */ (ev.target).open }) },
-      h("summary", {}, "Link or embed this view"), h("div", { class: "share-body" }));
-      region(stage, "explorer", Lade.page.runbar(ctx), h("div", { class: "race-box" }), stage.playbar, sections,
-        h("div", { id: "honest-note" }, Lade.notes.honestNote(run, stage.boot.lab)), shareBox);
+      const sections = Lade.page.SECTIONS.map((sec) =>
+        h(
+          "section",
+          { id: sec.id, class: "sec", "aria-labelledby": `${sec.id}-title` },
+          h("h2", { id: `${sec.id}-title` }, sec.title),
+          h("p", { class: "explain" }, h("b", {}, "What am I looking at? "), Lade.notes.SECTIONS[sec.note]),
+          sec.rows.map((row) =>
+            h(
+              "div",
+              { class: `vrow n${row.length}` },
+              row.map((id) => stage.views[id]),
+            ),
+          ),
+        ),
+      );
+      const shareBox = h(
+        "details",
+        {
+          class: "share",
+          open: s.share || null,
+          ontoggle: (/** @type {Event} */ ev) =>
+            stage.set({ share: /** @type {HTMLDetailsElement} */ (ev.target).open }),
+        },
+        h("summary", {}, "Link or embed this view"),
+        h("div", { class: "share-body" }),
+      );
+      region(
+        stage,
+        "explorer",
+        Lade.page.runbar(ctx),
+        h("div", { class: "race-box" }),
+        stage.playbar,
+        sections,
+        h("div", { id: "honest-note" }, Lade.notes.honestNote(run, stage.boot.lab)),
+        shareBox,
+      );
     }
     const raceBox = stage.main.querySelector(".race-box");
     if (s.live && s.current === s.live) fill(raceBox, Lade.page.race(run, s.liveStatus));
@@ -93,14 +144,21 @@ const LadeLayout = (() => {
 
   /** @param {any} stage @param {State} before @param {Run} run */
   function embed(stage, before, run) {
-    const s = stage.state, groups = stage.boot.views.groups;
+    const s = stage.state,
+      groups = stage.boot.views.groups;
     stage.playbar.classList.add("compact");
     if (s.embed && s.embed.lesson) {
-      const parts = Lade.lessonView.brief(stage.lessonContext(run)), focus = parts.focus.filter((id) => stage.views[id]).slice(0, 1);
+      const parts = Lade.lessonView.brief(stage.lessonContext(run)),
+        focus = parts.focus.filter((id) => stage.views[id]).slice(0, 1);
       stage.openLink.href = Lade.page.links.url({ lesson: s.chapter });
       for (const id of focus) stage.views[id].classList.add("lesson-focus");
-      const box = region(stage, "embed-box", h("div", { class: "embed-words" }, parts.head, parts.text), focus.map((id) => stage.views[id]),
-        h("div", { class: "embed-controls" }, parts.nav, focus.length ? stage.playbar : null));
+      const box = region(
+        stage,
+        "embed-box",
+        h("div", { class: "embed-words" }, parts.head, parts.text),
+        focus.map((id) => stage.views[id]),
+        h("div", { class: "embed-controls" }, parts.nav, focus.length ? stage.playbar : null),
+      );
       stage.drawViews(run, focus, parts.lanes);
       requestAnimationFrame(() => fit(box, window.innerHeight - 4));
       return;
@@ -109,8 +167,18 @@ const LadeLayout = (() => {
     const ids = (Object.hasOwn(groups, view) ? groups[view] : [view]).filter((id) => Object.hasOwn(stage.views, id));
     stage.openLink.href = Lade.page.links.url({ run: run.handle, step: s.k, view });
     const same = before.embed && before.current === s.current && stage.main.querySelector(":scope > .embed-box");
-    const box = same ? stage.main.querySelector(":scope > .embed-box")
-      : region(stage, "embed-box", stage.playbar, h("div", { class: `embed-views n${ids.length}` }, ids.map((id) => stage.views[id])));
+    const box = same
+      ? stage.main.querySelector(":scope > .embed-box")
+      : region(
+          stage,
+          "embed-box",
+          stage.playbar,
+          h(
+            "div",
+            { class: `embed-views n${ids.length}` },
+            ids.map((id) => stage.views[id]),
+          ),
+        );
     stage.drawViews(run, ids);
     requestAnimationFrame(() => fit(box, window.innerHeight - 4));
   }

@@ -11,9 +11,22 @@ const LadeLessonView = (() => {
   /** The chapter list: one Tab stop, arrows move between chapters (the tabs pattern). @param {LessonContext} ctx */
   function chapterList(ctx) {
     const n = ctx.state.chapter;
-    const tabs = CHAPTERS.map((c, i) => h("button", { class: `pill ${i + 1 === n ? "on" : ""}`, role: "tab", id: `chapter-tab-${i + 1}`,
-      "aria-selected": i + 1 === n ? "true" : "false", tabindex: i + 1 === n ? 0 : -1, "aria-label": `Chapter ${i + 1}: ${c.title}`,
-      title: c.title, onclick: () => ctx.actions.chapter(i + 1) }, String(i + 1)));
+    const tabs = CHAPTERS.map((c, i) =>
+      h(
+        "button",
+        {
+          class: `pill ${i + 1 === n ? "on" : ""}`,
+          role: "tab",
+          id: `chapter-tab-${i + 1}`,
+          "aria-selected": i + 1 === n ? "true" : "false",
+          tabindex: i + 1 === n ? 0 : -1,
+          "aria-label": `Chapter ${i + 1}: ${c.title}`,
+          title: c.title,
+          onclick: () => ctx.actions.chapter(i + 1),
+        },
+        String(i + 1),
+      ),
+    );
     const list = h("div", { class: "chapters", role: "tablist", "aria-label": "Chapters" }, tabs);
     list.addEventListener("keydown", (/** @type {KeyboardEvent} */ ev) => {
       const moves = { ArrowRight: n + 1, ArrowLeft: n - 1, Home: 1, End: CHAPTERS.length };
@@ -29,18 +42,42 @@ const LadeLessonView = (() => {
   /** The question, then (once answered) what the trace says. @param {LessonContext} ctx @param {Chapter} ch */
   function question(ctx, ch) {
     if (!ch.predict) return null;
-    const { run, state } = ctx, answered = state.answered && state.answered.chapter === state.chapter ? state.answered : null;
+    const { run, state } = ctx,
+      answered = state.answered && state.answered.chapter === state.chapter ? state.answered : null;
     const answer = answered ? ch.predict.answer(run, answered.k, ctx) : null;
     const options = ch.predict.options.map((label, i) => {
-      const right = answer && i === answer.option, chosen = answered && i === answered.option;
-      return h("button", { class: `option ${right ? "right" : chosen ? "wrong" : ""}`, dataset: { option: i },
-        "aria-disabled": answered ? "true" : null, onclick: () => { if (!answered) ctx.actions.answer(i); } },
-      right ? "✓ " : chosen ? "✗ " : "", label, right ? " (the trace's answer)" : chosen ? " (your answer)" : "");
+      const right = answer && i === answer.option,
+        chosen = answered && i === answered.option;
+      return h(
+        "button",
+        {
+          class: `option ${right ? "right" : chosen ? "wrong" : ""}`,
+          dataset: { option: i },
+          "aria-disabled": answered ? "true" : null,
+          onclick: () => {
+            if (!answered) ctx.actions.answer(i);
+          },
+        },
+        right ? "✓ " : chosen ? "✗ " : "",
+        label,
+        right ? " (the trace's answer)" : chosen ? " (your answer)" : "",
+      );
     });
-    return h("div", { class: "predict", id: "lesson-predict", role: "group", "aria-labelledby": "lesson-question" },
-      h("p", { id: "lesson-question" }, h("b", {}, "Predict, then reveal: "), ch.predict.question), h("div", { class: "options" }, options),
-      answer && answered ? h("p", { class: "answer", id: "lesson-answer", tabindex: -1, role: "status", dataset: { option: answer.option } },
-        answered.option === answer.option ? "✓ Right. " : "✗ Not this time. ", "The trace says: ", answer.text) : null);
+    return h(
+      "div",
+      { class: "predict", id: "lesson-predict", role: "group", "aria-labelledby": "lesson-question" },
+      h("p", { id: "lesson-question" }, h("b", {}, "Predict, then reveal: "), ch.predict.question),
+      h("div", { class: "options" }, options),
+      answer && answered
+        ? h(
+            "p",
+            { class: "answer", id: "lesson-answer", tabindex: -1, role: "status", dataset: { option: answer.option } },
+            answered.option === answer.option ? "✓ Right. " : "✗ Not this time. ",
+            "The trace says: ",
+            answer.text,
+          )
+        : null,
+    );
   }
 
   /**
@@ -48,29 +85,75 @@ const LadeLessonView = (() => {
    * @param {LessonContext} ctx
    */
   function view(ctx) {
-    const { run, state } = ctx, n = state.chapter, ch = CHAPTERS[n - 1], start = chapterStart(ch, run);
+    const { run, state } = ctx,
+      n = state.chapter,
+      ch = CHAPTERS[n - 1],
+      start = chapterStart(ch, run);
     const embed = !!(state.embed && state.embed.lesson);
-    const where = start.first ? null : h("p", { class: "muted rule" }, `This chapter opens on ${start.wanted}; this run has no such `,
-      `step, so it opens on ${start.rule} (step ${start.k}).`);
-    const text = h("div", { id: "lesson-text", dataset: { chapter: n, run: run.handle, step: state.k, start: start.k } }, ch.text(run, state.k, ctx));
+    const where = start.first
+      ? null
+      : h(
+          "p",
+          { class: "muted rule" },
+          `This chapter opens on ${start.wanted}; this run has no such `,
+          `step, so it opens on ${start.rule} (step ${start.k}).`,
+        );
+    const text = h(
+      "div",
+      { id: "lesson-text", dataset: { chapter: n, run: run.handle, step: state.k, start: start.k } },
+      ch.text(run, state.k, ctx),
+    );
     // Back and Next sit with the chapter list, before the text: a keyboard reaches them in a few presses.
-    const turn = h("span", { class: "turn" },
-      h("button", { id: "lesson-prev", "aria-disabled": n === 1 ? "true" : null, onclick: () => n > 1 && ctx.actions.chapter(n - 1) }, "◀ Back"),
-      h("button", { id: "lesson-next", class: "primary", "aria-disabled": n === CHAPTERS.length ? "true" : null,
-        onclick: () => n < CHAPTERS.length && ctx.actions.chapter(n + 1) }, "Next ▶"));
-    const head = h("div", { class: "lesson-head" },
-      h("span", { class: "muted" }, `Chapter ${n} of ${CHAPTERS.length}`), embed ? null : chapterList(ctx), turn,
-      h("h2", { id: "lesson-title", tabindex: -1 }, ch.title));
-    const nav = h("div", { class: "lesson-nav" },
-      embed ? h("a", { id: "lesson-try", class: "button", href: ctx.links.explorer(), target: "_blank", rel: "noopener" }, "Try it yourself ↗")
+    const turn = h(
+      "span",
+      { class: "turn" },
+      h(
+        "button",
+        {
+          id: "lesson-prev",
+          "aria-disabled": n === 1 ? "true" : null,
+          onclick: () => n > 1 && ctx.actions.chapter(n - 1),
+        },
+        "◀ Back",
+      ),
+      h(
+        "button",
+        {
+          id: "lesson-next",
+          class: "primary",
+          "aria-disabled": n === CHAPTERS.length ? "true" : null,
+          onclick: () => n < CHAPTERS.length && ctx.actions.chapter(n + 1),
+        },
+        "Next ▶",
+      ),
+    );
+    const head = h(
+      "div",
+      { class: "lesson-head" },
+      h("span", { class: "muted" }, `Chapter ${n} of ${CHAPTERS.length}`),
+      embed ? null : chapterList(ctx),
+      turn,
+      h("h2", { id: "lesson-title", tabindex: -1 }, ch.title),
+    );
+    const nav = h(
+      "div",
+      { class: "lesson-nav" },
+      embed
+        ? h(
+            "a",
+            { id: "lesson-try", class: "button", href: ctx.links.explorer(), target: "_blank", rel: "noopener" },
+            "Try it yourself ↗",
+          )
         : h("button", { id: "lesson-try", onclick: () => ctx.actions.explore() }, "Try it yourself →"),
-      state.own ? h("span", { class: "muted" }, ` On your run: ${run.title}.`) : null);
+      state.own ? h("span", { class: "muted" }, ` On your run: ${run.title}.`) : null,
+    );
     return { head, where, text, question: question(ctx, ch), nav, focus: ch.focus, lanes: ch.lanes || null };
   }
 
   /** A chapter condensed for a slide: its heading and the paragraph that states this step's facts. @param {LessonContext} ctx */
   function brief(ctx) {
-    const parts = view(ctx), paragraphs = [...parts.text.querySelectorAll("p")];
+    const parts = view(ctx),
+      paragraphs = [...parts.text.querySelectorAll("p")];
     const keep = paragraphs.find((p) => p.querySelector(".fact")) || paragraphs[0];
     fill(parts.text, keep || "");
     return parts;

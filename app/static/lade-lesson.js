@@ -18,7 +18,10 @@ const LadeLesson = (() => {
   /** @param {...any} children */
   const P = (...children) => h("p", {}, ...children);
   /** @param {number} n @param {number[]} edges */
-  const bucket = (n, edges) => { const i = edges.findIndex((e) => n <= e); return i < 0 ? edges.length : i; };
+  const bucket = (n, edges) => {
+    const i = edges.findIndex((e) => n <= e);
+    return i < 0 ? edges.length : i;
+  };
   /** @param {Run} run @param {number} k */
   const next = (run, k) => run.parallel.steps[Math.min(k + 1, run.parallel.steps.length - 1)];
   /** @param {Run} run @param {Step} s */
@@ -26,166 +29,410 @@ const LadeLesson = (() => {
 
   /** @type {Chapter[]} */
   const CHAPTERS = [
-    { title: "One token per forward pass", role: "lookahead", focus: ["ar-output", "progress-plot"], lanes: ["baseline"],
+    {
+      title: "One token per forward pass",
+      role: "lookahead",
+      focus: ["ar-output", "progress-plot"],
+      lanes: ["baseline"],
       start: [{ rule: "step 12, or the run's last step if it is shorter", at: (run) => Math.min(12, run.lastStep()) }],
       text: (run, k) => {
-        const n = run.numbers("baseline", k), ms = 1000 * run.meanStep("baseline");
-        return [P("A language model writes text one token at a time: each decoding step is one ", term("forward pass"),
-          " through the whole model, and it yields exactly one new token, because the next token depends on all the previous ones."),
-        P(`Here, after step ${k}, `, run.greedy ? "greedy decoding (the most likely token, every time)" : "sampling", " has written ",
-          fact("baseline_tokens", n.tokens),
-          " tokens in ", fact("baseline_steps", n.steps), " forward passes (step 0 reads the prompt and writes the first token). ",
-          "A decoding step took ", fact("baseline_step_ms", fmt(ms, 1)), ` ms on average on ${run.t.device}.`),
-        P("Every forward pass reads every weight of the model from memory to produce that one token. On a GPU, reading the ",
-          "weights takes far longer than the arithmetic done with them: decoding is ", term("memory-bound"), " and the GPU's ",
-          "arithmetic units sit mostly idle. Lookahead decoding spends that idle arithmetic on guessing ahead.")];
+        const n = run.numbers("baseline", k),
+          ms = 1000 * run.meanStep("baseline");
+        return [
+          P(
+            "A language model writes text one token at a time: each decoding step is one ",
+            term("forward pass"),
+            " through the whole model, and it yields exactly one new token, because the next token depends on all the previous ones.",
+          ),
+          P(
+            `Here, after step ${k}, `,
+            run.greedy ? "greedy decoding (the most likely token, every time)" : "sampling",
+            " has written ",
+            fact("baseline_tokens", n.tokens),
+            " tokens in ",
+            fact("baseline_steps", n.steps),
+            " forward passes (step 0 reads the prompt and writes the first token). ",
+            "A decoding step took ",
+            fact("baseline_step_ms", fmt(ms, 1)),
+            ` ms on average on ${run.t.device}.`,
+          ),
+          P(
+            "Every forward pass reads every weight of the model from memory to produce that one token. On a GPU, reading the ",
+            "weights takes far longer than the arithmetic done with them: decoding is ",
+            term("memory-bound"),
+            " and the GPU's ",
+            "arithmetic units sit mostly idle. Lookahead decoding spends that idle arithmetic on guessing ahead.",
+          ),
+        ];
       },
-      predict: { question: "After 10 more steps, how many more tokens will autoregressive decoding have written?", options: ["5", "10", "20"],
+      predict: {
+        question: "After 10 more steps, how many more tokens will autoregressive decoding have written?",
+        options: ["5", "10", "20"],
         answer: (run, k) => {
           const more = run.numbers("baseline", k + 10).tokens - run.numbers("baseline", k).tokens;
           return { option: more <= 7 ? 0 : more <= 14 ? 1 : 2, text: `${more}: one per forward pass.`, step: k + 10 };
-        } } },
-    { title: "Jacobi decoding: guess a block, refine it in parallel", role: "jacobi", focus: ["window-view", "verify-view"],
+        },
+      },
+    },
+    {
+      title: "Jacobi decoding: guess a block, refine it in parallel",
+      role: "jacobi",
+      focus: ["window-view", "verify-view"],
       start: [
-        { rule: "the first step where a guess it fed was right for its position but was not kept", test: (run, s) =>
-          s.kind === "jacobi" && run.window(s).rightFed > run.fromCandidate(s) },
-        { rule: "the first step that fed a guess right for its position", test: (run, s) => s.kind === "jacobi" && run.window(s).rightFed > 0 },
-        { rule: "step 1", at: () => 1 }],
+        {
+          rule: "the first step where a guess it fed was right for its position but was not kept",
+          test: (run, s) => s.kind === "jacobi" && run.window(s).rightFed > run.fromCandidate(s),
+        },
+        {
+          rule: "the first step that fed a guess right for its position",
+          test: (run, s) => s.kind === "jacobi" && run.window(s).rightFed > 0,
+        },
+        { rule: "step 1", at: () => 1 },
+      ],
       text: (run, k) => {
-        const s = run.step(k), t = run.jacobiTally(), W = run.config.window, c = run.compression();
-        const out = [P("Jacobi decoding guesses the next W tokens at once and feeds the whole guess block through the model in one ",
-          "forward pass (a ", term("Jacobi iteration"), "). The model's output after each guess token is a better guess; the prefix ",
-          "of the block the model agrees with is accepted, plus the model's next token. It is exact: nothing is kept that the model ",
-          "would not have written."),
-        P("This run guesses ", fact("jacobi_window", W), " tokens per step and needed ", fact("jacobi_steps", run.parallel.steps.length),
-          " steps for ", fact("jacobi_tokens", run.parallel.tokens.length), " tokens: ", fact("jacobi_compression", fmt(c)),
-          ` tokens per step${c < 1.2 ? ", barely more than one" : ""}.`)];
+        const s = run.step(k),
+          t = run.jacobiTally(),
+          W = run.config.window,
+          c = run.compression();
+        const out = [
+          P(
+            "Jacobi decoding guesses the next W tokens at once and feeds the whole guess block through the model in one ",
+            "forward pass (a ",
+            term("Jacobi iteration"),
+            "). The model's output after each guess token is a better guess; the prefix ",
+            "of the block the model agrees with is accepted, plus the model's next token. It is exact: nothing is kept that the model ",
+            "would not have written.",
+          ),
+          P(
+            "This run guesses ",
+            fact("jacobi_window", W),
+            " tokens per step and needed ",
+            fact("jacobi_steps", run.parallel.steps.length),
+            " steps for ",
+            fact("jacobi_tokens", run.parallel.tokens.length),
+            " tokens: ",
+            fact("jacobi_compression", fmt(c)),
+            ` tokens per step${c < 1.2 ? ", barely more than one" : ""}.`,
+          ),
+        ];
         if (s && s.kind === "jacobi") {
-          const w = run.window(s), kept = run.fromCandidate(s);
-          out.push(P(`In step ${s.index} the block fed ${W} guesses; `, fact("step_right_fed", w.rightFed), " of them were right for ",
-            "their positions, and the step kept ", fact("step_kept", kept), w.rightFed > kept
-              ? ": a guess counts only when every guess before it in the block is right in the same step, so a right guess behind a wrong one is thrown away."
-              : w.rightFed ? ": every right guess here sat behind right guesses only." : "."));
+          const w = run.window(s),
+            kept = run.fromCandidate(s);
+          out.push(
+            P(
+              `In step ${s.index} the block fed ${W} guesses; `,
+              fact("step_right_fed", w.rightFed),
+              " of them were right for ",
+              "their positions, and the step kept ",
+              fact("step_kept", kept),
+              w.rightFed > kept
+                ? ": a guess counts only when every guess before it in the block is right in the same step, so a right guess behind a wrong one is thrown away."
+                : w.rightFed
+                  ? ": every right guess here sat behind right guesses only."
+                  : ".",
+            ),
+          );
         }
-        out.push(P("Over the whole run, ", fact("right_guesses", t.right), " of the ", fact("fed_guesses", t.fed), " guesses fed were right ",
-          "for their positions, and ", fact("kept_guesses", t.kept), " were kept; the other ", fact("stranded", t.stranded),
-          " right guesses were thrown away. Lookahead decoding keeps these trajectories instead."));
+        out.push(
+          P(
+            "Over the whole run, ",
+            fact("right_guesses", t.right),
+            " of the ",
+            fact("fed_guesses", t.fed),
+            " guesses fed were right ",
+            "for their positions, and ",
+            fact("kept_guesses", t.kept),
+            " were kept; the other ",
+            fact("stranded", t.stranded),
+            " right guesses were thrown away. Lookahead decoding keeps these trajectories instead.",
+          ),
+        );
         return out;
       },
-      predict: { question: "How many tokens will the next Jacobi step accept?", options: ["1", "2", "3 or more"], answer: (run, k) => {
-        const s = next(run, k);
-        return { option: bucket(s.accepted.length, [1, 2]), text: `${plural(s.accepted.length, "token")}.`, step: k + 1 };
-      } } },
-    { title: "The 2D window: keep the trajectories", role: "lookahead", focus: ["window-view", "trajectory-view"],
-      start: [
-        { rule: "the first full-window step where at least 2 new guesses are right", test: (run, s) => full(run, s) && run.window(s).rightNew >= 2 },
-        { rule: "the first full-window step where a new guess is right", test: (run, s) => full(run, s) && run.window(s).rightNew >= 1 },
-        { rule: "the first full-window step", test: (run, s) => full(run, s) },
-        { rule: "step 1", at: () => 1 }],
-      text: (run, k) => {
-        const s = run.step(k), c = run.config;
-        if (!s || !s.levels_before.length) return [P("This step fed no window. Step forward to one that does.")];
-        const w = run.window(s), tally = run.guessTally();
-        return [P("Lookahead decoding keeps the last N-1 Jacobi iterations as the levels of a 2D window: W columns, N-1 levels. ",
-          "Each level is the previous iteration's guesses, shifted one position, so a column read top to bottom is one ",
-          "trajectory: successive guesses for positions one apart."),
-        P("This run uses W = ", fact("W", c.window), ", N = ", fact("N", c.ngram), `. In step ${s.index} the window holds `,
-          fact("levels", s.levels_before.length), ` of its ${c.ngram - 1} levels; the model's output at the newest level is a new level, and `,
-          fact("new_right", w.rightNew), ` of its ${s.new_level.length} guesses are right.`),
-        w.full ? P("Column 0 now spells the ", term("n-gram"), " ", run.column(s, 0).map((t) => tok(run, t)),
-          ": a sequence the model produced itself, which the pool keeps in case the text needs it later.") : null,
-        P("Right guesses are rare: over this run ", fact("guesses_right", tally.right), " of ", fact("guesses_made", tally.made),
-          ` new guesses (${pct(tally.right / Math.max(tally.made, 1))}) turned out right for their position. What pays is that `,
-          "every column is kept as an n-gram, so a guess made for one place can be used wherever the text needs it.")];
-      },
-      predict: { question: "How many of the next step's new guesses will turn out right?", options: ["0 or 1", "2 to 3", "4 or more"],
+      predict: {
+        question: "How many tokens will the next Jacobi step accept?",
+        options: ["1", "2", "3 or more"],
         answer: (run, k) => {
-          const s = next(run, k), n = s.new_level.length ? run.window(s).rightNew : 0;
-          return { option: bucket(n, [1, 3]), text: `${n} of ${s.new_level.length}.`, step: k + 1 };
-        } } },
-    { title: "The n-gram pool", role: "lookahead", focus: ["pool-view", "pool-plot"],
-      start: [
-        { rule: "the first lookahead step whose lookup found at least 2 candidates", test: (_, s) => s.kind === "lookahead" && s.candidates.length >= 2 },
-        { rule: "the first step whose lookup found a candidate", test: (_, s) => s.candidates.length >= 1 },
-        { rule: "step 1", at: () => 1 }],
-      text: (run, k) => {
-        const s = run.step(k), d = run.derived(k).pool;
-        if (!s || !d) return [P("No pool yet.")];
-        const policy = { paper: "the window's columns only", output: "the window's columns and the text written so far",
-          prompt: "the window's columns, the prompt and the text written so far" }[run.config.pool];
-        const row = d.rows.find((r) => r.key === s.input_token), held = row ? row.items.length : 0;
-        return [P(`The pool keeps n-grams under their first token. In this run it takes ${policy}. When the last accepted token `,
-          "is x, the n-grams stored under x become the step's candidates. Each key keeps at most G n-grams; a new one evicts the ",
-          term("least recently used"), "."),
-        P(`Before step ${s.index}'s forward pass, the lookup under x = `, tok(run, s.input_token), " found ", fact("found", s.candidates.length),
-          " candidate(s). After the step the pool holds ", fact("pool_size", d.size), " n-grams under ", fact("pool_keys", d.keys),
-          " keys: the step added ", fact("added", s.ngrams_added.length), " and evicted ", fact("evicted", s.ngrams_evicted.length),
-          ", and x's key now holds ", fact("held", held), ".")];
+          const s = next(run, k);
+          return {
+            option: bucket(s.accepted.length, [1, 2]),
+            text: `${plural(s.accepted.length, "token")}.`,
+            step: k + 1,
+          };
+        },
       },
-      predict: { question: "How many candidates will the next step's lookup find?", options: ["none", "1 to 3", "4 or more"], answer: (run, k) => {
-        const s = next(run, k);
-        return { option: bucket(s.candidates.length, [0, 3]), text: `${plural(s.candidates.length, "candidate")}.`, step: k + 1 };
-      } } },
-    { title: "Verification: checked in the same forward pass", role: "lookahead", focus: ["verify-view", "la-output"],
+    },
+    {
+      title: "The 2D window: keep the trajectories",
+      role: "lookahead",
+      focus: ["window-view", "trajectory-view"],
       start: [
-        { rule: "the first step whose winning candidate matched at least 2 tokens", test: (_, s) => s.winner >= 0 && s.match_lengths[s.winner] >= 2 },
+        {
+          rule: "the first full-window step where at least 2 new guesses are right",
+          test: (run, s) => full(run, s) && run.window(s).rightNew >= 2,
+        },
+        {
+          rule: "the first full-window step where a new guess is right",
+          test: (run, s) => full(run, s) && run.window(s).rightNew >= 1,
+        },
+        { rule: "the first full-window step", test: (run, s) => full(run, s) },
+        { rule: "step 1", at: () => 1 },
+      ],
+      text: (run, k) => {
+        const s = run.step(k),
+          c = run.config;
+        if (!s || !s.levels_before.length) return [P("This step fed no window. Step forward to one that does.")];
+        const w = run.window(s),
+          tally = run.guessTally();
+        return [
+          P(
+            "Lookahead decoding keeps the last N-1 Jacobi iterations as the levels of a 2D window: W columns, N-1 levels. ",
+            "Each level is the previous iteration's guesses, shifted one position, so a column read top to bottom is one ",
+            "trajectory: successive guesses for positions one apart.",
+          ),
+          P(
+            "This run uses W = ",
+            fact("W", c.window),
+            ", N = ",
+            fact("N", c.ngram),
+            `. In step ${s.index} the window holds `,
+            fact("levels", s.levels_before.length),
+            ` of its ${c.ngram - 1} levels; the model's output at the newest level is a new level, and `,
+            fact("new_right", w.rightNew),
+            ` of its ${s.new_level.length} guesses are right.`,
+          ),
+          w.full
+            ? P(
+                "Column 0 now spells the ",
+                term("n-gram"),
+                " ",
+                run.column(s, 0).map((t) => tok(run, t)),
+                ": a sequence the model produced itself, which the pool keeps in case the text needs it later.",
+              )
+            : null,
+          P(
+            "Right guesses are rare: over this run ",
+            fact("guesses_right", tally.right),
+            " of ",
+            fact("guesses_made", tally.made),
+            ` new guesses (${pct(tally.right / Math.max(tally.made, 1))}) turned out right for their position. What pays is that `,
+            "every column is kept as an n-gram, so a guess made for one place can be used wherever the text needs it.",
+          ),
+        ];
+      },
+      predict: {
+        question: "How many of the next step's new guesses will turn out right?",
+        options: ["0 or 1", "2 to 3", "4 or more"],
+        answer: (run, k) => {
+          const s = next(run, k),
+            n = s.new_level.length ? run.window(s).rightNew : 0;
+          return { option: bucket(n, [1, 3]), text: `${n} of ${s.new_level.length}.`, step: k + 1 };
+        },
+      },
+    },
+    {
+      title: "The n-gram pool",
+      role: "lookahead",
+      focus: ["pool-view", "pool-plot"],
+      start: [
+        {
+          rule: "the first lookahead step whose lookup found at least 2 candidates",
+          test: (_, s) => s.kind === "lookahead" && s.candidates.length >= 2,
+        },
+        { rule: "the first step whose lookup found a candidate", test: (_, s) => s.candidates.length >= 1 },
+        { rule: "step 1", at: () => 1 },
+      ],
+      text: (run, k) => {
+        const s = run.step(k),
+          d = run.derived(k).pool;
+        if (!s || !d) return [P("No pool yet.")];
+        const policy = {
+          paper: "the window's columns only",
+          output: "the window's columns and the text written so far",
+          prompt: "the window's columns, the prompt and the text written so far",
+        }[run.config.pool];
+        const row = d.rows.find((r) => r.key === s.input_token),
+          held = row ? row.items.length : 0;
+        return [
+          P(
+            `The pool keeps n-grams under their first token. In this run it takes ${policy}. When the last accepted token `,
+            "is x, the n-grams stored under x become the step's candidates. Each key keeps at most G n-grams; a new one evicts the ",
+            term("least recently used"),
+            ".",
+          ),
+          P(
+            `Before step ${s.index}'s forward pass, the lookup under x = `,
+            tok(run, s.input_token),
+            " found ",
+            fact("found", s.candidates.length),
+            " candidate(s). After the step the pool holds ",
+            fact("pool_size", d.size),
+            " n-grams under ",
+            fact("pool_keys", d.keys),
+            " keys: the step added ",
+            fact("added", s.ngrams_added.length),
+            " and evicted ",
+            fact("evicted", s.ngrams_evicted.length),
+            ", and x's key now holds ",
+            fact("held", held),
+            ".",
+          ),
+        ];
+      },
+      predict: {
+        question: "How many candidates will the next step's lookup find?",
+        options: ["none", "1 to 3", "4 or more"],
+        answer: (run, k) => {
+          const s = next(run, k);
+          return {
+            option: bucket(s.candidates.length, [0, 3]),
+            text: `${plural(s.candidates.length, "candidate")}.`,
+            step: k + 1,
+          };
+        },
+      },
+    },
+    {
+      title: "Verification: checked in the same forward pass",
+      role: "lookahead",
+      focus: ["verify-view", "la-output"],
+      start: [
+        {
+          rule: "the first step whose winning candidate matched at least 2 tokens",
+          test: (_, s) => s.winner >= 0 && s.match_lengths[s.winner] >= 2,
+        },
         { rule: "the first step where a candidate matched", test: (_, s) => s.winner >= 0 },
-        { rule: "step 1", at: () => 1 }],
+        { rule: "step 1", at: () => 1 },
+      ],
       text: (run, k, ctx) => {
         const s = run.step(k);
         if (!s || s.kind === "prefill") return [P("Step forward to a lookahead step.")];
         const kept = run.fromCandidate(s);
-        const out = [P("The candidates ride in the same forward pass as the window. A candidate's token is accepted while it equals ",
-          "what the model itself predicts there (its ", term("argmax"), "); the step emits the longest accepted prefix and then the ",
-          "model's own next token, so even a step where nothing matches emits one token."),
-        P(`In step ${s.index}, `, s.winner >= 0 ? ["candidate ", fact("winner", s.winner + 1), " matched ", fact("matched", kept), " token(s)"]
-          : ["no candidate matched"], " and the step emitted ", fact("emitted", s.accepted.length), " token(s) in one forward pass.")];
+        const out = [
+          P(
+            "The candidates ride in the same forward pass as the window. A candidate's token is accepted while it equals ",
+            "what the model itself predicts there (its ",
+            term("argmax"),
+            "); the step emits the longest accepted prefix and then the ",
+            "model's own next token, so even a step where nothing matches emits one token.",
+          ),
+          P(
+            `In step ${s.index}, `,
+            s.winner >= 0
+              ? ["candidate ", fact("winner", s.winner + 1), " matched ", fact("matched", kept), " token(s)"]
+              : ["no candidate matched"],
+            " and the step emitted ",
+            fact("emitted", s.accepted.length),
+            " token(s) in one forward pass.",
+          ),
+        ];
         if (run.greedy) {
-          out.push(P("Every kept token is the model's own argmax at its position, so the text is exactly what ", term("greedy decoding"),
-            " writes: on this run the two texts are ", fact("identical", run.identical() ? "identical" : "different"), "."));
+          out.push(
+            P(
+              "Every kept token is the model's own argmax at its position, so the text is exactly what ",
+              term("greedy decoding"),
+              " writes: on this run the two texts are ",
+              fact("identical", run.identical() ? "identical" : "different"),
+              ".",
+            ),
+          );
           out.push(...(Lade.lessonExtras.numerics(ctx, fact, P) || []));
         } else {
-          out.push(P("This run samples. Then a draft token is accepted with its probability under the model and, after a rejection, ",
-            "removed and the rest renormalised: each emitted token still has exactly the model's distribution."));
+          out.push(
+            P(
+              "This run samples. Then a draft token is accepted with its probability under the model and, after a rejection, ",
+              "removed and the rest renormalised: each emitted token still has exactly the model's distribution.",
+            ),
+          );
         }
         return out;
       },
-      predict: { question: "How many tokens will the next step emit?", options: ["1", "2", "3 or more"], answer: (run, k) => {
-        const s = next(run, k);
-        return { option: bucket(s.accepted.length, [1, 2]), text: `${plural(s.accepted.length, "token")}.`, step: k + 1 };
-      } } },
-    ...Lade.lessonExtras.relatives,
-    { title: "One step's anatomy: the attention mask", role: "lookahead", focus: ["mask-view", "window-view"],
-      start: [
-        { rule: "the first full-window step with at least 2 candidates", test: (run, s) => full(run, s) && s.candidates.length >= 2 },
-        { rule: "the first full-window step", test: (run, s) => full(run, s) },
-        { rule: "step 1", at: () => 1 }],
-      text: (run, k) => {
-        const s = run.step(k), layout = run.layout(k);
-        if (!s || !layout) return [P("Step forward to a lookahead step.")];
-        return [P("One forward pass carries x, every window level and every candidate. The attention mask keeps them apart: a window ",
-          "token sees x, level 0 up to its own column and its own column above it; a candidate token sees x and its own earlier ",
-          "tokens; neither branch sees the other. Everything also sees the committed text, held in the ", term("KV cache"),
-          ". Positions are set so that each token reads a well-formed prefix."),
-        P(`Step ${s.index} fed `, fact("fed", layout.size), " tokens: x, ", fact("levels", layout.levels), " level(s) of ",
-          fact("W", layout.window), " and ", fact("nodes", layout.nodes), " verification token(s)",
-          s.tree ? [" (a ", term("token tree"), ")"] : "", ". Whether so wide a pass costs about what a one-token pass costs ",
-          "depends on the hardware: the next chapter measures it.")];
-      },
-      predict: { question: "How many tokens will the next step feed to the model?", options: ["under 20", "20 to 40", "over 40"],
+      predict: {
+        question: "How many tokens will the next step emit?",
+        options: ["1", "2", "3 or more"],
         answer: (run, k) => {
-          const layout = run.layout(k + 1), n = layout ? layout.size : 1;
+          const s = next(run, k);
+          return {
+            option: bucket(s.accepted.length, [1, 2]),
+            text: `${plural(s.accepted.length, "token")}.`,
+            step: k + 1,
+          };
+        },
+      },
+    },
+    ...Lade.lessonExtras.relatives,
+    {
+      title: "One step's anatomy: the attention mask",
+      role: "lookahead",
+      focus: ["mask-view", "window-view"],
+      start: [
+        {
+          rule: "the first full-window step with at least 2 candidates",
+          test: (run, s) => full(run, s) && s.candidates.length >= 2,
+        },
+        { rule: "the first full-window step", test: (run, s) => full(run, s) },
+        { rule: "step 1", at: () => 1 },
+      ],
+      text: (run, k) => {
+        const s = run.step(k),
+          layout = run.layout(k);
+        if (!s || !layout) return [P("Step forward to a lookahead step.")];
+        return [
+          P(
+            "One forward pass carries x, every window level and every candidate. The attention mask keeps them apart: a window ",
+            "token sees x, level 0 up to its own column and its own column above it; a candidate token sees x and its own earlier ",
+            "tokens; neither branch sees the other. Everything also sees the committed text, held in the ",
+            term("KV cache"),
+            ". Positions are set so that each token reads a well-formed prefix.",
+          ),
+          P(
+            `Step ${s.index} fed `,
+            fact("fed", layout.size),
+            " tokens: x, ",
+            fact("levels", layout.levels),
+            " level(s) of ",
+            fact("W", layout.window),
+            " and ",
+            fact("nodes", layout.nodes),
+            " verification token(s)",
+            s.tree ? [" (a ", term("token tree"), ")"] : "",
+            ". Whether so wide a pass costs about what a one-token pass costs ",
+            "depends on the hardware: the next chapter measures it.",
+          ),
+        ];
+      },
+      predict: {
+        question: "How many tokens will the next step feed to the model?",
+        options: ["under 20", "20 to 40", "over 40"],
+        answer: (run, k) => {
+          const layout = run.layout(k + 1),
+            n = layout ? layout.size : 1;
           return { option: bucket(n, [19, 40]), text: `${n} tokens.`, step: k + 1 };
-        } } },
-    { title: "From tokens per step to seconds", role: "lookahead", focus: ["counter", "progress-plot"],
+        },
+      },
+    },
+    {
+      title: "From tokens per step to seconds",
+      role: "lookahead",
+      focus: ["counter", "progress-plot"],
       start: [{ rule: "the run's last step", at: (run) => run.lastStep() }],
       text: (run, _k, ctx) => Lade.lessonExtras.speed(run, ctx, fact, P),
-      predict: Lade.lessonExtras.speedQuestion },
-    { title: "Play with it", role: "lookahead", focus: [], start: [{ rule: "step 0", at: () => 0 }],
-      text: (run) => [P("You have seen every part. The explorer shows them all at once for any run: pick one from the gallery, open a ",
-        "saved trace, or press “Run your own” to race lookahead decoding against greedy decoding on your own prompt with your own ",
-        "W, N and G, greedy or sampling. The speed lab predicts what the same run would do on a GPU, on several, and with many users."),
-      P("The run on screen now: ", Lade.notes.settingsText(run), ".")] },
+      predict: Lade.lessonExtras.speedQuestion,
+    },
+    {
+      title: "Play with it",
+      role: "lookahead",
+      focus: [],
+      start: [{ rule: "step 0", at: () => 0 }],
+      text: (run) => [
+        P(
+          "You have seen every part. The explorer shows them all at once for any run: pick one from the gallery, open a ",
+          "saved trace, or press “Run your own” to race lookahead decoding against greedy decoding on your own prompt with your own ",
+          "W, N and G, greedy or sampling. The speed lab predicts what the same run would do on a GPU, on several, and with many users.",
+        ),
+        P("The run on screen now: ", Lade.notes.settingsText(run), "."),
+      ],
+    },
   ];
 
   /**
@@ -195,8 +442,16 @@ const LadeLesson = (() => {
   function chapterStart(ch, run) {
     for (let i = 0; i < ch.start.length; i++) {
       const rule = ch.start[i];
-      const k = rule.at ? rule.at(run) : run.find((s) => /** @type {(r: Run, s: Step) => boolean} */ (rule.test)(run, s));
-      if (k >= 0) return { k: Math.max(0, Math.min(k, run.lastStep())), rule: rule.rule, first: i === 0, wanted: ch.start[0].rule };
+      const k = rule.at
+        ? rule.at(run)
+        : run.find((s) => /** @type {(r: Run, s: Step) => boolean} */ (rule.test)(run, s));
+      if (k >= 0)
+        return {
+          k: Math.max(0, Math.min(k, run.lastStep())),
+          rule: rule.rule,
+          first: i === 0,
+          wanted: ch.start[0].rule,
+        };
     }
     return { k: 0, rule: "step 0", first: false, wanted: ch.start[0].rule };
   }

@@ -12,48 +12,93 @@ const LadeMask = (() => {
 
   /** @param {Run} _run @param {LayoutRow} layout */
   function summary(_run, layout) {
-    return `The ${layout.size} × ${layout.size} attention mask: x, ${plural(layout.levels, "window level")} of ${layout.window}` +
+    return (
+      `The ${layout.size} × ${layout.size} attention mask: x, ${plural(layout.levels, "window level")} of ${layout.window}` +
       ` tokens and ${plural(layout.nodes, "verification token")}. Each window token sees x, level 0 up to its own column and its ` +
-      "own column above it; each verification token sees x and its own earlier tokens; neither branch sees the other.";
+      "own column above it; each verification token sees x and its own earlier tokens; neither branch sees the other."
+    );
   }
 
   /** The SVG of a layout, built once per layout. @param {Run} run @param {LayoutRow} layout */
   function drawing(run, layout) {
     return memo(layout, "svg", () => {
-      const q = layout.size, bit = /** @type {(r: number, c: number) => boolean} */ (maskBits(layout));
-      const cell = Math.max(4, Math.min(16, Math.floor(560 / q))), pad = 46, size = pad + q * cell;
+      const q = layout.size,
+        bit = /** @type {(r: number, c: number) => boolean} */ (maskBits(layout));
+      const cell = Math.max(4, Math.min(16, Math.floor(560 / q))),
+        pad = 46,
+        size = pad + q * cell;
       /** @type {Record<string, string>} */
       const paths = { x: "", win: "", ver: "", off: "" };
       const kindOf = (/** @type {number} */ k) => (k === 0 ? "x" : k === 3 ? "ver" : "win");
-      for (let r = 0; r < q; r++) for (let c = 0; c < q; c++) {
-        paths[bit(r, c) ? kindOf(layout.kinds[c]) : "off"] += `M${pad + c * cell},${pad + r * cell}h${cell - 1}v${cell - 1}h${1 - cell}z`;
-      }
-      const svg = h("svg:svg", { viewBox: `0 0 ${size} ${size}`, class: "mask", role: "img", "aria-label": summary(run, layout) },
-        h("svg:defs", {}, h("svg:pattern", { id: "lade-hatch", width: 4, height: 4, patternUnits: "userSpaceOnUse",
-          patternTransform: "rotate(45)" }, h("svg:rect", { width: 4, height: 4, class: "m-ver-bg" }),
-        h("svg:line", { x1: 0, y1: 0, x2: 0, y2: 4, class: "m-ver-line" }))),
-        h("svg:path", { d: paths.off, class: "m-off" }), h("svg:path", { d: paths.x, class: "m-x" }),
-        h("svg:path", { d: paths.win, class: "m-win" }), h("svg:path", { d: paths.ver, class: "m-ver", fill: "url(#lade-hatch)" }));
+      for (let r = 0; r < q; r++)
+        for (let c = 0; c < q; c++) {
+          paths[bit(r, c) ? kindOf(layout.kinds[c]) : "off"] +=
+            `M${pad + c * cell},${pad + r * cell}h${cell - 1}v${cell - 1}h${1 - cell}z`;
+        }
+      const svg = h(
+        "svg:svg",
+        { viewBox: `0 0 ${size} ${size}`, class: "mask", role: "img", "aria-label": summary(run, layout) },
+        h(
+          "svg:defs",
+          {},
+          h(
+            "svg:pattern",
+            { id: "lade-hatch", width: 4, height: 4, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" },
+            h("svg:rect", { width: 4, height: 4, class: "m-ver-bg" }),
+            h("svg:line", { x1: 0, y1: 0, x2: 0, y2: 4, class: "m-ver-line" }),
+          ),
+        ),
+        h("svg:path", { d: paths.off, class: "m-off" }),
+        h("svg:path", { d: paths.x, class: "m-x" }),
+        h("svg:path", { d: paths.win, class: "m-win" }),
+        h("svg:path", { d: paths.ver, class: "m-ver", fill: "url(#lade-hatch)" }),
+      );
       const font = Math.min(10, cell);
-      if (cell >= 7) layout.labels.forEach((label, i) => {
-        svg.append(h("svg:text", { x: pad - 3, y: pad + i * cell + cell - 2, class: "mlabel", "text-anchor": "end", "font-size": font }, label),
-          h("svg:text", { x: pad + i * cell + cell - 2, y: pad - 3, class: "mlabel", "font-size": font,
-            transform: `rotate(-90 ${pad + i * cell + cell - 2} ${pad - 3})` }, label));
-      });
+      if (cell >= 7)
+        layout.labels.forEach((label, i) => {
+          svg.append(
+            h(
+              "svg:text",
+              { x: pad - 3, y: pad + i * cell + cell - 2, class: "mlabel", "text-anchor": "end", "font-size": font },
+              label,
+            ),
+            h(
+              "svg:text",
+              {
+                x: pad + i * cell + cell - 2,
+                y: pad - 3,
+                class: "mlabel",
+                "font-size": font,
+                transform: `rotate(-90 ${pad + i * cell + cell - 2} ${pad - 3})`,
+              },
+              label,
+            ),
+          );
+        });
       const band = h("svg:rect", { x: pad, width: q * cell, height: cell, class: "band", visibility: "hidden" });
       svg.append(band);
       const tip = h("div", { class: "chart-tip", hidden: true, "aria-hidden": "true" });
       svg.addEventListener("mousemove", (/** @type {MouseEvent} */ ev) => {
-        const box = svg.getBoundingClientRect(), scale = size / box.width;
-        const c = Math.floor(((ev.clientX - box.left) * scale - pad) / cell), r = Math.floor(((ev.clientY - box.top) * scale - pad) / cell);
-        if (r < 0 || c < 0 || r >= q || c >= q) { tip.hidden = true; band.setAttribute("visibility", "hidden"); return; }
+        const box = svg.getBoundingClientRect(),
+          scale = size / box.width;
+        const c = Math.floor(((ev.clientX - box.left) * scale - pad) / cell),
+          r = Math.floor(((ev.clientY - box.top) * scale - pad) / cell);
+        if (r < 0 || c < 0 || r >= q || c >= q) {
+          tip.hidden = true;
+          band.setAttribute("visibility", "hidden");
+          return;
+        }
         tip.hidden = false;
         tip.textContent = reason(run, layout, r, c, bit(r, c));
-        tip.style.left = `${Math.min(box.width - 220, (ev.clientX - box.left) + 12)}px`;
-        tip.style.top = `${(ev.clientY - box.top) + 12}px`;
-        band.setAttribute("y", pad + r * cell); band.setAttribute("visibility", "visible");
+        tip.style.left = `${Math.min(box.width - 220, ev.clientX - box.left + 12)}px`;
+        tip.style.top = `${ev.clientY - box.top + 12}px`;
+        band.setAttribute("y", pad + r * cell);
+        band.setAttribute("visibility", "visible");
       });
-      svg.addEventListener("mouseleave", () => { tip.hidden = true; band.setAttribute("visibility", "hidden"); });
+      svg.addEventListener("mouseleave", () => {
+        tip.hidden = true;
+        band.setAttribute("visibility", "hidden");
+      });
       return h("div", { class: "mask-wrap" }, svg, tip);
     });
   }
@@ -72,21 +117,51 @@ const LadeMask = (() => {
     box.addEventListener("toggle", () => {
       if (!box.open || box.querySelector("table")) return;
       const bit = /** @type {(r: number, c: number) => boolean} */ (maskBits(layout));
-      const rows = layout.labels.map((label, r) => h("tr", {}, h("th", { scope: "row" }, `${label} (${KIND[layout.kinds[r]]})`),
-        h("td", {}, layout.labels.filter((_, c) => bit(r, c)).join(", "))));
-      box.append(scroller("the mask as a table", h("table", { class: "verify" }, h("caption", {}, "Each token and the tokens it may see"),
-        h("tr", {}, h("th", { scope: "col" }, "token"), h("th", { scope: "col" }, "sees")), rows)));
+      const rows = layout.labels.map((label, r) =>
+        h(
+          "tr",
+          {},
+          h("th", { scope: "row" }, `${label} (${KIND[layout.kinds[r]]})`),
+          h("td", {}, layout.labels.filter((_, c) => bit(r, c)).join(", ")),
+        ),
+      );
+      box.append(
+        scroller(
+          "the mask as a table",
+          h(
+            "table",
+            { class: "verify" },
+            h("caption", {}, "Each token and the tokens it may see"),
+            h("tr", {}, h("th", { scope: "col" }, "token"), h("th", { scope: "col" }, "sees")),
+            rows,
+          ),
+        ),
+      );
     });
     return box;
   }
 
   views["mask-view"] = ({ run, k }) => {
-    const step = run.step(k), layout = run.layout(k), title = "The attention mask";
-    if (!step || !layout) return h("div", {}, frame(title, note("Step 0 reads the prompt under an ordinary causal mask; the step masks start at step 1.")));
-    const head = muted(`Step ${step.index}'s attention mask: ${layout.size} × ${layout.size} tokens = x, ${plural(layout.levels, "window level")} of `,
+    const step = run.step(k),
+      layout = run.layout(k),
+      title = "The attention mask";
+    if (!step || !layout)
+      return h(
+        "div",
+        {},
+        frame(title, note("Step 0 reads the prompt under an ordinary causal mask; the step masks start at step 1.")),
+      );
+    const head = muted(
+      `Step ${step.index}'s attention mask: ${layout.size} × ${layout.size} tokens = x, ${plural(layout.levels, "window level")} of `,
       `W=${layout.window}, ${plural(layout.nodes, "verification token")}${step.tree ? " (a token tree: shared prefixes fed once)" : ""}. `,
-      "Row = the token that looks, column = the token it may see. This is the matrix the model used.");
-    if (!maskBits(layout)) return h("div", {}, frame(title, head, note("This layout's bits were left out (the run's masks are over the size budget).")));
+      "Row = the token that looks, column = the token it may see. This is the matrix the model used.",
+    );
+    if (!maskBits(layout))
+      return h(
+        "div",
+        {},
+        frame(title, head, note("This layout's bits were left out (the run's masks are over the size budget).")),
+      );
     return h("div", {}, frame(title, head, drawing(run, layout), legends.mask(), table(run, layout)));
   };
 

@@ -8,19 +8,23 @@ const LadeNotes = (() => {
   const { h, fmt, plural } = Lade.dom;
 
   const SECTIONS = {
-    outputs: "Both methods decode the same prompt. The clock counts forward passes (steps; step 0 reads the prompt). " +
+    outputs:
+      "Both methods decode the same prompt. The clock counts forward passes (steps; step 0 reads the prompt). " +
       "Autoregressive decoding writes one token per step; lookahead decoding writes 1 to N per step. With greedy " +
       "decoding the two texts are identical, token for token; when the run samples, both draw from the model's " +
       "distribution, so their texts differ in general.",
-    chain: "One step, left to right. The lookahead branch (the window) holds guesses for future positions; the " +
+    chain:
+      "One step, left to right. The lookahead branch (the window) holds guesses for future positions; the " +
       "model refines all of them in the step's forward pass (a Jacobi iteration), and each column of the window then " +
       "spells an n-gram for the pool. The pool hands the verification branch the n-grams that start with the last " +
       "accepted token x; the model checks them in the same forward pass and keeps the longest prefix it agrees with, " +
       "plus its own next token. Hover a column or a candidate to see where it goes.",
-    trajectory: "Jacobi decoding throws its guesses away once a step is done. Lookahead decoding keeps them: read " +
+    trajectory:
+      "Jacobi decoding throws its guesses away once a step is done. Lookahead decoding keeps them: read " +
       "down a column and you see the guesses for one position change step by step. The few that turn out right are " +
       "worth a token only if the pool hands them to verification before decoding reaches that position.",
-    mask: "Everything in one forward pass: the window and the candidates travel together, and this attention mask " +
+    mask:
+      "Everything in one forward pass: the window and the candidates travel together, and this attention mask " +
       "keeps them apart. Each token sees only a well-formed sequence, its own prefix, so every prediction is an " +
       "ordinary next-token prediction. Hover a cell to see why it is visible or not.",
   };
@@ -28,20 +32,25 @@ const LadeNotes = (() => {
   /** One line per term: the glossary, the same text wherever a term is explained. */
   const GLOSSARY = {
     "forward pass": "One run of the whole model over the tokens fed to it; it gives a next-token prediction for each.",
-    "argmax": "The token the model finds most likely at a position: what greedy decoding writes.",
+    argmax: "The token the model finds most likely at a position: what greedy decoding writes.",
     "greedy decoding": "Writing, at every step, the model's most likely next token (its argmax).",
     "memory-bound": "Limited by reading the weights from memory, not by arithmetic: the arithmetic units wait.",
-    "KV cache": "The keys and values of the tokens already processed, kept so that each new token attends to them without recomputing them.",
+    "KV cache":
+      "The keys and values of the tokens already processed, kept so that each new token attends to them without recomputing them.",
     "Jacobi iteration": "Guessing several future tokens at once and refining all the guesses in one forward pass.",
     "n-gram": "A sequence of n tokens in a row.",
-    "least recently used": "The eviction rule of the pool: when a key holds too many n-grams, the one used longest ago leaves.",
+    "least recently used":
+      "The eviction rule of the pool: when a key holds too many n-grams, the one used longest ago leaves.",
     "token tree": "Candidates fed with their shared prefixes once, each branch seeing only its own ancestors.",
-    "compression": "Tokens written per step (per forward pass): an upper bound on the speed-up, not the speed-up.",
+    compression: "Tokens written per step (per forward pass): an upper bound on the speed-up, not the speed-up.",
     "MT-bench": "A benchmark of multi-turn chat questions, which the paper uses for its single-GPU speed-up.",
-    "roofline": "A model of a forward pass's time: the longer of reading its bytes from memory and doing its arithmetic.",
-    "speculative decoding": "A draft (a small model, or text looked up elsewhere) proposes tokens and the large model verifies them in one pass.",
-    "draft model": "A smaller model, usually of the same family and tokenizer, that guesses the large model's next tokens: an off-the-shelf checkpoint works without retraining (Leviathan et al., 2023), and one trained toward the large model has more of its guesses kept.",
-    "prompt lookup": "Speculative decoding whose draft is copied from the prompt (or the text so far) after a matching n-gram.",
+    roofline: "A model of a forward pass's time: the longer of reading its bytes from memory and doing its arithmetic.",
+    "speculative decoding":
+      "A draft (a small model, or text looked up elsewhere) proposes tokens and the large model verifies them in one pass.",
+    "draft model":
+      "A smaller model, usually of the same family and tokenizer, that guesses the large model's next tokens: an off-the-shelf checkpoint works without retraining (Leviathan et al., 2023), and one trained toward the large model has more of its guesses kept.",
+    "prompt lookup":
+      "Speculative decoding whose draft is copied from the prompt (or the text so far) after a matching n-gram.",
   };
 
   /** A term with its one-line definition, shown on hover, focus and tap (a real button, its text the term).
@@ -49,38 +58,61 @@ const LadeNotes = (() => {
   function term(term, shown) {
     const id = `term-${term.replace(/[^a-z]+/gi, "-").toLowerCase()}-${Math.random().toString(36).slice(2, 7)}`;
     const tip = h("span", { class: "term-tip", role: "tooltip", id }, GLOSSARY[term]);
-    const button = h("button", { type: "button", class: "term", "aria-describedby": id,
-      onclick: () => button.classList.toggle("open") }, shown || term);
-    button.addEventListener("keydown", (/** @type {KeyboardEvent} */ ev) => { if (ev.key === "Escape") button.classList.remove("open"); });
+    const button = h(
+      "button",
+      { type: "button", class: "term", "aria-describedby": id, onclick: () => button.classList.toggle("open") },
+      shown || term,
+    );
+    button.addEventListener("keydown", (/** @type {KeyboardEvent} */ ev) => {
+      if (ev.key === "Escape") button.classList.remove("open");
+    });
     return h("span", { class: "term-box" }, button, tip);
   }
 
   /** The run's settings in a line, read off the trace. @param {Run} run */
   function settingsText(run) {
-    const c = run.config, s = run.t.sampling;
-    const mode = s.temperature === 0 ? "greedy" : `sampling at temperature ${s.temperature}, top-p ${s.top_p}, sampling seed ${s.sample_seed}`;
+    const c = run.config,
+      s = run.t.sampling;
+    const mode =
+      s.temperature === 0
+        ? "greedy"
+        : `sampling at temperature ${s.temperature}, top-p ${s.top_p}, sampling seed ${s.sample_seed}`;
     if (run.method === "jacobi") return `Jacobi decoding, a block of W=${c.window} guesses, ${mode}`;
     if (run.method !== "lookahead") return `${run.laneName("parallel")} decoding, ${mode}`;
-    const extra = [`${c.pool} pool`, c.tree ? "token tree" : null, c.adaptive ? "adaptive sizes" : null].filter(Boolean);
+    const extra = [`${c.pool} pool`, c.tree ? "token tree" : null, c.adaptive ? "adaptive sizes" : null].filter(
+      Boolean,
+    );
     return `W=${c.window}, N=${c.ngram}, G=${c.guess} (${extra.join(", ")}), ${mode}`;
   }
 
   /** @param {Run} run */
   function runSummary(run) {
-    const lanes = run.lanes().map((l) => `${run.laneName(l.id)}: ${plural(l.run.tokens.length, "token")} in ${plural(l.run.steps.length, "step")}`);
+    const lanes = run
+      .lanes()
+      .map(
+        (l) =>
+          `${run.laneName(l.id)}: ${plural(l.run.tokens.length, "token")} in ${plural(l.run.steps.length, "step")}`,
+      );
     return `${lanes.join("; ")}. ${run.t.model} on ${run.t.device} (${run.t.dtype})${run.t.recorded_at ? `, recorded ${run.t.recorded_at}` : ""}.`;
   }
 
   /** The speed of the run on screen, honestly: compression is a bound, the step's cost decides. @param {Run} run @param {LabPage | null} lab */
   function honestNote(run, lab) {
-    const c = run.config, compression = run.compression();
+    const c = run.config,
+      compression = run.compression();
     const ratio = run.meanStep("baseline") > 0 ? run.meanStep("parallel") / run.meanStep("baseline") : 0;
     const speedup = run.time("parallel") > 0 ? run.time("baseline") / run.time("parallel") : 0;
     const plain = run.greedy ? "greedy" : "plain sampling";
-    const fed = run.method === "jacobi" ? c.window + 1 : run.method === "lookahead"
-      ? 1 + (c.window + c.guess) * (c.ngram - 1) + 2 * (c.lookup || 0) : Math.ceil(run.meanFed());
+    const fed =
+      run.method === "jacobi"
+        ? c.window + 1
+        : run.method === "lookahead"
+          ? 1 + (c.window + c.guess) * (c.ngram - 1) + 2 * (c.lookup || 0)
+          : Math.ceil(run.meanFed());
     const flat = lab && lab.cpu ? Lade.lab.flatUpTo(Lade.lab.cpuPoints(lab)) : null;
-    return h("div", { class: "honest", dataset: { compression: fmt(compression), ratio: fmt(ratio), speedup: fmt(speedup) } },
+    return h(
+      "div",
+      { class: "honest", dataset: { compression: fmt(compression), ratio: fmt(ratio), speedup: fmt(speedup) } },
       h("b", {}, "An honest note on speed. "),
       `This run wrote ${fmt(compression)} tokens per step against 1 for ${plain}. `,
       "Tokens per step is an upper bound on the speed-up, not the speed-up: ",
@@ -88,12 +120,17 @@ const LadeNotes = (() => {
       `${fmt(ratio)}x as long as a ${plain} step on average, so the measured wall-clock ratio is ${fmt(speedup)}x `,
       `(${plain} time / ${run.laneName("parallel").toLowerCase()} time). `,
       "Extra tokens are nearly free only where decoding is memory-bound, such as a GPU running a model much larger ",
-      "than this one", flat ? `; on this project's CPU a forward costs about what one token costs up to ${flat} tokens and more with every token past that. `
+      "than this one",
+      flat
+        ? `; on this project's CPU a forward costs about what one token costs up to ${flat} tokens and more with every token past that. `
         : ". ",
       "The paper reports up to 1.8x on MT-bench on one GPU; its 4x on code completion needs strong scaling over several ",
       "GPUs (Lookahead Parallelism) and is not a single-device figure.",
-      run.greedy ? "" : " This run samples: both lanes draw from the model's distribution with their own random numbers, " +
-        "so their texts differ; neither is more exact than the other.");
+      run.greedy
+        ? ""
+        : " This run samples: both lanes draw from the model's distribution with their own random numbers, " +
+            "so their texts differ; neither is more exact than the other.",
+    );
   }
 
   return { SECTIONS, GLOSSARY, term, settingsText, runSummary, honestNote };

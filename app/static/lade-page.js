@@ -8,105 +8,248 @@ const LadePage = (() => {
   const { h, fmt, plural, pct } = Lade.dom;
 
   const SECTIONS = [
-    { id: "sec-outputs", title: "Side by side: the same text, fewer steps", note: "outputs",
-      rows: [["ar-output", "la-output"], ["counter"], ["relatives-view"], ["progress-plot"]] },
-    { id: "sec-chain", title: "One step: window → pool → verification", note: "chain",
-      rows: [["window-view", "pool-view"], ["verify-view"], ["pool-plot"]] },
-    { id: "sec-trajectory", title: "The trajectories the window keeps", note: "trajectory", rows: [["trajectory-view"]] },
+    {
+      id: "sec-outputs",
+      title: "Side by side: the same text, fewer steps",
+      note: "outputs",
+      rows: [["ar-output", "la-output"], ["counter"], ["relatives-view"], ["progress-plot"]],
+    },
+    {
+      id: "sec-chain",
+      title: "One step: window → pool → verification",
+      note: "chain",
+      rows: [["window-view", "pool-view"], ["verify-view"], ["pool-plot"]],
+    },
+    {
+      id: "sec-trajectory",
+      title: "The trajectories the window keeps",
+      note: "trajectory",
+      rows: [["trajectory-view"]],
+    },
     { id: "sec-mask", title: "The attention mask that makes it one forward pass", note: "mask", rows: [["mask-view"]] },
   ];
-  const EMBED_SIZES = [[720, 405], [960, 540]];
+  const EMBED_SIZES = [
+    [720, 405],
+    [960, 540],
+  ];
 
   /** @param {PageContext} ctx */
   function runbar(ctx) {
-    const { run, boot, state } = ctx, entry = boot.gallery.find((g) => g.name === run.handle);
-    const menu = ctx.standalone ? null : h("label", { class: "menu" }, h("span", { class: "sr-only" }, "Open a gallery run"),
-      h("select", { id: "gallery-menu", onchange: (/** @type {Event} */ ev) => {
-        const name = /** @type {HTMLSelectElement} */ (ev.target).value;
-        if (name) ctx.actions.open(name, "interesting");
-      } }, h("option", { value: "" }, "Gallery: open a recorded run…"),
-      boot.gallery.map((g) => h("option", { value: g.name, selected: g.name === state.current }, g.title))));
-    return h("div", { class: "runbar" },
-      h("h2", { class: "run-title" }, entry ? entry.title : run.title, entry && entry.caption ? h("span", { class: "caption" }, " — ", entry.caption) : null),
-      h("p", { class: "run-settings", id: "run-settings" }, "On screen: ", Lade.notes.settingsText(run), ". ", Lade.notes.runSummary(run)),
-      h("details", { class: "prompt" }, h("summary", {}, "Prompt"), h("div", { class: "prompt-text" }, Lade.dom.proseText(run.t.prompt))),
+    const { run, boot, state } = ctx,
+      entry = boot.gallery.find((g) => g.name === run.handle);
+    const menu = ctx.standalone
+      ? null
+      : h(
+          "label",
+          { class: "menu" },
+          h("span", { class: "sr-only" }, "Open a gallery run"),
+          h(
+            "select",
+            {
+              id: "gallery-menu",
+              onchange: (/** @type {Event} */ ev) => {
+                const name = /** @type {HTMLSelectElement} */ (ev.target).value;
+                if (name) ctx.actions.open(name, "interesting");
+              },
+            },
+            h("option", { value: "" }, "Gallery: open a recorded run…"),
+            boot.gallery.map((g) => h("option", { value: g.name, selected: g.name === state.current }, g.title)),
+          ),
+        );
+    return h(
+      "div",
+      { class: "runbar" },
+      h(
+        "h2",
+        { class: "run-title" },
+        entry ? entry.title : run.title,
+        entry && entry.caption ? h("span", { class: "caption" }, " — ", entry.caption) : null,
+      ),
+      h(
+        "p",
+        { class: "run-settings", id: "run-settings" },
+        "On screen: ",
+        Lade.notes.settingsText(run),
+        ". ",
+        Lade.notes.runSummary(run),
+      ),
+      h(
+        "details",
+        { class: "prompt" },
+        h("summary", {}, "Prompt"),
+        h("div", { class: "prompt-text" }, Lade.dom.proseText(run.t.prompt)),
+      ),
       menu,
-      ctx.standalone ? null : boot.source === "site" ? liveLink(boot, "run-yourself")
-        : h("button", { class: "small primary", id: "run-yourself", onclick: () => ctx.actions.sidebar() }, "⚙ Run your own, or open a run"),
-      ctx.standalone ? null : h("button", { class: "small", id: "teach-this", onclick: () => ctx.actions.teach() }, "Open the lesson on this run"));
+      ctx.standalone
+        ? null
+        : boot.source === "site"
+          ? liveLink(boot, "run-yourself")
+          : h(
+              "button",
+              { class: "small primary", id: "run-yourself", onclick: () => ctx.actions.sidebar() },
+              "⚙ Run your own, or open a run",
+            ),
+      ctx.standalone
+        ? null
+        : h(
+            "button",
+            { class: "small", id: "teach-this", onclick: () => ctx.actions.teach() },
+            "Open the lesson on this run",
+          ),
+    );
   }
 
   /** A static site's link to a server that runs live races (none without `--live-url`). @param {Boot} boot @param {string} id */
   function liveLink(boot, id) {
-    return boot.live_url ? h("a", { class: "button small primary", id, href: boot.live_url, target: "_blank", rel: "noopener" },
-      "Run it live ↗") : null;
+    return boot.live_url
+      ? h(
+          "a",
+          { class: "button small primary", id, href: boot.live_url, target: "_blank", rel: "noopener" },
+          "Run it live ↗",
+        )
+      : null;
   }
 
   /** The live race: one bar per lane on one clock, and once every lane is done, who finished first. @param {Run} run @param {string} status */
   function race(run, status) {
-    const lanes = run.lanes(), done = lanes.every((l) => !run.running(l.id));
+    const lanes = run.lanes(),
+      done = lanes.every((l) => !run.running(l.id));
     const most = done ? Math.max(1, ...lanes.map((l) => l.run.tokens.length)) : run.t.max_new_tokens;
     const rows = lanes.map((l) => {
-      const n = run.numbers(l.id, Infinity), over = !run.running(l.id);
-      return h("div", { class: `lane lane-${l.id}`, dataset: { lane: l.method, tokens: n.tokens, done: over ? "1" : "0" } },
+      const n = run.numbers(l.id, Infinity),
+        over = !run.running(l.id);
+      return h(
+        "div",
+        { class: `lane lane-${l.id}`, dataset: { lane: l.method, tokens: n.tokens, done: over ? "1" : "0" } },
         h("span", { class: "lane-name" }, run.laneName(l.id)),
-        h("span", { class: "bar", role: "meter", "aria-valuemin": 0, "aria-valuemax": most, "aria-valuenow": n.tokens,
-          "aria-label": `${run.laneName(l.id)}: ${n.tokens} of ${most} tokens` },
-        h("span", { class: "fill", style: `width:${(100 * Math.min(1, n.tokens / most)).toFixed(1)}%` })),
-        h("span", { class: "lane-num" }, `${plural(n.tokens, "token")} · ${plural(n.steps, "step")} · ${fmt(n.seconds)} s`,
-          over ? ` · ✓ done (${l.run.stop_reason})` : " · running"));
+        h(
+          "span",
+          {
+            class: "bar",
+            role: "meter",
+            "aria-valuemin": 0,
+            "aria-valuemax": most,
+            "aria-valuenow": n.tokens,
+            "aria-label": `${run.laneName(l.id)}: ${n.tokens} of ${most} tokens`,
+          },
+          h("span", { class: "fill", style: `width:${(100 * Math.min(1, n.tokens / most)).toFixed(1)}%` }),
+        ),
+        h(
+          "span",
+          { class: "lane-num" },
+          `${plural(n.tokens, "token")} · ${plural(n.steps, "step")} · ${fmt(n.seconds)} s`,
+          over ? ` · ✓ done (${l.run.stop_reason})` : " · running",
+        ),
+      );
     });
-    return h("div", { class: "race", id: "race", role: "group", "aria-label": "Live race" },
-      h("p", { class: "race-title" }, done ? finish(run) : status), rows);
+    return h(
+      "div",
+      { class: "race", id: "race", role: "group", "aria-label": "Live race" },
+      h("p", { class: "race-title" }, done ? finish(run) : status),
+      rows,
+    );
   }
 
   /** Who finished first and by how much, and whether the texts are the same (so far, for a race cut short).
    * @param {Run} run */
   function finish(run) {
     if (run.lanes().some((l) => l.run.stop_reason === "cancelled")) {
-      const same = run.lanes().every((l) => { const a = l.run.tokens, b = run.t.baseline.tokens, n = Math.min(a.length, b.length);
-        return a.slice(0, n).join() === b.slice(0, n).join(); });
-      return `Stopped before the end: ${run.lanes().map((l) => `${run.laneName(l.id).toLowerCase()} ${plural(l.run.tokens.length, "token")}`).join(", ")}. ` +
-        (run.greedy ? `As far as each lane got, the texts ${same ? "are identical" : "differ"}.` : "");
+      const same = run.lanes().every((l) => {
+        const a = l.run.tokens,
+          b = run.t.baseline.tokens,
+          n = Math.min(a.length, b.length);
+        return a.slice(0, n).join() === b.slice(0, n).join();
+      });
+      return (
+        `Stopped before the end: ${run
+          .lanes()
+          .map((l) => `${run.laneName(l.id).toLowerCase()} ${plural(l.run.tokens.length, "token")}`)
+          .join(", ")}. ` +
+        (run.greedy ? `As far as each lane got, the texts ${same ? "are identical" : "differ"}.` : "")
+      );
     }
     const lanes = run.lanes().map((l) => ({ name: run.laneName(l.id), time: run.time(l.id), l }));
     lanes.sort((a, b) => a.time - b.time);
     const [first, second] = lanes;
     const gap = second ? second.time - first.time : 0;
-    const same = run.greedy ? (run.lanes().every((l) => l.run.tokens.join() === run.t.baseline.tokens.join())
-      ? "The texts are identical, token for token." : "The texts differ.")
+    const same = run.greedy
+      ? run.lanes().every((l) => l.run.tokens.join() === run.t.baseline.tokens.join())
+        ? "The texts are identical, token for token."
+        : "The texts differ."
       : "This race samples: each lane draws its own text from the model's distribution.";
-    return `Finished. ${first.name} finished first, ${fmt(gap)} s (${pct(gap / Math.max(second ? second.time : 1, 1e-9))}) before ` +
-      `${second ? second.name.toLowerCase() : "the rest"} on this machine. ${same}`;
+    return (
+      `Finished. ${first.name} finished first, ${fmt(gap)} s (${pct(gap / Math.max(second ? second.time : 1, 1e-9))}) before ` +
+      `${second ? second.name.toLowerCase() : "the rest"} on this machine. ${same}`
+    );
   }
 
   /** Links and iframe code for the run and step shown (gallery runs only). @param {PageContext} ctx */
   function share(ctx) {
-    const { run, state, boot } = ctx, entry = boot.gallery.find((g) => g.name === run.handle);
-    const which = h("select", { "aria-label": "view to save as a picture" }, boot.views.ids.map((id) => h("option", { value: id }, id)));
-    const pictures = h("p", { class: "pictures" }, "A picture of a view at this step, for slides (made in your browser): ", which, " ",
-      h("button", { class: "small", id: "save-picture", onclick: () => Lade.pictures.save(which.value, run.handle, state.k) }, "Save"));
+    const { run, state, boot } = ctx,
+      entry = boot.gallery.find((g) => g.name === run.handle);
+    const which = h(
+      "select",
+      { "aria-label": "view to save as a picture" },
+      boot.views.ids.map((id) => h("option", { value: id }, id)),
+    );
+    const pictures = h(
+      "p",
+      { class: "pictures" },
+      "A picture of a view at this step, for slides (made in your browser): ",
+      which,
+      " ",
+      h(
+        "button",
+        { class: "small", id: "save-picture", onclick: () => Lade.pictures.save(which.value, run.handle, state.k) },
+        "Save",
+      ),
+    );
     if (!entry || ctx.standalone) {
-      return [h("p", { class: "muted" }, ctx.standalone ? "This is a standalone file; share the file itself."
-        : "Links open the gallery's runs. To share this run, download its trace (others open it with “Open a saved run”) or export it as one HTML file."), pictures];
+      return [
+        h(
+          "p",
+          { class: "muted" },
+          ctx.standalone
+            ? "This is a standalone file; share the file itself."
+            : "Links open the gallery's runs. To share this run, download its trace (others open it with “Open a saved run”) or export it as one HTML file.",
+        ),
+        pictures,
+      ];
     }
     const rows = [["This run at this step", links.url({ run: entry.name, step: state.k })]];
     for (const [w, hgt] of EMBED_SIZES) {
       const views = [...Object.keys(boot.views.groups), ...boot.views.ids];
-      rows.push([`One view or group at ${w}×${hgt} (change view=…: ${views.join(", ")})`,
-        `<iframe src="${links.url({ run: entry.name, step: state.k, view: "chain", embed: 1 })}" width="${w}" height="${hgt}" style="border:0" loading="lazy" title="Lookahead decoding: ${entry.title}"></iframe>`]);
-      rows.push([`This chapter of the lesson at ${w}×${hgt}`,
-        `<iframe src="${links.url({ lesson: state.chapter || 1, embed: 1 })}" width="${w}" height="${hgt}" style="border:0" loading="lazy" title="Lookahead decoding lesson"></iframe>`]);
+      rows.push([
+        `One view or group at ${w}×${hgt} (change view=…: ${views.join(", ")})`,
+        `<iframe src="${links.url({ run: entry.name, step: state.k, view: "chain", embed: 1 })}" width="${w}" height="${hgt}" style="border:0" loading="lazy" title="Lookahead decoding: ${entry.title}"></iframe>`,
+      ]);
+      rows.push([
+        `This chapter of the lesson at ${w}×${hgt}`,
+        `<iframe src="${links.url({ lesson: state.chapter || 1, embed: 1 })}" width="${w}" height="${hgt}" style="border:0" loading="lazy" title="Lookahead decoding lesson"></iframe>`,
+      ]);
     }
-    return [rows.map(([title, code]) => h("div", { class: "snippet-row" }, h("p", { class: "muted" }, title), h("pre", { class: "snippet", tabindex: 0 }, code))),
-      pictures];
+    return [
+      rows.map(([title, code]) =>
+        h(
+          "div",
+          { class: "snippet-row" },
+          h("p", { class: "muted" }, title),
+          h("pre", { class: "snippet", tabindex: 0 }, code),
+        ),
+      ),
+      pictures,
+    ];
   }
 
   // -- links -----------------------------------------------------------------------------------------------------
-  const STEP = /^\d{1,6}$/, MARKUP = /[<>[\]()`&]/g;
+  const STEP = /^\d{1,6}$/,
+    MARKUP = /[<>[\]()`&]/g;
   /** A value from the address for a notice: printable, no markup characters, at most 40. @param {string} value */
   const shown = (value) => {
-    const chars = [...String(value)].filter((c) => c === " " || !/[\p{C}\p{Z}]/u.test(c)).join("").replace(MARKUP, "");
+    const chars = [...String(value)]
+      .filter((c) => c === " " || !/[\p{C}\p{Z}]/u.test(c))
+      .join("")
+      .replace(MARKUP, "");
     const text = [...chars];
     return text.length > 40 ? text.slice(0, 40).join("") + "…" : chars;
   };
@@ -123,14 +266,27 @@ const LadePage = (() => {
      */
     read(search, boot, chapters) {
       // a key given twice counts by its last value, as the server reads it
-      const params = new URLSearchParams(search), q = { get: (/** @type {string} */ k) => { const all = params.getAll(k); return all.length ? all[all.length - 1] : null; } };
+      const params = new URLSearchParams(search),
+        q = {
+          get: (/** @type {string} */ k) => {
+            const all = params.getAll(k);
+            return all.length ? all[all.length - 1] : null;
+          },
+        };
       const names = boot.gallery.map((g) => g.name);
       const embed = ["1", "true", "yes"].includes((q.get("embed") || "").toLowerCase());
-      const lesson = q.get("lesson"), wanted = q.get("run"), step = q.get("step"), view = q.get("view");
+      const lesson = q.get("lesson"),
+        wanted = q.get("run"),
+        step = q.get("step"),
+        view = q.get("view");
       if (lesson !== null) {
         const text = lesson.trim();
         if (STEP.test(text) && +text >= 1 && +text <= chapters) return { lesson: +text, embed, notice: "" };
-        return { lesson: 1, embed, notice: `There is no chapter “${shown(lesson)}” (chapters 1 to ${chapters}); showing chapter 1.` };
+        return {
+          lesson: 1,
+          embed,
+          notice: `There is no chapter “${shown(lesson)}” (chapters 1 to ${chapters}); showing chapter 1.`,
+        };
       }
       const notices = [];
       let run = null;

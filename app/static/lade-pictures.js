@@ -4,13 +4,57 @@
 // if the browser refuses the canvas), named <run>-step<k>-<view>.
 const LadePictures = (() => {
   "use strict";
-  const PROPS = ["display", "position", "top", "right", "bottom", "left", "box-sizing", "width", "height", "min-width",
-    "max-height", "overflow-x", "overflow-y", "margin-top", "margin-right", "margin-bottom", "margin-left",
-    "padding-top", "padding-right", "padding-bottom", "padding-left", "border-top", "border-right", "border-bottom",
-    "border-left", "border-radius", "border-collapse", "border-spacing", "background-color", "color", "font-family",
-    "font-size", "font-weight", "font-style", "line-height", "text-align", "vertical-align", "white-space",
-    "text-decoration-line", "text-decoration-color", "text-decoration-thickness", "box-shadow", "flex-direction",
-    "flex-wrap", "flex-grow", "gap", "justify-content", "align-items", "opacity"];
+  const PROPS = [
+    "display",
+    "position",
+    "top",
+    "right",
+    "bottom",
+    "left",
+    "box-sizing",
+    "width",
+    "height",
+    "min-width",
+    "max-height",
+    "overflow-x",
+    "overflow-y",
+    "margin-top",
+    "margin-right",
+    "margin-bottom",
+    "margin-left",
+    "padding-top",
+    "padding-right",
+    "padding-bottom",
+    "padding-left",
+    "border-top",
+    "border-right",
+    "border-bottom",
+    "border-left",
+    "border-radius",
+    "border-collapse",
+    "border-spacing",
+    "background-color",
+    "color",
+    "font-family",
+    "font-size",
+    "font-weight",
+    "font-style",
+    "line-height",
+    "text-align",
+    "vertical-align",
+    "white-space",
+    "text-decoration-line",
+    "text-decoration-color",
+    "text-decoration-thickness",
+    "box-shadow",
+    "flex-direction",
+    "flex-wrap",
+    "flex-grow",
+    "gap",
+    "justify-content",
+    "align-items",
+    "opacity",
+  ];
 
   /** @param {string} view @param {string} run @param {number} k */
   function fileName(view, run, k) {
@@ -33,7 +77,8 @@ const LadePictures = (() => {
       span.textContent = content.replace(/^["']|["']$/g, "");
       pseudo === "::before" ? dst.prepend(span) : dst.append(span);
     }
-    const from = src.children, to = dst.children;
+    const from = src.children,
+      to = dst.children;
     for (let i = 0, j = 0; i < from.length; i++, j++) {
       while (to[j] && to[j].tagName !== from[i].tagName) j++;
       if (to[j]) inline(from[i], to[j]);
@@ -50,13 +95,15 @@ const LadePictures = (() => {
   }
 
   function svgOf(el) {
-    const width = Math.ceil(el.scrollWidth), height = Math.ceil(el.scrollHeight);
+    const width = Math.ceil(el.scrollWidth),
+      height = Math.ceil(el.scrollHeight);
     const clone = el.cloneNode(true);
     inline(el, clone);
     clone.style.margin = "0";
     clone.setAttribute("xmlns", "http://www.w3.org/1999/xhtml");
     const body = new XMLSerializer().serializeToString(clone);
-    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">` +
+    const svg =
+      `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">` +
       `<rect width="100%" height="100%" fill="white"/>` +
       `<foreignObject x="0" y="0" width="100%" height="100%">${body}</foreignObject></svg>`;
     return { svg, width, height };
@@ -67,8 +114,13 @@ const LadePictures = (() => {
     const url = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(svg);
     try {
       const img = new Image();
-      await new Promise((ok, fail) => { img.onload = ok; img.onerror = fail; img.src = url; });
-      const scale = 2, canvas = document.createElement("canvas");
+      await new Promise((ok, fail) => {
+        img.onload = ok;
+        img.onerror = fail;
+        img.src = url;
+      });
+      const scale = 2,
+        canvas = document.createElement("canvas");
       canvas.width = width * scale;
       canvas.height = height * scale;
       const ctx = canvas.getContext("2d");
@@ -76,7 +128,8 @@ const LadePictures = (() => {
       ctx.scale(scale, scale);
       ctx.drawImage(img, 0, 0);
       download(canvas.toDataURL("image/png"), name + ".png");
-    } catch {  // a browser that will not draw foreignObject onto a canvas: the SVG is a picture too
+    } catch {
+      // a browser that will not draw foreignObject onto a canvas: the SVG is a picture too
       download(url, name + ".svg");
     }
   }

@@ -7,9 +7,16 @@
 const LadeRun = (() => {
   "use strict";
   const Lade = /** @type {LadeNamespace} */ (window.Lade);
-  const PARALLEL = "parallel", BASELINE = "baseline";
-  const METHOD_NAMES = { lookahead: "Lookahead", jacobi: "Jacobi", pld: "Prompt lookup", "early-exit": "Early exit",
-    draft: "Draft model", [Lade.dom.HYBRID]: "Lookahead + prompt lookup" };
+  const PARALLEL = "parallel",
+    BASELINE = "baseline";
+  const METHOD_NAMES = {
+    lookahead: "Lookahead",
+    jacobi: "Jacobi",
+    pld: "Prompt lookup",
+    "early-exit": "Early exit",
+    draft: "Draft model",
+    [Lade.dom.HYBRID]: "Lookahead + prompt lookup",
+  };
 
   class Run {
     /** @param {Payload} payload @param {string} handle */
@@ -28,12 +35,24 @@ const LadeRun = (() => {
       return this.cache.get(key);
     }
 
-    get config() { return this.t.config; }
-    get method() { return this.t.method; }
-    get greedy() { return this.t.sampling.temperature === 0; }
-    get promptLength() { return this.t.prompt_ids.length; }
-    get parallel() { return this.t.parallel; }
-    get baseline() { return this.t.baseline; }
+    get config() {
+      return this.t.config;
+    }
+    get method() {
+      return this.t.method;
+    }
+    get greedy() {
+      return this.t.sampling.temperature === 0;
+    }
+    get promptLength() {
+      return this.t.prompt_ids.length;
+    }
+    get parallel() {
+      return this.t.parallel;
+    }
+    get baseline() {
+      return this.t.baseline;
+    }
 
     /** A title for people: the recorded title, else the prompt's first words (a live run is titled from its prompt). */
     get title() {
@@ -50,8 +69,18 @@ const LadeRun = (() => {
         method === "lookahead" && config && config.lookup > 0 ? Lade.dom.HYBRID : method;
       return this.once("lanes", () => [
         { id: PARALLEL, method: this.method, kind: kind(this.method, this.t.config), run: this.t.parallel },
-        { id: BASELINE, method: this.greedy ? "greedy" : "sampling", kind: this.greedy ? "greedy" : "sampling", run: this.t.baseline },
-        ...(this.t.lanes || []).map((lane, i) => ({ id: `lane${i}`, method: lane.method, kind: kind(lane.method, lane.config), run: lane.run })),
+        {
+          id: BASELINE,
+          method: this.greedy ? "greedy" : "sampling",
+          kind: this.greedy ? "greedy" : "sampling",
+          run: this.t.baseline,
+        },
+        ...(this.t.lanes || []).map((lane, i) => ({
+          id: `lane${i}`,
+          method: lane.method,
+          kind: kind(lane.method, lane.config),
+          run: lane.run,
+        })),
       ]);
     }
 
@@ -62,7 +91,9 @@ const LadeRun = (() => {
     }
 
     /** Whether this step's candidate c is one prompt lookup copied (the last `step.copied` of them). @param {Step} step @param {number} c */
-    isCopy(step, c) { return c >= step.candidates.length - (step.copied || 0); }
+    isCopy(step, c) {
+      return c >= step.candidates.length - (step.copied || 0);
+    }
 
     /** @param {string} lane */
     lane(lane) {
@@ -86,12 +117,18 @@ const LadeRun = (() => {
     }
 
     /** @param {number[]} ids */
-    joined(ids) { return ids.map((id) => this.text(id)).join(""); }
+    joined(ids) {
+      return ids.map((id) => this.text(id)).join("");
+    }
 
-    lastStep() { return Math.max(1, ...this.lanes().map((l) => l.run.steps.length)) - 1; }
+    lastStep() {
+      return Math.max(1, ...this.lanes().map((l) => l.run.steps.length)) - 1;
+    }
 
     /** The lane's step shown at clock step k. @param {string} lane @param {number} k */
-    clock(lane, k) { return Math.max(0, Math.min(k, this.lane(lane).steps.length - 1)); }
+    clock(lane, k) {
+      return Math.max(0, Math.min(k, this.lane(lane).steps.length - 1));
+    }
 
     /** The parallel method's step shown at clock step k. @param {number} k @returns {Step | null} */
     step(k) {
@@ -100,7 +137,9 @@ const LadeRun = (() => {
     }
 
     /** @param {number} k @returns {DerivedStep} */
-    derived(k) { return this.d.steps[this.clock(PARALLEL, k)] || { layout: -1 }; }
+    derived(k) {
+      return this.d.steps[this.clock(PARALLEL, k)] || { layout: -1 };
+    }
 
     /** @param {number} k @returns {LayoutRow | null} */
     layout(k) {
@@ -109,13 +148,17 @@ const LadeRun = (() => {
     }
 
     /** A step's time: its forward pass, the engine's work around it, and any drafting. @param {Step} step */
-    seconds(step) { return step.forward_s + step.overhead_s + (step.draft_s || 0); }
+    seconds(step) {
+      return step.forward_s + step.overhead_s + (step.draft_s || 0);
+    }
 
     /** Running totals of a lane: tokens[i] and seconds[i] after its step i. @param {string} lane */
     totals(lane) {
       return this.once(`totals:${lane}`, () => {
-        const tokens = [], seconds = [];
-        let t = 0, s = 0;
+        const tokens = [],
+          seconds = [];
+        let t = 0,
+          s = 0;
         for (const step of this.lane(lane).steps) {
           t += step.accepted.length;
           s += this.seconds(step);
@@ -128,18 +171,28 @@ const LadeRun = (() => {
 
     /** Steps, tokens, seconds and rates of a lane after clock step k (prefill included). @param {string} lane @param {number} k */
     numbers(lane, k) {
-      const { tokens, seconds } = this.totals(lane), n = this.lane(lane).steps.length;
+      const { tokens, seconds } = this.totals(lane),
+        n = this.lane(lane).steps.length;
       if (!n) return { steps: 0, tokens: 0, seconds: 0, perStep: 0, perSecond: 0 };
       const i = this.clock(lane, k);
-      return { steps: i + 1, tokens: tokens[i], seconds: seconds[i], perStep: tokens[i] / (i + 1),
-        perSecond: seconds[i] > 0 ? tokens[i] / seconds[i] : 0 };
+      return {
+        steps: i + 1,
+        tokens: tokens[i],
+        seconds: seconds[i],
+        perStep: tokens[i] / (i + 1),
+        perSecond: seconds[i] > 0 ? tokens[i] / seconds[i] : 0,
+      };
     }
 
     /** @param {string} lane */
-    running(lane) { return this.lane(lane).stop_reason === "running"; }
+    running(lane) {
+      return this.lane(lane).stop_reason === "running";
+    }
 
     /** @param {string} lane @param {number} k */
-    finished(lane, k) { return k >= this.lane(lane).steps.length - 1 && !this.running(lane); }
+    finished(lane, k) {
+      return k >= this.lane(lane).steps.length - 1 && !this.running(lane);
+    }
 
     /** Mean seconds of a decoding step, prefill excluded. @param {string} lane */
     meanStep(lane) {
@@ -160,16 +213,21 @@ const LadeRun = (() => {
     }
 
     /** Whether the run's texts are token-identical (greedy runs, both finished). */
-    identical() { return this.t.parallel.tokens.join() === this.t.baseline.tokens.join(); }
+    identical() {
+      return this.t.parallel.tokens.join() === this.t.baseline.tokens.join();
+    }
 
     /** The output token at absolute position `pos`, if the run got that far (prompt positions excluded). @param {number} pos */
     finalAt(pos) {
-      const i = pos - this.promptLength, tokens = this.t.parallel.tokens;
+      const i = pos - this.promptLength,
+        tokens = this.t.parallel.tokens;
       return i >= 0 && i < tokens.length ? tokens[i] : undefined;
     }
 
     /** The index of an absolute position in the output (#0 is the first new token). @param {number} pos */
-    outputIndex(pos) { return pos - this.promptLength; }
+    outputIndex(pos) {
+      return pos - this.promptLength;
+    }
 
     /** Draft tokens a step kept: the winner's matched prefix, cut where the run ended inside it. @param {Step} step */
     fromCandidate(step) {
@@ -178,13 +236,16 @@ const LadeRun = (() => {
     }
 
     /** Whether the step's last token is the model's own (the bonus). @param {Step} step */
-    hasBonus(step) { return step.accepted.length > this.fromCandidate(step); }
+    hasBonus(step) {
+      return step.accepted.length > this.fromCandidate(step);
+    }
 
     /** Tokens a step fed the model (the prompt for a prefill). @param {Step} step */
     tokensFed(step) {
       if (step.kind === "prefill") return this.promptLength;
       if (step.kind === "autoregressive") return 1;
-      const d = this.d.steps[step.index], layout = d && d.layout >= 0 ? this.d.layouts[d.layout] : null;
+      const d = this.d.steps[step.index],
+        layout = d && d.layout >= 0 ? this.d.layouts[d.layout] : null;
       return layout ? layout.size : 1;
     }
 
@@ -205,38 +266,63 @@ const LadeRun = (() => {
      */
     window(step) {
       return this.once(`window:${step.index}`, () => {
-        const L = step.levels_before.length, p = step.position;
+        const L = step.levels_before.length,
+          p = step.position;
         const before = step.index > 1 ? this.guesses(this.t.parallel.steps[step.index - 1]) : new Map();
         /** @param {number} token @param {number} level @param {number} col @returns {Cell} */
         const cell = (token, level, col) => {
-          const pos = p + 1 + level + col, earlier = before.get(pos);
-          return { level, col, pos, token, right: this.finalAt(pos) === token,
-            earlier: earlier !== undefined && earlier !== token ? earlier : undefined };
+          const pos = p + 1 + level + col,
+            earlier = before.get(pos);
+          return {
+            level,
+            col,
+            pos,
+            token,
+            right: this.finalAt(pos) === token,
+            earlier: earlier !== undefined && earlier !== token ? earlier : undefined,
+          };
         };
         const levels = step.levels_before.map((lv, l) => lv.map((t, j) => cell(t, l, j)));
         const fresh = step.new_level.map((t, j) => cell(t, L, j));
-        return { levels, fresh, full: L === this.config.ngram - 1,
-          rightFed: levels.flat().filter((c) => c.right).length, rightNew: fresh.filter((c) => c.right).length };
+        return {
+          levels,
+          fresh,
+          full: L === this.config.ngram - 1,
+          rightFed: levels.flat().filter((c) => c.right).length,
+          rightNew: fresh.filter((c) => c.right).length,
+        };
       });
     }
 
     /** What a step guessed for each absolute position: its fed levels and its new level. @param {Step} step */
     guesses(step) {
       /** @type {Map<number, number>} */
-      const out = new Map(), L = step.levels_before.length, p = step.position;
-      step.levels_before.forEach((level, l) => { level.forEach((t, j) => { out.set(p + 1 + l + j, t); }); });
-      step.new_level.forEach((t, j) => { out.set(p + 1 + L + j, t); });
+      const out = new Map(),
+        L = step.levels_before.length,
+        p = step.position;
+      step.levels_before.forEach((level, l) => {
+        level.forEach((t, j) => {
+          out.set(p + 1 + l + j, t);
+        });
+      });
+      step.new_level.forEach((t, j) => {
+        out.set(p + 1 + L + j, t);
+      });
       return out;
     }
 
     /** Column j of a full window read top to bottom, then the new level: the n-gram it gives the pool.
      * @param {Step} step @param {number} j */
-    column(step, j) { return [...step.levels_before.map((level) => level[j]), step.new_level[j]]; }
+    column(step, j) {
+      return [...step.levels_before.map((level) => level[j]), step.new_level[j]];
+    }
 
     /** Jacobi steps: the fed guesses that were right, kept, and right but not kept (stranded), over the run. */
     jacobiTally() {
       return this.once("jacobiTally", () => {
-        let fed = 0, right = 0, kept = 0;
+        let fed = 0,
+          right = 0,
+          kept = 0;
         for (const s of this.t.parallel.steps.slice(1)) {
           const w = this.window(s);
           fed += w.levels.flat().length;
@@ -250,7 +336,8 @@ const LadeRun = (() => {
     /** Over the run: the new-level guesses made, and those right at their position. */
     guessTally() {
       return this.once("guessTally", () => {
-        let made = 0, right = 0;
+        let made = 0,
+          right = 0;
         for (const s of this.t.parallel.steps.slice(1)) {
           const w = this.window(s);
           made += w.fresh.length;
@@ -262,8 +349,12 @@ const LadeRun = (() => {
 
     /** Where a run opens: its first step that accepted the most tokens (stage.interesting_step, the same rule). */
     interestingStep() {
-      const steps = this.t.parallel.steps, best = Math.max(0, ...steps.map((s) => s.accepted.length));
-      return Math.max(0, steps.findIndex((s) => s.accepted.length === best));
+      const steps = this.t.parallel.steps,
+        best = Math.max(0, ...steps.map((s) => s.accepted.length));
+      return Math.max(
+        0,
+        steps.findIndex((s) => s.accepted.length === best),
+      );
     }
 
     /** The first step index >= from that passes `test`, or -1. @param {(s: Step) => boolean} test @param {number} [from] */

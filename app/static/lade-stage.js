@@ -13,15 +13,30 @@ const LadeStage = (() => {
   const pause = (ms) => new Promise((done) => setTimeout(() => done(true), ms));
 
   /** @returns {State} */
-  const initialState = () => ({ current: null, k: 0, mode: "lesson", chapter: 1, embed: null, own: null, answered: null,
-    playing: false, speed: 6, notice: "", live: null, liveStatus: "", share: false,
-    lab: { device: "h100", size: "7B", devices: 1, batch: 1 } });
+  const initialState = () => ({
+    current: null,
+    k: 0,
+    mode: "lesson",
+    chapter: 1,
+    embed: null,
+    own: null,
+    answered: null,
+    playing: false,
+    speed: 6,
+    notice: "",
+    live: null,
+    liveStatus: "",
+    share: false,
+    lab: { device: "h100", size: "7B", devices: 1, batch: 1 },
+  });
 
   /** Whether a key press belongs to the element that has focus (a control, a link, a scroll box), not the stage. */
   function owned(/** @type {Element | null} */ el) {
     if (!el || el === document.body) return false;
     if (el.closest("#sidebar")) return true;
-    return !!el.closest("input, select, textarea, button, a[href], summary, [contenteditable], [role=tab], [role=region], [tabindex='0']");
+    return !!el.closest(
+      "input, select, textarea, button, a[href], summary, [contenteditable], [role=tab], [role=region], [tabindex='0']",
+    );
   }
 
   class Stage {
@@ -44,7 +59,9 @@ const LadeStage = (() => {
       document.addEventListener("keydown", (ev) => this.onKey(ev));
       this.actions = {
         go: (/** @type {number} */ k) => this.go(k),
-        chapter: (/** @type {number} */ n, /** @type {string | undefined} */ how) => { this.chapter(n, how); },
+        chapter: (/** @type {number} */ n, /** @type {string | undefined} */ how) => {
+          this.chapter(n, how);
+        },
         answer: (/** @type {number} */ option) => this.answer(option),
         explore: () => this.set({ mode: "explorer" }, "explorer"),
         open: (/** @type {string} */ handle, /** @type {any} */ step) => this.open(handle, step),
@@ -57,40 +74,123 @@ const LadeStage = (() => {
 
     // -- structure (built once; the regions are filled by render) ---------------------------------------------------
     build() {
-      const tab = (/** @type {Mode} */ mode, /** @type {string} */ label) => h("button", { role: "tab", class: "mode", id: `mode-${mode}`,
-        dataset: { mode }, "aria-controls": "lade-main", onclick: () => this.mode(mode) }, label);
-      this.tabs = h("div", { class: "modes", role: "tablist", "aria-label": "Parts of the app" },
-        tab("lesson", "Lesson"), tab("explorer", "Explorer"), tab("lab", "Speed lab"));
+      const tab = (/** @type {Mode} */ mode, /** @type {string} */ label) =>
+        h(
+          "button",
+          {
+            role: "tab",
+            class: "mode",
+            id: `mode-${mode}`,
+            dataset: { mode },
+            "aria-controls": "lade-main",
+            onclick: () => this.mode(mode),
+          },
+          label,
+        );
+      this.tabs = h(
+        "div",
+        { class: "modes", role: "tablist", "aria-label": "Parts of the app" },
+        tab("lesson", "Lesson"),
+        tab("explorer", "Explorer"),
+        tab("lab", "Speed lab"),
+      );
       this.tabs.addEventListener("keydown", (/** @type {KeyboardEvent} */ ev) => {
-        const order = /** @type {Mode[]} */ (["lesson", "explorer", "lab"]), i = order.indexOf(this.state.mode);
-        const to = { ArrowRight: order[(i + 1) % 3], ArrowLeft: order[(i + 2) % 3], Home: order[0], End: order[2] }[ev.key];
+        const order = /** @type {Mode[]} */ (["lesson", "explorer", "lab"]),
+          i = order.indexOf(this.state.mode);
+        const to = { ArrowRight: order[(i + 1) % 3], ArrowLeft: order[(i + 2) % 3], Home: order[0], End: order[2] }[
+          ev.key
+        ];
         if (!to) return;
         ev.preventDefault();
         ev.stopPropagation();
         this.mode(/** @type {Mode} */ (to), true);
       });
-      this.skip = h("a", { class: "skip", href: "#lade-main", onclick: (/** @type {Event} */ ev) => { ev.preventDefault(); this.focusMain(); } },
-        "Skip to the content");
-      this.keysHint = h("p", { class: "keys muted" }, "Keys, when no control has focus: ← → step, Home / End first / last step, Space play or pause.");
+      this.skip = h(
+        "a",
+        {
+          class: "skip",
+          href: "#lade-main",
+          onclick: (/** @type {Event} */ ev) => {
+            ev.preventDefault();
+            this.focusMain();
+          },
+        },
+        "Skip to the content",
+      );
+      this.keysHint = h(
+        "p",
+        { class: "keys muted" },
+        "Keys, when no control has focus: ← → step, Home / End first / last step, Space play or pause.",
+      );
       this.notice = h("p", { class: "notice", role: "status", hidden: true });
       this.liveRegion = h("p", { class: "sr-only", "aria-live": "polite", id: "lade-live" });
       this.main = h("div", { id: "lade-main", class: "stage-main", tabindex: -1, role: "tabpanel" });
-      this.slider = h("input", { type: "range", id: "step-slider", min: 0, max: 1, value: 0, step: 1, "aria-label": "Step",
-        oninput: () => this.go(+this.slider.value) });
-      this.playButton = h("button", { id: "play", class: "primary", onclick: () => this.toggle(), "aria-keyshortcuts": "Space" }, "▶ Play");
+      this.slider = h("input", {
+        type: "range",
+        id: "step-slider",
+        min: 0,
+        max: 1,
+        value: 0,
+        step: 1,
+        "aria-label": "Step",
+        oninput: () => this.go(+this.slider.value),
+      });
+      this.playButton = h(
+        "button",
+        { id: "play", class: "primary", onclick: () => this.toggle(), "aria-keyshortcuts": "Space" },
+        "▶ Play",
+      );
       this.stepLabel = h("span", { class: "step-label", "aria-hidden": "true" });
-      this.speedMenu = h("select", { class: "speed", "aria-label": "Play speed", onchange: (/** @type {Event} */ ev) =>
-        this.set({ speed: +(/** @type {HTMLSelectElement} */ (ev.target)).value }) },
-      [1, 2, 4, 6, 10, 20, 30].map((s) => h("option", { value: s, selected: s === 6 }, `${s} steps/s`)));
-      this.openLink = h("a", { class: "button small open-app", target: "_blank", rel: "noopener", hidden: true }, "Open in the app ↗");
-      this.playbar = h("div", { class: "playbar", role: "group", "aria-label": "Step controls" },
-        h("button", { id: "step-prev", onclick: () => this.go(this.state.k - 1), "aria-keyshortcuts": "ArrowLeft" }, "◀ Step"),
-        this.playButton, h("button", { id: "step-next", onclick: () => this.go(this.state.k + 1), "aria-keyshortcuts": "ArrowRight" }, "Step ▶"),
-        this.slider, this.stepLabel, this.speedMenu, this.openLink);
+      this.speedMenu = h(
+        "select",
+        {
+          class: "speed",
+          "aria-label": "Play speed",
+          onchange: (/** @type {Event} */ ev) =>
+            this.set({ speed: +(/** @type {HTMLSelectElement} */ (ev.target).value) }),
+        },
+        [1, 2, 4, 6, 10, 20, 30].map((s) => h("option", { value: s, selected: s === 6 }, `${s} steps/s`)),
+      );
+      this.openLink = h(
+        "a",
+        { class: "button small open-app", target: "_blank", rel: "noopener", hidden: true },
+        "Open in the app ↗",
+      );
+      this.playbar = h(
+        "div",
+        { class: "playbar", role: "group", "aria-label": "Step controls" },
+        h(
+          "button",
+          { id: "step-prev", onclick: () => this.go(this.state.k - 1), "aria-keyshortcuts": "ArrowLeft" },
+          "◀ Step",
+        ),
+        this.playButton,
+        h(
+          "button",
+          { id: "step-next", onclick: () => this.go(this.state.k + 1), "aria-keyshortcuts": "ArrowRight" },
+          "Step ▶",
+        ),
+        this.slider,
+        this.stepLabel,
+        this.speedMenu,
+        this.openLink,
+      );
       for (const id of this.boot.views.ids) this.views[id] = h("div", { id, class: "view", dataset: { view: id } });
-      this.frame = h("div", { class: "lade-stage" }, this.skip, h("div", { class: "stage-head" }, this.tabs,
-        this.boot.source === "site" ? Lade.page.liveLink(this.boot, "run-live") : null, this.keysHint),
-        this.notice, this.liveRegion, this.main);
+      this.frame = h(
+        "div",
+        { class: "lade-stage" },
+        this.skip,
+        h(
+          "div",
+          { class: "stage-head" },
+          this.tabs,
+          this.boot.source === "site" ? Lade.page.liveLink(this.boot, "run-live") : null,
+          this.keysHint,
+        ),
+        this.notice,
+        this.liveRegion,
+        this.main,
+      );
       this.tabs.hidden = this.standalone;
       this.main.addEventListener("mouseover", (ev) => {
         const el = /** @type {Element} */ (ev.target).closest("[data-link]");
@@ -107,7 +207,8 @@ const LadeStage = (() => {
       const next = { ...before, ...patch };
       const run = next.current ? this.runs.get(next.current) : null;
       next.k = run ? Math.max(0, Math.min(Math.round(next.k), run.lastStep())) : 0;
-      if (patch.playing === undefined && (next.mode !== before.mode || next.current !== before.current)) next.playing = false;
+      if (patch.playing === undefined && (next.mode !== before.mode || next.current !== before.current))
+        next.playing = false;
       this.state = next;
       this.render(before);
       if (focus) this.moveFocus(focus);
@@ -115,14 +216,18 @@ const LadeStage = (() => {
       if (before.playing && !next.playing) this.announce(true);
     }
 
-    run() { return this.state.current ? this.runs.get(this.state.current) || null : null; }
+    run() {
+      return this.state.current ? this.runs.get(this.state.current) || null : null;
+    }
 
     /** The run `handle`, from this page or its source (null, with a notice, if it cannot be had); `fresh`: ask the
      * source again (a live run this page holds partly). @param {string} handle @param {boolean} [fresh] */
     async load(handle, fresh = false) {
       if (this.runs.has(handle) && !fresh) return /** @type {Run} */ (this.runs.get(handle));
       /** @type {Loaded} */
-      const got = await this.source.load(handle, null).catch((/** @type {Error} */ err) => ({ error: `Could not load the run: ${err.message}` }));
+      const got = await this.source
+        .load(handle, null)
+        .catch((/** @type {Error} */ err) => ({ error: `Could not load the run: ${err.message}` }));
       const payload = got && (got.payload || (got.payload_text ? JSON.parse(got.payload_text) : null));
       if (!got || !payload) {
         this.set({ notice: (got && got.error) || `The run ${Lade.page.shown(handle)} is not in this page.` });
@@ -146,7 +251,9 @@ const LadeStage = (() => {
 
     // -- actions -----------------------------------------------------------------------------------------------------
     /** @param {number} k */
-    go(k) { if (this.run()) this.set({ k, playing: false }); }
+    go(k) {
+      if (this.run()) this.set({ k, playing: false });
+    }
 
     /** @param {Mode} mode @param {boolean} [fromTab] */
     mode(mode, fromTab = false) {
@@ -164,21 +271,31 @@ const LadeStage = (() => {
      * heading, after Next or Back), "chapter-tab" / "mode-tab" (stays on that tab list), "none" (the page opened it)
      * @param {Partial<State>} [extra] more of the state to set with it (an embed) */
     async chapter(n, how = "chapter", extra = {}) {
-      const chapters = Lade.lesson.CHAPTERS, ch = chapters[Math.max(1, Math.min(chapters.length, n)) - 1];
-      const handle = this.chapterRun(ch), run = handle ? await this.load(handle) : null;
+      const chapters = Lade.lesson.CHAPTERS,
+        ch = chapters[Math.max(1, Math.min(chapters.length, n)) - 1];
+      const handle = this.chapterRun(ch),
+        run = handle ? await this.load(handle) : null;
       if (!run) return;
       const start = Lade.lesson.chapterStart(ch, run);
-      this.set({ ...extra, mode: "lesson", chapter: chapters.indexOf(ch) + 1, current: handle, k: start.k, answered: null },
-        how === "none" ? undefined : how);
+      this.set(
+        { ...extra, mode: "lesson", chapter: chapters.indexOf(ch) + 1, current: handle, k: start.k, answered: null },
+        how === "none" ? undefined : how,
+      );
     }
 
     /** @param {number} option */
     answer(option) {
-      const ch = Lade.lesson.CHAPTERS[this.state.chapter - 1], run = this.run();
+      const ch = Lade.lesson.CHAPTERS[this.state.chapter - 1],
+        run = this.run();
       if (!ch.predict || !run) return;
       const answer = ch.predict.answer(run, this.state.k, this.lessonContext(run));
-      this.set({ answered: { chapter: this.state.chapter, k: this.state.k, option },
-        k: answer.step === undefined ? this.state.k : answer.step }, "answer");
+      this.set(
+        {
+          answered: { chapter: this.state.chapter, k: this.state.k, option },
+          k: answer.step === undefined ? this.state.k : answer.step,
+        },
+        "answer",
+      );
     }
 
     teach() {
@@ -189,17 +306,24 @@ const LadeStage = (() => {
 
     openSidebar() {
       const sidebar = document.querySelector("#sidebar");
-      const toggle = sidebar && /** @type {HTMLElement | null} */ (sidebar.parentElement && sidebar.parentElement.querySelector(".sidebar-toggle, .toggle-button"));
+      const toggle =
+        sidebar &&
+        /** @type {HTMLElement | null} */ (
+          sidebar.parentElement && sidebar.parentElement.querySelector(".sidebar-toggle, .toggle-button")
+        );
       if (sidebar && !sidebar.classList.contains("open") && toggle) toggle.click();
     }
 
-    toggle() { this.state.playing ? this.set({ playing: false }) : this.play(); }
+    toggle() {
+      this.state.playing ? this.set({ playing: false }) : this.play();
+    }
 
     play() {
       const run = this.run();
       if (!run) return;
       this.set({ playing: true, k: this.state.k >= run.lastStep() ? 0 : this.state.k });
-      let last = performance.now(), owed = 0;
+      let last = performance.now(),
+        owed = 0;
       const tick = (/** @type {number} */ now) => {
         if (!this.state.playing) return;
         owed += ((now - last) / 1000) * Math.min(this.state.speed, MAX_SPEED);
@@ -218,9 +342,22 @@ const LadeStage = (() => {
 
     /** @param {KeyboardEvent} ev */
     onKey(ev) {
-      if (!this.root.isConnected || ev.altKey || ev.ctrlKey || ev.metaKey || this.state.mode === "lab" || owned(document.activeElement)) return;
-      const moves = { ArrowLeft: () => this.go(this.state.k - 1), ArrowRight: () => this.go(this.state.k + 1),
-        Home: () => this.go(0), End: () => this.go(Infinity), " ": () => this.toggle() };
+      if (
+        !this.root.isConnected ||
+        ev.altKey ||
+        ev.ctrlKey ||
+        ev.metaKey ||
+        this.state.mode === "lab" ||
+        owned(document.activeElement)
+      )
+        return;
+      const moves = {
+        ArrowLeft: () => this.go(this.state.k - 1),
+        ArrowRight: () => this.go(this.state.k + 1),
+        Home: () => this.go(0),
+        End: () => this.go(Infinity),
+        " ": () => this.toggle(),
+      };
       const move = moves[/** @type {keyof typeof moves} */ (ev.key)];
       if (!move || !this.run()) return;
       ev.preventDefault();
@@ -231,13 +368,22 @@ const LadeStage = (() => {
     /** The stage component's value (app/stage.py): open a run, follow a live race, or show a notice. @param {any} value */
     apply(value) {
       let msg = value;
-      if (typeof msg === "string") { try { msg = JSON.parse(msg); } catch { return; } }
+      if (typeof msg === "string") {
+        try {
+          msg = JSON.parse(msg);
+        } catch {
+          return;
+        }
+      }
       if (!msg || typeof msg !== "object") return;
       if (typeof msg.notice === "string") this.set({ notice: msg.notice });
       if (typeof msg.live === "string") return this.follow(msg.live, String(msg.status || ""), !!msg.done);
       const embed = msg.embed && typeof msg.embed === "object" ? msg.embed : this.state.embed;
-      const extra = { mode: /** @type {Mode} */ (msg.mode === "lesson" ? "lesson" : "explorer"), embed,
-        ...(typeof msg.notice === "string" ? { notice: msg.notice } : {}) };
+      const extra = {
+        mode: /** @type {Mode} */ (msg.mode === "lesson" ? "lesson" : "explorer"),
+        embed,
+        ...(typeof msg.notice === "string" ? { notice: msg.notice } : {}),
+      };
       if (typeof msg.run === "string") return this.open(msg.run, msg.step, extra, true);
       if (msg.mode === "lesson") {
         return this.chapter(typeof msg.chapter === "number" ? msg.chapter : 1, "none", { embed });
@@ -249,7 +395,10 @@ const LadeStage = (() => {
     async follow(handle, status, done) {
       const first = this.state.live !== handle;
       this.set(first ? { live: handle, liveStatus: status, notice: "" } : { liveStatus: status });
-      if (this.pulling) { this.pullAgain = true; return; }
+      if (this.pulling) {
+        this.pullAgain = true;
+        return;
+      }
       this.pulling = true;
       let tries = 0;
       try {
@@ -257,12 +406,16 @@ const LadeStage = (() => {
           this.pullAgain = false;
           const run = this.runs.get(handle);
           const got = await this.source.load(handle, run ? run.have() : null);
-          if (got.error) { this.set({ notice: got.error }); break; }
+          if (got.error) {
+            this.set({ notice: got.error });
+            break;
+          }
           const payload = got.payload || (got.payload_text ? JSON.parse(got.payload_text) : null);
           if (payload) this.runs.set(handle, new Lade.Run(payload, handle));
           else if (got.delta && run) run.append(got.delta);
           const shown = this.runs.get(handle);
-          if (shown && (first || this.state.current === handle)) this.set({ mode: "explorer", current: handle, k: shown.lastStep() });
+          if (shown && (first || this.state.current === handle))
+            this.set({ mode: "explorer", current: handle, k: shown.lastStep() });
           tries += 1;
         } while (this.pullAgain || (done && tries < 5 && this.stillRunning(handle) && (await pause(200))));
       } finally {
@@ -279,13 +432,20 @@ const LadeStage = (() => {
     // -- drawing -----------------------------------------------------------------------------------------------------
     /** @param {Run} run @returns {LessonContext} */
     lessonContext(run) {
-      return { run, state: this.state, actions: this.actions, lab: this.boot.lab, boot: this.boot,
-        links: { explorer: () => Lade.page.links.url({ run: run.handle, step: this.state.k }) } };
+      return {
+        run,
+        state: this.state,
+        actions: this.actions,
+        lab: this.boot.lab,
+        boot: this.boot,
+        links: { explorer: () => Lade.page.links.url({ run: run.handle, step: this.state.k }) },
+      };
     }
 
     /** @param {State} before */
     render(before) {
-      const s = this.state, run = this.run();
+      const s = this.state,
+        run = this.run();
       this.renders += 1;
       document.body.dataset.ladeMode = s.embed ? "embed" : s.mode;
       this.root.dataset.mode = s.mode;
@@ -327,23 +487,37 @@ const LadeStage = (() => {
      * way round. @param {string | null} link */
     highlight(link) {
       for (const el of this.main.querySelectorAll(".linked")) el.classList.remove("linked");
-      const run = this.run(), step = run && run.step(this.state.k);
+      const run = this.run(),
+        step = run && run.step(this.state.k);
       if (!link || !run || !step) return;
       const links = new Set([link]);
-      if (link.startsWith("col:") && run.window(step).full) links.add(`ngram:${run.column(step, +link.slice(4)).join(",")}`);
-      if (link.startsWith("cand:")) links.add(`ngram:${[step.input_token, ...step.candidates[+link.slice(5)]].join(",")}`);
-      for (const l of links) for (const el of this.main.querySelectorAll(`[data-link="${CSS.escape(l)}"]`)) el.classList.add("linked");
+      if (link.startsWith("col:") && run.window(step).full)
+        links.add(`ngram:${run.column(step, +link.slice(4)).join(",")}`);
+      if (link.startsWith("cand:"))
+        links.add(`ngram:${[step.input_token, ...step.candidates[+link.slice(5)]].join(",")}`);
+      for (const l of links)
+        for (const el of this.main.querySelectorAll(`[data-link="${CSS.escape(l)}"]`)) el.classList.add("linked");
     }
 
     // -- focus and announcements ---------------------------------------------------------------------------------------
-    focusMain() { this.main.focus(); }
+    focusMain() {
+      this.main.focus();
+    }
 
     /** @param {string} where */
     moveFocus(where) {
-      const target = where === "chapter" ? this.root.querySelector("#lesson-title") : where === "answer" ? this.root.querySelector("#lesson-answer")
-        : where === "chapter-tab" ? this.root.querySelector(".chapters [aria-selected=true]")
-          : where === "mode-tab" ? this.root.querySelector(".modes [aria-selected=true]")
-            : where === "explorer" ? this.root.querySelector(".run-title") : null;
+      const target =
+        where === "chapter"
+          ? this.root.querySelector("#lesson-title")
+          : where === "answer"
+            ? this.root.querySelector("#lesson-answer")
+            : where === "chapter-tab"
+              ? this.root.querySelector(".chapters [aria-selected=true]")
+              : where === "mode-tab"
+                ? this.root.querySelector(".modes [aria-selected=true]")
+                : where === "explorer"
+                  ? this.root.querySelector(".run-title")
+                  : null;
       if (target) {
         if (!target.hasAttribute("tabindex")) target.setAttribute("tabindex", "-1");
         /** @type {HTMLElement} */ (target).focus({ preventScroll: false });
@@ -354,7 +528,8 @@ const LadeStage = (() => {
     focusKey() {
       const el = document.activeElement;
       if (!el || !this.main.contains(el) || el.id) return null;
-      const view = el.closest(".view"), label = el.getAttribute("aria-label");
+      const view = el.closest(".view"),
+        label = el.getAttribute("aria-label");
       return view && label ? { view: view.id, label } : null;
     }
 
@@ -362,22 +537,31 @@ const LadeStage = (() => {
     restoreFocus(key) {
       if (!key || (document.activeElement && this.main.contains(document.activeElement))) return;
       const box = this.views[key.view];
-      const again = box && [...box.querySelectorAll("[aria-label]")].find((el) => el.getAttribute("aria-label") === key.label);
+      const again =
+        box && [...box.querySelectorAll("[aria-label]")].find((el) => el.getAttribute("aria-label") === key.label);
       if (again) /** @type {HTMLElement} */ (again).focus({ preventScroll: true });
     }
 
     /** Tell screen readers what the step shown accepted (quiet while playing; one summary when Play stops). @param {boolean} [stopped] */
     announce(stopped = false) {
       clearTimeout(this.announceTimer);
-      this.announceTimer = window.setTimeout(() => {
-        const run = this.run(), s = this.state;
-        if (!run || s.mode === "lab") return;
-        const step = run.step(s.k), n = run.numbers("parallel", s.k);
-        const got = step ? `${run.laneName("parallel")} step ${step.index} accepted ${plural(step.accepted.length, "token")}: ` +
-          `${JSON.stringify(run.joined(step.accepted))}.` : "";
-        this.liveRegion.textContent = `${stopped ? "Paused at" : "Step"} ${s.k} of ${run.lastStep()}. ${got} ` +
-          `${plural(n.tokens, "token")} written so far.`;
-      }, stopped ? 50 : 250);
+      this.announceTimer = window.setTimeout(
+        () => {
+          const run = this.run(),
+            s = this.state;
+          if (!run || s.mode === "lab") return;
+          const step = run.step(s.k),
+            n = run.numbers("parallel", s.k);
+          const got = step
+            ? `${run.laneName("parallel")} step ${step.index} accepted ${plural(step.accepted.length, "token")}: ` +
+              `${JSON.stringify(run.joined(step.accepted))}.`
+            : "";
+          this.liveRegion.textContent =
+            `${stopped ? "Paused at" : "Step"} ${s.k} of ${run.lastStep()}. ${got} ` +
+            `${plural(n.tokens, "token")} written so far.`;
+        },
+        stopped ? 50 : 250,
+      );
     }
   }
 
@@ -385,11 +569,15 @@ const LadeStage = (() => {
   const serverSource = (server) => ({ kind: "server", load: (handle, since) => server.load_run(handle, since) });
 
   /** A static site's source: `runs/<gallery name>.json` beside the page. @param {Boot} boot @returns {Source} */
-  const siteSource = (boot) => ({ kind: "site", load: async (handle) => {
-    if (!boot.gallery.some((g) => g.name === handle)) return { error: `No gallery run is called ${Lade.page.shown(handle)}.` };
-    const res = await fetch(`runs/${encodeURIComponent(handle)}.json`);
-    return res.ok ? { payload: await res.json() } : { error: `Could not load the run ${handle} (${res.status}).` };
-  } });
+  const siteSource = (boot) => ({
+    kind: "site",
+    load: async (handle) => {
+      if (!boot.gallery.some((g) => g.name === handle))
+        return { error: `No gallery run is called ${Lade.page.shown(handle)}.` };
+      const res = await fetch(`runs/${encodeURIComponent(handle)}.json`);
+      return res.ok ? { payload: await res.json() } : { error: `Could not load the run ${handle} (${res.status}).` };
+    },
+  });
 
   /** The boot document in the page's head. @returns {Boot} */
   const readBoot = () => {
@@ -414,7 +602,8 @@ const LadeStage = (() => {
 
   /** Keep Gradio's sidebar out of the Tab order while it is closed (`inert`), and move focus into it when it opens. */
   function tameSidebar() {
-    const sidebar = document.querySelector("#sidebar"), content = sidebar && sidebar.querySelector(".sidebar-content");
+    const sidebar = document.querySelector("#sidebar"),
+      content = sidebar && sidebar.querySelector(".sidebar-content");
     if (!sidebar || !content) return false;
     const sync = () => {
       const open = sidebar.classList.contains("open");
@@ -431,18 +620,30 @@ const LadeStage = (() => {
   }
 
   /** The test hook: the page's stage, for tests and tools (the one global the renderer sets). @param {Stage} stage */
-  const hook = (stage) => { window.ladeStage = stage; return stage; };
+  const hook = (stage) => {
+    window.ladeStage = stage;
+    return stage;
+  };
 
   return {
     Stage,
     /** gr.HTML's js_on_load: mount the stage once, then follow the component's value. */
-    mount(/** @type {HTMLElement} */ element, /** @type {any} */ props, /** @type {any} */ watch, /** @type {any} */ trigger, /** @type {any} */ server) {
+    mount(
+      /** @type {HTMLElement} */ element,
+      /** @type {any} */ props,
+      /** @type {any} */ watch,
+      /** @type {any} */ trigger,
+      /** @type {any} */ server,
+    ) {
       const host = /** @type {HTMLElement} */ (element.querySelector(".lade-host") || element);
       const stage = hook(new Stage(host, { boot: readBoot(), source: serverSource(server), trigger }));
       follow(stage, () => stage.apply(props.value));
       watch("value", () => stage.apply(props.value));
-      if (!tameSidebar()) {  // Gradio may mount the sidebar after the stage: watch the page until it is there
-        const seen = new MutationObserver(() => { if (tameSidebar()) seen.disconnect(); });
+      if (!tameSidebar()) {
+        // Gradio may mount the sidebar after the stage: watch the page until it is there
+        const seen = new MutationObserver(() => {
+          if (tameSidebar()) seen.disconnect();
+        });
         seen.observe(document.body, { childList: true, subtree: true });
         window.setTimeout(() => seen.disconnect(), 30000);
       }
@@ -450,13 +651,15 @@ const LadeStage = (() => {
     },
     /** A static site: the boot in the page, runs in files beside it. @param {HTMLElement} host */
     mountSite(host) {
-      const boot = readBoot(), stage = hook(new Stage(host, { boot, source: siteSource(boot) }));
+      const boot = readBoot(),
+        stage = hook(new Stage(host, { boot, source: siteSource(boot) }));
       follow(stage, () => stage.chapter(1, "none"));
       return stage;
     },
     /** The HTML export: one run, no server. @param {HTMLElement} host @param {Payload} payload @param {string} name */
     mountStandalone(host, payload, name) {
-      const boot = readBoot(), stage = hook(new Stage(host, { boot, source: { kind: "inline", load: async () => ({ payload }) } }));
+      const boot = readBoot(),
+        stage = hook(new Stage(host, { boot, source: { kind: "inline", load: async () => ({ payload }) } }));
       stage.open(name, typeof boot.step === "number" ? boot.step : null, {}, true);
       return stage;
     },

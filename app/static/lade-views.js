@@ -15,18 +15,45 @@ const LadeViews = (() => {
   const views = {};
 
   /** @param {string} label @param {string} cls @param {string} [icon] */
-  const key = (label, cls, icon) => h("span", { class: `key ${cls}` }, icon ? h("b", { "aria-hidden": "true" }, icon) : null, label);
+  const key = (label, cls, icon) =>
+    h("span", { class: `key ${cls}` }, icon ? h("b", { "aria-hidden": "true" }, icon) : null, label);
   const legends = {
-    tokens: () => h("div", { class: "legend" }, key("a step that accepted several tokens (bold)", "multi"),
-      key("the step shown (outlined)", "now"), "Whitespace: ␣ space, ↵ newline, ⇥ tab; ⟨U+…⟩ an invisible character."),
-    window: () => h("div", { class: "legend" }, key("right guess: the final text has it there", "right", "✓"),
-      key("changed since the last guess for that position", "changed", "•"), key("new level: the model's output", "win new", "▸"),
-      "#n: the output token the cell guesses (#0 is the first new token)."),
-    verify: () => h("div", { class: "legend" }, key("accepted", "right", "✓"), key("rejected", "wrong", "✗"),
-      key("not checked", "unchecked", "·"), key("the model's own next token (bonus)", "bonus", "+")),
-    mask: () => h("div", { class: "legend" }, key("sees x (solid dark)", "m-x"), key("sees a window token (solid blue)", "m-win"),
-      key("sees a candidate token (hatched amber)", "m-ver"), key("hidden (pale)", "m-off"),
-      "Everything also sees the committed text (the KV cache)."),
+    tokens: () =>
+      h(
+        "div",
+        { class: "legend" },
+        key("a step that accepted several tokens (bold)", "multi"),
+        key("the step shown (outlined)", "now"),
+        "Whitespace: ␣ space, ↵ newline, ⇥ tab; ⟨U+…⟩ an invisible character.",
+      ),
+    window: () =>
+      h(
+        "div",
+        { class: "legend" },
+        key("right guess: the final text has it there", "right", "✓"),
+        key("changed since the last guess for that position", "changed", "•"),
+        key("new level: the model's output", "win new", "▸"),
+        "#n: the output token the cell guesses (#0 is the first new token).",
+      ),
+    verify: () =>
+      h(
+        "div",
+        { class: "legend" },
+        key("accepted", "right", "✓"),
+        key("rejected", "wrong", "✗"),
+        key("not checked", "unchecked", "·"),
+        key("the model's own next token (bonus)", "bonus", "+"),
+      ),
+    mask: () =>
+      h(
+        "div",
+        { class: "legend" },
+        key("sees x (solid dark)", "m-x"),
+        key("sees a window token (solid blue)", "m-win"),
+        key("sees a candidate token (hatched amber)", "m-ver"),
+        key("hidden (pale)", "m-off"),
+        "Everything also sees the committed text (the KV cache).",
+      ),
   };
 
   /** A view's frame: a heading, then its parts. @param {string} title @param {...any} parts */
@@ -40,46 +67,90 @@ const LadeViews = (() => {
   /** The text a lane wrote, every token a span; built once per run version, then shown up to step k.
    * @param {Run} run @param {string} lane */
   function outputSpans(run, lane) {
-    return memo(run, `out:${lane}`, () => {
-      const steps = run.lane(lane).steps, spans = [];
-      steps.forEach((s, i) => { s.accepted.forEach((id) => {
-        const multi = lane === "parallel" && s.accepted.length > 1;
-        const span = tok(run, id, `${multi ? "multi " : ""}${lane === "parallel" ? "g" + (i % 2) : ""}`, 0, true);
-        span.dataset.step = String(i);
-        span.title = `step ${i}: ${plural(s.accepted.length, "token")} · token ${id}`;
-        spans.push(span);
-      }); });
-      return { spans, box: h("div", { class: "tok-text", tabindex: 0, role: "region", "aria-label": `${run.laneName(lane)} output` }, spans) };
-    }, run.version);
+    return memo(
+      run,
+      `out:${lane}`,
+      () => {
+        const steps = run.lane(lane).steps,
+          spans = [];
+        steps.forEach((s, i) => {
+          s.accepted.forEach((id) => {
+            const multi = lane === "parallel" && s.accepted.length > 1;
+            const span = tok(run, id, `${multi ? "multi " : ""}${lane === "parallel" ? "g" + (i % 2) : ""}`, 0, true);
+            span.dataset.step = String(i);
+            span.title = `step ${i}: ${plural(s.accepted.length, "token")} · token ${id}`;
+            spans.push(span);
+          });
+        });
+        return {
+          spans,
+          box: h(
+            "div",
+            { class: "tok-text", tabindex: 0, role: "region", "aria-label": `${run.laneName(lane)} output` },
+            spans,
+          ),
+        };
+      },
+      run.version,
+    );
   }
 
   /** @param {ViewContext} ctx @param {string} lane */
   function outputPanel({ run, k }, lane) {
     const { spans, box } = outputSpans(run, lane);
-    const upto = run.clock(lane, k), done = run.finished(lane, k), steps = run.lane(lane).steps.length;
+    const upto = run.clock(lane, k),
+      done = run.finished(lane, k),
+      steps = run.lane(lane).steps.length;
     for (const span of spans) {
       const s = +(span.dataset.step || 0);
       span.hidden = s > upto;
       span.classList.toggle("now", s === upto && k <= upto && !done);
     }
     const n = run.numbers(lane, k);
-    const status = !steps ? "not started yet" : done
-      ? `finished: ${plural(n.tokens, "token")} in ${plural(steps, "step")} (steps 0 to ${steps - 1}; ${run.lane(lane).stop_reason})`
-      : `after step ${upto}: ${plural(n.tokens, "token")}`;
-    requestAnimationFrame(() => { if (box.scrollHeight - box.scrollTop - box.clientHeight < 60) box.scrollTop = box.scrollHeight; });
-    const title = lane === "baseline" ? (run.greedy ? "Autoregressive decoding (greedy)"
-      : `Autoregressive decoding (sampling, T=${run.t.sampling.temperature})`) : `${run.laneName("parallel")} decoding`;
-    return h("div", { class: `panel lane-${lane}` }, frame(title, lane === "parallel" ? badge(run) : null, muted(status), box,
-      lane === "parallel" ? legends.tokens() : null));
+    const status = !steps
+      ? "not started yet"
+      : done
+        ? `finished: ${plural(n.tokens, "token")} in ${plural(steps, "step")} (steps 0 to ${steps - 1}; ${run.lane(lane).stop_reason})`
+        : `after step ${upto}: ${plural(n.tokens, "token")}`;
+    requestAnimationFrame(() => {
+      if (box.scrollHeight - box.scrollTop - box.clientHeight < 60) box.scrollTop = box.scrollHeight;
+    });
+    const title =
+      lane === "baseline"
+        ? run.greedy
+          ? "Autoregressive decoding (greedy)"
+          : `Autoregressive decoding (sampling, T=${run.t.sampling.temperature})`
+        : `${run.laneName("parallel")} decoding`;
+    return h(
+      "div",
+      { class: `panel lane-${lane}` },
+      frame(
+        title,
+        lane === "parallel" ? badge(run) : null,
+        muted(status),
+        box,
+        lane === "parallel" ? legends.tokens() : null,
+      ),
+    );
   }
 
   /** Whether the texts are identical, shown only when both lanes of a greedy run are done and it is so. @param {Run} run */
   function badge(run) {
     if (!run.greedy || run.running("parallel") || run.running("baseline")) return null;
-    const a = run.parallel.tokens, b = run.baseline.tokens;
-    if (run.identical()) return h("p", { class: "badge same" }, `✓ Identical to greedy decoding: all ${a.length} tokens (${run.t.dtype}).`);
+    const a = run.parallel.tokens,
+      b = run.baseline.tokens;
+    if (run.identical())
+      return h(
+        "p",
+        { class: "badge same" },
+        `✓ Identical to greedy decoding: all ${a.length} tokens (${run.t.dtype}).`,
+      );
     const at = a.findIndex((t, i) => t !== b[i]);
-    return h("p", { class: "badge differs" }, `≠ Differs from greedy decoding from token #${at < 0 ? Math.min(a.length, b.length) : at} on (${run.t.dtype}).`);
+    return h(
+      "p",
+      { class: "badge differs" },
+      `≠ Differs from greedy decoding from token #${at < 0 ? Math.min(a.length, b.length) : at} on (${run.t.dtype}).`,
+    );
   }
 
   views["ar-output"] = (ctx) => outputPanel(ctx, "baseline");
@@ -91,83 +162,212 @@ const LadeViews = (() => {
   views.counter = ({ run, k, lanes }) => {
     const rows = shownLanes(run, lanes).map((lane) => {
       const n = run.numbers(lane.id, k);
-      return h("tr", { class: `lane-${lane.id}` }, h("th", { scope: "row" }, run.laneName(lane.id)), h("td", {}, String(n.steps)),
-        h("td", {}, String(n.tokens)), h("td", { class: "big" }, fmt(n.perStep)), h("td", {}, fmt(n.seconds)),
-        h("td", {}, fmt(n.perSecond, 1)));
+      return h(
+        "tr",
+        { class: `lane-${lane.id}` },
+        h("th", { scope: "row" }, run.laneName(lane.id)),
+        h("td", {}, String(n.steps)),
+        h("td", {}, String(n.tokens)),
+        h("td", { class: "big" }, fmt(n.perStep)),
+        h("td", {}, fmt(n.seconds)),
+        h("td", {}, fmt(n.perSecond, 1)),
+      );
     });
-    return h("div", { class: "counter" }, frame("The counter", muted(`Clock step ${k} of ${run.lastStep()}: one step is one `,
-      "forward pass; step 0 reads the prompt and writes the first token, so after step k a lane has made k + 1 steps."),
-    scroller("the counter's numbers", h("table", {}, h("caption", { class: "sr-only" }, "Steps, tokens and time of each method"),
-      h("tr", {}, ["method", "steps", "tokens", "tokens/step", "seconds", "tokens/s"].map((t) => h("th", { scope: "col" }, t))), rows))));
+    return h(
+      "div",
+      { class: "counter" },
+      frame(
+        "The counter",
+        muted(
+          `Clock step ${k} of ${run.lastStep()}: one step is one `,
+          "forward pass; step 0 reads the prompt and writes the first token, so after step k a lane has made k + 1 steps.",
+        ),
+        scroller(
+          "the counter's numbers",
+          h(
+            "table",
+            {},
+            h("caption", { class: "sr-only" }, "Steps, tokens and time of each method"),
+            h(
+              "tr",
+              {},
+              ["method", "steps", "tokens", "tokens/step", "seconds", "tokens/s"].map((t) =>
+                h("th", { scope: "col" }, t),
+              ),
+            ),
+            rows,
+          ),
+        ),
+      ),
+    );
   };
 
   /** One colour and one dash per lane, so lanes differ in more than colour. */
-  const LANE_STYLE = { parallel: { color: COLORS.parallel, dash: null }, baseline: { color: COLORS.baseline, dash: "5 3" },
-    lane0: { color: COLORS.bonus, dash: "2 2" }, lane1: { color: COLORS.right, dash: "8 3 2 3" } };
+  const LANE_STYLE = {
+    parallel: { color: COLORS.parallel, dash: null },
+    baseline: { color: COLORS.baseline, dash: "5 3" },
+    lane0: { color: COLORS.bonus, dash: "2 2" },
+    lane1: { color: COLORS.right, dash: "8 3 2 3" },
+  };
   /** @param {Run} run @param {string} lane */
   const cumulative = (run, lane) => run.totals(lane).tokens.map((t, i) => [i, t]);
 
   views["progress-plot"] = ({ run, k, lanes }) => {
-    const chart = memo(run, `progress:${lanes || "all"}`, () => {
-      const series = shownLanes(run, lanes).map((lane) => ({ name: run.laneName(lane.id).toLowerCase(), ...LANE_STYLE[lane.id],
-        points: cumulative(run, lane.id) }));
-      const summary = "Tokens written against steps: " + shownLanes(run, lanes).map((l) => `${run.laneName(l.id).toLowerCase()} ` +
-        `${run.lane(l.id).tokens.length} tokens in ${plural(run.lane(l.id).steps.length, "step")}`).join("; ") + ".";
-      return Lade.charts.line({ series, xLabel: "step (forward passes)", yLabel: "tokens", summary,
-        title: "Tokens written against steps", height: 190,
-        hover: (x) => series.map((s) => `${s.name}: ${(s.points[Math.min(x, s.points.length - 1)] || [0, 0])[1]}`).join(" · ") + ` at step ${x}` });
-    }, run.version);
+    const chart = memo(
+      run,
+      `progress:${lanes || "all"}`,
+      () => {
+        const series = shownLanes(run, lanes).map((lane) => ({
+          name: run.laneName(lane.id).toLowerCase(),
+          ...LANE_STYLE[lane.id],
+          points: cumulative(run, lane.id),
+        }));
+        const summary =
+          "Tokens written against steps: " +
+          shownLanes(run, lanes)
+            .map(
+              (l) =>
+                `${run.laneName(l.id).toLowerCase()} ` +
+                `${run.lane(l.id).tokens.length} tokens in ${plural(run.lane(l.id).steps.length, "step")}`,
+            )
+            .join("; ") +
+          ".";
+        return Lade.charts.line({
+          series,
+          xLabel: "step (forward passes)",
+          yLabel: "tokens",
+          summary,
+          title: "Tokens written against steps",
+          height: 190,
+          hover: (x) =>
+            series.map((s) => `${s.name}: ${(s.points[Math.min(x, s.points.length - 1)] || [0, 0])[1]}`).join(" · ") +
+            ` at step ${x}`,
+        });
+      },
+      run.version,
+    );
     chart.mark(k);
     return h("div", {}, h("h3", { class: "view-title sr-only" }, "Progress"), chart.node);
   };
 
   views["pool-plot"] = ({ run, k }) => {
-    if (run.method !== "lookahead") return h("div", {}, frame("Pool size", note(`${run.laneName("parallel")} decoding keeps no n-gram pool.`)));
-    const chart = memo(run, "pool", () => {
-      const points = run.d.steps.map((d, i) => [i, d.pool ? d.pool.size : 0]);
-      const last = points.length ? points[points.length - 1][1] : 0;
-      return Lade.charts.line({ series: [{ name: "pool size", color: COLORS.verify, points }], xLabel: "step", yLabel: "n-grams",
-        title: "n-grams in the pool after each step", height: 170, summary: `The pool holds ${last} n-grams after the last step.`,
-        hover: (x) => `step ${x}: ${(points[x] || [0, 0])[1]} n-grams` });
-    }, run.version);
+    if (run.method !== "lookahead")
+      return h("div", {}, frame("Pool size", note(`${run.laneName("parallel")} decoding keeps no n-gram pool.`)));
+    const chart = memo(
+      run,
+      "pool",
+      () => {
+        const points = run.d.steps.map((d, i) => [i, d.pool ? d.pool.size : 0]);
+        const last = points.length ? points[points.length - 1][1] : 0;
+        return Lade.charts.line({
+          series: [{ name: "pool size", color: COLORS.verify, points }],
+          xLabel: "step",
+          yLabel: "n-grams",
+          title: "n-grams in the pool after each step",
+          height: 170,
+          summary: `The pool holds ${last} n-grams after the last step.`,
+          hover: (x) => `step ${x}: ${(points[x] || [0, 0])[1]} n-grams`,
+        });
+      },
+      run.version,
+    );
     chart.mark(run.clock("parallel", k));
     return h("div", {}, h("h3", { class: "view-title sr-only" }, "Pool size"), chart.node);
   };
 
   // -- the relatives: what each method needs, and the metrics practitioners read ---------------------------------
   const NEEDS = {
-    greedy: "nothing: one token per forward pass", sampling: "nothing: one token per forward pass",
+    greedy: "nothing: one token per forward pass",
+    sampling: "nothing: one token per forward pass",
     lookahead: "nothing but the model (its own guesses and the n-grams it keeps)",
-    [Lade.dom.HYBRID]: "nothing but the model; where the answer repeats the text, prompt lookup's copies of it as extra candidates",
+    [Lade.dom.HYBRID]:
+      "nothing but the model; where the answer repeats the text, prompt lookup's copies of it as extra candidates",
     jacobi: "nothing but the model (its own guesses)",
     pld: "an answer that copies the prompt or the text",
-    "early-exit": "the model's own first layers (no extra weights; a model trained to exit early has more of its guesses kept)",
+    "early-exit":
+      "the model's own first layers (no extra weights; a model trained to exit early has more of its guesses kept)",
     draft: "a second, smaller model held and run beside it (here with the same tokenizer)",
   };
 
   views["relatives-view"] = ({ run, k }) => {
-    const m = run.d.metrics || {}, base = run.meanStep("baseline");
+    const m = run.d.metrics || {},
+      base = run.meanStep("baseline");
     const rows = run.lanes().map((lane) => {
-      const x = m[lane.id], n = run.lane(lane.id).tokens.length, ms = n ? (1000 * run.time(lane.id)) / n : 0;
-      const same = run.greedy && !run.running(lane.id) ? (lane.run.tokens.join() === run.baseline.tokens.join() ? "✓ identical" : "≠ differs") : "–";
-      return h("tr", { class: `lane-${lane.id}`, dataset: { lane: lane.kind } }, h("th", { scope: "row" }, run.laneName(lane.id)),
-        h("td", { class: "needs" }, Object.hasOwn(NEEDS, lane.kind) ? NEEDS[lane.kind] : ""), h("td", {}, fmt(run.compression(lane.id))),
-        h("td", {}, x ? fmt(x.mean_acceptance_length) : "–"), h("td", {}, x ? `${Math.round(100 * x.draft_acceptance_rate)}%` : "–"),
-        h("td", {}, x ? fmt(x.drafted_per_step, 1) : "–"), h("td", {}, fmt(ms, 1)),
-        h("td", {}, run.time(lane.id) > 0 ? `${fmt(run.time("baseline") / run.time(lane.id))}x` : "–"), h("td", {}, same));
+      const x = m[lane.id],
+        n = run.lane(lane.id).tokens.length,
+        ms = n ? (1000 * run.time(lane.id)) / n : 0;
+      const same =
+        run.greedy && !run.running(lane.id)
+          ? lane.run.tokens.join() === run.baseline.tokens.join()
+            ? "✓ identical"
+            : "≠ differs"
+          : "–";
+      return h(
+        "tr",
+        { class: `lane-${lane.id}`, dataset: { lane: lane.kind } },
+        h("th", { scope: "row" }, run.laneName(lane.id)),
+        h("td", { class: "needs" }, Object.hasOwn(NEEDS, lane.kind) ? NEEDS[lane.kind] : ""),
+        h("td", {}, fmt(run.compression(lane.id))),
+        h("td", {}, x ? fmt(x.mean_acceptance_length) : "–"),
+        h("td", {}, x ? `${Math.round(100 * x.draft_acceptance_rate)}%` : "–"),
+        h("td", {}, x ? fmt(x.drafted_per_step, 1) : "–"),
+        h("td", {}, fmt(ms, 1)),
+        h("td", {}, run.time(lane.id) > 0 ? `${fmt(run.time("baseline") / run.time(lane.id))}x` : "–"),
+        h("td", {}, same),
+      );
     });
     const per = m.parallel ? m.parallel.per_position_acceptance : [];
-    const pos = per.length ? `Per-position acceptance of ${run.laneName("parallel").toLowerCase()}: ` +
-      per.slice(0, 6).map((/** @type {number} */ r, /** @type {number} */ i) => `draft token ${i}: ${Math.round(100 * r)}%`).join(", ") + "." : "";
-    return h("div", {}, frame("The methods side by side", muted(`Each lane's whole run on ${run.t.device} (a greedy step: `,
-      `${fmt(1000 * base, 1)} ms here). Tokens per step is this project's compression; the next three are what vLLM, TensorRT-LLM `,
-      "and llama.cpp print: mean acceptance length (tokens per step that verified a draft), draft acceptance rate (draft tokens ",
-      "kept / fed) and draft tokens fed per step."),
-    scroller("the methods side by side", h("table", { class: "verify methods" }, h("caption", { class: "sr-only" },
-      "Each method: what it needs, tokens per step, mean acceptance length, draft acceptance rate, draft tokens per step, ms per token, speed against greedy, and whether its text is greedy's"),
-    h("tr", {}, ["method", "needs", "tokens/step", "mean acceptance length", "draft acceptance", "drafted/step", "ms/token", "vs greedy",
-      "text"].map((t) => h("th", { scope: "col" }, t))), rows)), pos ? muted(pos) : null,
-    k < run.lastStep() ? muted(`(Whole runs; the clock shows step ${k}.)`) : null));
+    const pos = per.length
+      ? `Per-position acceptance of ${run.laneName("parallel").toLowerCase()}: ` +
+        per
+          .slice(0, 6)
+          .map((/** @type {number} */ r, /** @type {number} */ i) => `draft token ${i}: ${Math.round(100 * r)}%`)
+          .join(", ") +
+        "."
+      : "";
+    return h(
+      "div",
+      {},
+      frame(
+        "The methods side by side",
+        muted(
+          `Each lane's whole run on ${run.t.device} (a greedy step: `,
+          `${fmt(1000 * base, 1)} ms here). Tokens per step is this project's compression; the next three are what vLLM, TensorRT-LLM `,
+          "and llama.cpp print: mean acceptance length (tokens per step that verified a draft), draft acceptance rate (draft tokens ",
+          "kept / fed) and draft tokens fed per step.",
+        ),
+        scroller(
+          "the methods side by side",
+          h(
+            "table",
+            { class: "verify methods" },
+            h(
+              "caption",
+              { class: "sr-only" },
+              "Each method: what it needs, tokens per step, mean acceptance length, draft acceptance rate, draft tokens per step, ms per token, speed against greedy, and whether its text is greedy's",
+            ),
+            h(
+              "tr",
+              {},
+              [
+                "method",
+                "needs",
+                "tokens/step",
+                "mean acceptance length",
+                "draft acceptance",
+                "drafted/step",
+                "ms/token",
+                "vs greedy",
+                "text",
+              ].map((t) => h("th", { scope: "col" }, t)),
+            ),
+            rows,
+          ),
+        ),
+        pos ? muted(pos) : null,
+        k < run.lastStep() ? muted(`(Whole runs; the clock shows step ${k}.)`) : null,
+      ),
+    );
   };
 
   return { render: views, legends, key, frame, note, muted };

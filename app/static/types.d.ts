@@ -18,72 +18,222 @@ type Payload = import("./contract").Payload;
 /** The speed lab's predictions for a run (lade_core/measure/labdata.py lab_run_data, documented there). */
 type LabRunData = any;
 /** What a live run's page lacks (app/live.py LiveRun.pull). */
-interface LiveDelta { lanes: Record<string, Step[]>; derived: DerivedStep[]; layouts: LayoutRow[]; token_text: Record<string, string>; status?: string }
-interface Loaded { payload?: Payload; payload_text?: string; delta?: LiveDelta; error?: string; live?: boolean }
-interface Source { kind: "server" | "site" | "inline"; load: (handle: string, since: Record<string, number> | null) => Promise<Loaded> }
+interface LiveDelta {
+  lanes: Record<string, Step[]>;
+  derived: DerivedStep[];
+  layouts: LayoutRow[];
+  token_text: Record<string, string>;
+  status?: string;
+}
+interface Loaded {
+  payload?: Payload;
+  payload_text?: string;
+  delta?: LiveDelta;
+  error?: string;
+  live?: boolean;
+}
+interface Source {
+  kind: "server" | "site" | "inline";
+  load: (handle: string, since: Record<string, number> | null) => Promise<Loaded>;
+}
 
 type Run = InstanceType<typeof LadeRun>;
-interface Cell { level: number; col: number; pos: number; token: number; right: boolean; earlier: number | undefined }
-interface WindowCells { levels: Cell[][]; fresh: Cell[]; full: boolean; rightFed: number; rightNew: number }
+interface Cell {
+  level: number;
+  col: number;
+  pos: number;
+  token: number;
+  right: boolean;
+  earlier: number | undefined;
+}
+interface WindowCells {
+  levels: Cell[][];
+  fresh: Cell[];
+  full: boolean;
+  rightFed: number;
+  rightNew: number;
+}
 
-interface GalleryEntry { name: string; title: string; caption: string; method: string;
-  speed?: { recording: number; bench: number[]; verdict: string } }
+interface GalleryEntry {
+  name: string;
+  title: string;
+  caption: string;
+  method: string;
+  speed?: { recording: number; bench: number[]; verdict: string };
+}
 /** The lab's page data (lade_core/measure/labdata.py lab_page_data, documented there) and the lesson's extras
  * (app/render/boot.py lab_data). */
-interface NumericsRow { id: string; prompt: string; identical: boolean; first_divergence: number | null; logit_gap: number | null;
-  wide_first_divergence: number | null; greedy_text: string; lookahead_text: string }
-interface Numerics { identical: number; prompts: number; wide_identical: number; rows: NumericsRow[]; source: string; command: string }
+interface NumericsRow {
+  id: string;
+  prompt: string;
+  identical: boolean;
+  first_divergence: number | null;
+  logit_gap: number | null;
+  wide_first_divergence: number | null;
+  greedy_text: string;
+  lookahead_text: string;
+}
+interface Numerics {
+  identical: number;
+  prompts: number;
+  wide_identical: number;
+  rows: NumericsRow[];
+  source: string;
+  command: string;
+}
 interface LabPage {
-  tokens: number[]; batches: number[]; gpu_curves: Record<string, Record<string, Record<string, any>>>;
-  cpu: { single: any | null; batched: any | null }; cpu_choice?: { narrow: number; wide: number } | null;
-  noise?: { ratio: number; source: string }; numerics?: { float32: Numerics; bfloat16: Numerics } | null; [part: string]: any;
+  tokens: number[];
+  batches: number[];
+  gpu_curves: Record<string, Record<string, Record<string, any>>>;
+  cpu: { single: any | null; batched: any | null };
+  cpu_choice?: { narrow: number; wide: number } | null;
+  noise?: { ratio: number; source: string };
+  numerics?: { float32: Numerics; bfloat16: Numerics } | null;
+  [part: string]: any;
 }
 interface Boot {
-  source: "server" | "site" | "inline"; views: { ids: string[]; groups: Record<string, string[]> };
-  gallery: GalleryEntry[]; lesson: Record<string, string | null>; lab: LabPage | null; live_url: string | null; step?: number | null;
+  source: "server" | "site" | "inline";
+  views: { ids: string[]; groups: Record<string, string[]> };
+  gallery: GalleryEntry[];
+  lesson: Record<string, string | null>;
+  lab: LabPage | null;
+  live_url: string | null;
+  step?: number | null;
 }
 
 type Mode = "lesson" | "explorer" | "lab";
-interface LabInputs { device: string; size: string; devices: number; batch: number }
+interface LabInputs {
+  device: string;
+  size: string;
+  devices: number;
+  batch: number;
+}
 /** The page's state: everything that decides what is on screen (lade-stage.js `initialState`). */
 interface State {
-  current: string | null; k: number; mode: Mode; chapter: number; embed: { view?: string; lesson?: boolean } | null;
-  own: string | null; answered: { chapter: number; k: number; option: number } | null; playing: boolean; speed: number;
-  notice: string; live: string | null; liveStatus: string; share: boolean; lab: LabInputs;
+  current: string | null;
+  k: number;
+  mode: Mode;
+  chapter: number;
+  embed: { view?: string; lesson?: boolean } | null;
+  own: string | null;
+  answered: { chapter: number; k: number; option: number } | null;
+  playing: boolean;
+  speed: number;
+  notice: string;
+  live: string | null;
+  liveStatus: string;
+  share: boolean;
+  lab: LabInputs;
 }
-interface Link { run?: string | null; step?: number | null; view?: string | null; lesson?: number; embed: boolean; notice: string }
+interface Link {
+  run?: string | null;
+  step?: number | null;
+  view?: string | null;
+  lesson?: number;
+  embed: boolean;
+  notice: string;
+}
 
-interface ViewContext { run: Run; k: number; lanes?: string[] | null; compact?: boolean }
+interface ViewContext {
+  run: Run;
+  k: number;
+  lanes?: string[] | null;
+  compact?: boolean;
+}
 type ViewFn = (ctx: ViewContext) => Node;
-interface ChartSeries { name: string; color: string; dash?: string | null; points: number[][] }
+interface ChartSeries {
+  name: string;
+  color: string;
+  dash?: string | null;
+  points: number[][];
+}
 interface ChartSpec {
-  series: ChartSeries[]; xLabel: string; yLabel: string; title?: string; summary?: string; logX?: boolean; width?: number;
-  height?: number; yMin?: number; marker?: number; hover?: (x: number) => string;
+  series: ChartSeries[];
+  xLabel: string;
+  yLabel: string;
+  title?: string;
+  summary?: string;
+  logX?: boolean;
+  width?: number;
+  height?: number;
+  yMin?: number;
+  marker?: number;
+  hover?: (x: number) => string;
   extra?: { x: number; y: number; label: string; color: string }[];
   bands?: { name?: string; color: string; points: number[][] }[];
   rules?: { x: number; label: string; color: string }[];
 }
 
 interface Actions {
-  go: (k: number) => void; chapter: (n: number, how?: string) => void; answer: (option: number) => void; explore: () => void;
-  open: (handle: string, step: any) => void; teach: () => void; sidebar: () => void; lab: (patch: Partial<LabInputs>) => void;
+  go: (k: number) => void;
+  chapter: (n: number, how?: string) => void;
+  answer: (option: number) => void;
+  explore: () => void;
+  open: (handle: string, step: any) => void;
+  teach: () => void;
+  sidebar: () => void;
+  lab: (patch: Partial<LabInputs>) => void;
   mode: (mode: Mode) => void;
 }
-interface LessonContext { run: Run; state: State; actions: Actions; lab: LabPage | null; boot: Boot; links: { explorer: () => string } }
-interface PageContext { run: Run; state: State; boot: Boot; actions: Actions; standalone: boolean }
-interface Answer { option: number; text: string; step?: number }
-interface Prediction { question: string; options: string[]; answer: (run: Run, k: number, ctx: LessonContext) => Answer }
-interface StartRule { rule: string; test?: (run: Run, s: Step) => boolean; at?: (run: Run) => number }
+interface LessonContext {
+  run: Run;
+  state: State;
+  actions: Actions;
+  lab: LabPage | null;
+  boot: Boot;
+  links: { explorer: () => string };
+}
+interface PageContext {
+  run: Run;
+  state: State;
+  boot: Boot;
+  actions: Actions;
+  standalone: boolean;
+}
+interface Answer {
+  option: number;
+  text: string;
+  step?: number;
+}
+interface Prediction {
+  question: string;
+  options: string[];
+  answer: (run: Run, k: number, ctx: LessonContext) => Answer;
+}
+interface StartRule {
+  rule: string;
+  test?: (run: Run, s: Step) => boolean;
+  at?: (run: Run) => number;
+}
 interface Chapter {
-  title: string; role: string; focus: string[]; lanes?: string[]; start: StartRule[];
-  text: (run: Run, k: number, ctx: LessonContext) => any[]; predict?: Prediction;
+  title: string;
+  role: string;
+  focus: string[];
+  lanes?: string[];
+  start: StartRule[];
+  text: (run: Run, k: number, ctx: LessonContext) => any[];
+  predict?: Prediction;
 }
 
 interface LadeNamespace {
   boot?: Boot;
-  dom: typeof LadeDom; Run: typeof LadeRun; charts: typeof LadeCharts; notes: typeof LadeNotes; views: typeof LadeViews;
-  stepViews: typeof LadeStepViews; mask: typeof LadeMask; lab: typeof LadeLab; lessonExtras: typeof LadeLessonExtras;
-  lesson: typeof LadeLesson; lessonView: typeof LadeLessonView; page: typeof LadePage; layout: typeof LadeLayout;
-  pictures: typeof LadePictures; stage: typeof LadeStage;
+  dom: typeof LadeDom;
+  Run: typeof LadeRun;
+  charts: typeof LadeCharts;
+  notes: typeof LadeNotes;
+  views: typeof LadeViews;
+  stepViews: typeof LadeStepViews;
+  mask: typeof LadeMask;
+  lab: typeof LadeLab;
+  lessonExtras: typeof LadeLessonExtras;
+  lesson: typeof LadeLesson;
+  lessonView: typeof LadeLessonView;
+  page: typeof LadePage;
+  layout: typeof LadeLayout;
+  pictures: typeof LadePictures;
+  stage: typeof LadeStage;
 }
-interface Window { Lade: LadeNamespace; ladeStage: any }
+interface Window {
+  Lade: LadeNamespace;
+  ladeStage: any;
+}

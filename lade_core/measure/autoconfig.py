@@ -29,9 +29,13 @@ def predict_point(point: dict, cost: StepCost) -> dict:
     relative = cost(point["mean_tokens_fed"])
     per_prompt = sorted(c / relative for c in point.get("compression_by_prompt", {}).values())
     mean = point["compression"] / relative
-    return {**point, "step_cost": relative, "predicted_speedup": mean,
-            "predicted_speedup_range": [per_prompt[0], per_prompt[-1]] if per_prompt else [mean, mean],
-            "predicted_speedup_median": statistics.median(per_prompt) if per_prompt else mean}
+    return {
+        **point,
+        "step_cost": relative,
+        "predicted_speedup": mean,
+        "predicted_speedup_range": [per_prompt[0], per_prompt[-1]] if per_prompt else [mean, mean],
+        "predicted_speedup_median": statistics.median(per_prompt) if per_prompt else mean,
+    }
 
 
 def rank_configs(points: list[dict], cost: StepCost, pool: str | None = None) -> list[dict]:
@@ -73,5 +77,6 @@ def best(points: list[dict], curve: dict, pool: str | None = None) -> dict:
 
 def auto_config(choice: dict, window_seed: int = 0) -> LookaheadConfig:
     """The configuration of a ranked sweep point."""
-    return LookaheadConfig(choice["window"], choice["ngram"], choice["guess"], pool=choice["pool"],
-                           window_seed=window_seed)
+    return LookaheadConfig(
+        choice["window"], choice["ngram"], choice["guess"], pool=choice["pool"], window_seed=window_seed
+    )

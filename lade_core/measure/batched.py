@@ -30,11 +30,15 @@ def _forward(lm, cache, prefix: int, batch: int, n: int):
         layout = StepLayout.plain(levels=1, window=n - 1, candidates=0, cand_len=0)
         visible = torch.from_numpy(layout.mask()).to(lm.device)
         block = torch.zeros(visible.shape, dtype=lm.dtype, device=lm.device).masked_fill_(
-            ~visible, torch.finfo(lm.dtype).min)
+            ~visible, torch.finfo(lm.dtype).min
+        )
         mask = torch.cat([torch.zeros(n, prefix, dtype=lm.dtype, device=lm.device), block], dim=1)
         positions = torch.from_numpy(layout.positions()).to(lm.device) + prefix
-        kwargs = {"position_ids": positions.expand(batch, n), "attention_mask": mask.expand(batch, 1, n, prefix + n),
-                  "logits_to_keep": torch.tensor(layout.logit_rows(), device=lm.device)}
+        kwargs = {
+            "position_ids": positions.expand(batch, n),
+            "attention_mask": mask.expand(batch, 1, n, prefix + n),
+            "logits_to_keep": torch.tensor(layout.logit_rows(), device=lm.device),
+        }
 
     def run():
         with torch.inference_mode():
@@ -45,8 +49,9 @@ def _forward(lm, cache, prefix: int, batch: int, n: int):
     return run
 
 
-def measure_batched_curve(lm, batches=BATCHES, sizes=SIZES, prefix: int = 100, repeats: int = 7,
-                          clock: str = "wall") -> dict:
+def measure_batched_curve(
+    lm, batches=BATCHES, sizes=SIZES, prefix: int = 100, repeats: int = 7, clock: str = "wall"
+) -> dict:
     """Seconds of a forward of B sequences x n tokens for every B in `batches` and n in `sizes` (1 included),
     interleaved, on `clock` (`costcurve.interleaved_samples`); per B, `relative` is each point against that B's
     one-token forward."""
@@ -58,15 +63,24 @@ def measure_batched_curve(lm, batches=BATCHES, sizes=SIZES, prefix: int = 100, r
     for b in batches:
         caches[b] = lm.new_cache()
         with torch.inference_mode():
-            lm.model(input_ids=torch.tensor([[(7 * i) % 1000 + 10 for i in range(prefix)]] * b, device=lm.device),
-                     cache=caches[b], use_cache=True, logits_to_keep=1)
+            lm.model(
+                input_ids=torch.tensor([[(7 * i) % 1000 + 10 for i in range(prefix)]] * b, device=lm.device),
+                cache=caches[b],
+                use_cache=True,
+                logits_to_keep=1,
+            )
         fns.update({(b, n): _forward(lm, caches[b], prefix, b, n) for n in sizes})
     samples = interleaved_samples(fns, repeats, clock)
     curves = []
     for b in batches:
         points = [{"tokens": n, **summarise(samples[(b, n)])} for n in sizes]
         one = points[0]["seconds"]
-        curves.append({"batch": b, "greedy_s": one,
-                       "points": [{**p, "relative": p["seconds"] / one} for p in points]})
-    return {**header(lm, prefix), "repeats": repeats, "clock": clock, "batches": list(batches), "curves": curves,
-            "greedy_s_batch_1": curves[0]["greedy_s"] if batches[0] == 1 else None}
+        curves.append({"batch": b, "greedy_s": one, "points": [{**p, "relative": p["seconds"] / one} for p in points]})
+    return {
+        **header(lm, prefix),
+        "repeats": repeats,
+        "clock": clock,
+        "batches": list(batches),
+        "curves": curves,
+        "greedy_s_batch_1": curves[0]["greedy_s"] if batches[0] == 1 else None,
+    }

@@ -14,7 +14,7 @@ the field kept its first name.)
 from __future__ import annotations
 
 import statistics
-from typing import Callable
+from collections.abc import Callable
 
 from ..autoregressive import autoregressive_generate
 from ..config import Sampling
@@ -45,16 +45,19 @@ def sizes_used(run: MethodRun) -> dict:
     steps = run.steps[1:]
     n = max(len(steps), 1)
     tree_rows = sum(StepLayout.tree(0, 0, s.candidates).nodes for s in steps if s.kind in ("lookahead", "warmup"))
-    return {"mean_window": sum(s.window for s in steps) / n,
-            "mean_candidates": sum(len(s.candidates) for s in steps) / n,
-            "mean_tokens_fed": sum(s.n_input for s in steps) / n,
-            "window_share": sum(1 for s in steps if s.window) / n,
-            "verify_rows": sum(s.layout.nodes for s in steps if s.kind in ("lookahead", "warmup")) / n,
-            "verify_rows_as_tree": tree_rows / n}
+    return {
+        "mean_window": sum(s.window for s in steps) / n,
+        "mean_candidates": sum(len(s.candidates) for s in steps) / n,
+        "mean_tokens_fed": sum(s.n_input for s in steps) / n,
+        "window_share": sum(1 for s in steps if s.window) / n,
+        "verify_rows": sum(s.layout.nodes for s in steps if s.kind in ("lookahead", "warmup")) / n,
+        "verify_rows_as_tree": tree_rows / n,
+    }
 
 
-def bench_prompt(lm, prompt_ids, spec: MethodSpec, max_new_tokens: int, repeat: int = 1,
-                 sampling: Sampling | None = None) -> dict:
+def bench_prompt(
+    lm, prompt_ids, spec: MethodSpec, max_new_tokens: int, repeat: int = 1, sampling: Sampling | None = None
+) -> dict:
     def parallel(n):
         return decode(lm, prompt_ids, spec, n, sampling)
 
@@ -98,11 +101,14 @@ def by_class(rows: list[dict]) -> dict:
     out = {}
     for kind in dict.fromkeys(r["kind"] for r in rows):
         part = [r for r in rows if r["kind"] == kind]
-        out[kind] = {"prompts": len(part), "compression_mean": statistics.fmean(r["compression"] for r in part),
-                     "ms_per_token_median": statistics.median(r["ms_per_token"] for r in part),
-                     "greedy_ms_per_token_median": statistics.median(r["greedy_ms_per_token"] for r in part),
-                     "speedup_median": statistics.median(r["speedup"] for r in part),
-                     "mean_acceptance_length": statistics.fmean(r["metrics"]["mean_acceptance_length"] for r in part)}
+        out[kind] = {
+            "prompts": len(part),
+            "compression_mean": statistics.fmean(r["compression"] for r in part),
+            "ms_per_token_median": statistics.median(r["ms_per_token"] for r in part),
+            "greedy_ms_per_token_median": statistics.median(r["greedy_ms_per_token"] for r in part),
+            "speedup_median": statistics.median(r["speedup"] for r in part),
+            "mean_acceptance_length": statistics.fmean(r["metrics"]["mean_acceptance_length"] for r in part),
+        }
     return out
 
 
@@ -126,22 +132,35 @@ def summarize(rows: list[dict]) -> dict:
     }
 
 
-def bench(lm, prompts: list[dict], spec: MethodSpec, max_new_tokens: int, repeat: int = 1,
-          sampling: Sampling | None = None, on_row: Callable[[dict], None] | None = None) -> dict:
+def bench(
+    lm,
+    prompts: list[dict],
+    spec: MethodSpec,
+    max_new_tokens: int,
+    repeat: int = 1,
+    sampling: Sampling | None = None,
+    on_row: Callable[[dict], None] | None = None,
+) -> dict:
     """Every prompt of `prompts` benched against `spec`'s method; `on_row(row)` gets each prompt's row as it is
     done."""
     sampling = sampling or Sampling()
     rows = []
     for item in prompts:
         ids = lm.encode_prompt(item["prompt"])
-        row = {"id": item["id"], "kind": item["kind"],
-               **bench_prompt(lm, ids, spec, max_new_tokens, repeat, sampling)}
+        row = {"id": item["id"], "kind": item["kind"], **bench_prompt(lm, ids, spec, max_new_tokens, repeat, sampling)}
         rows.append(row)
         if on_row:
             on_row(row)
     return {
-        "model": lm.name, "device": str(lm.device), "dtype": str(lm.dtype).removeprefix("torch."),
-        "kernels": lm.kernels, "method": spec.method, "config": spec.config.to_dict(), "draft": spec.draft.to_dict(),
+        "model": lm.name,
+        "device": str(lm.device),
+        "dtype": str(lm.dtype).removeprefix("torch."),
+        "kernels": lm.kernels,
+        "method": spec.method,
+        "config": spec.config.to_dict(),
+        "draft": spec.draft.to_dict(),
         "sampling": sampling.to_dict(),
-        "max_new_tokens": max_new_tokens, "prompts": rows, "summary": summarize(rows),
+        "max_new_tokens": max_new_tokens,
+        "prompts": rows,
+        "summary": summarize(rows),
     }

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import time
 
+from ..machine import cached_curves, curve_file, identity, save_curve
 from ..paths import measurement
 from .costcurve import curve_path, load_curve_file, measure_cost_curve
-from ..machine import cached_curves, curve_file, identity, save_curve
 
 QUICK_SIZES = (1, 2, 4, 8, 16, 32, 64, 128)
 QUICK_REPEATS = 5
@@ -32,8 +32,15 @@ def cache_dir():
 def _path(lm, batched: bool = False):
     import torch
 
-    return curve_file(cache_dir(), identity(str(lm.device)), lm.name, str(lm.dtype).removeprefix("torch."),
-                      lm.kernels, torch.get_num_threads(), batched)
+    return curve_file(
+        cache_dir(),
+        identity(str(lm.device)),
+        lm.name,
+        str(lm.dtype).removeprefix("torch."),
+        lm.kernels,
+        torch.get_num_threads(),
+        batched,
+    )
 
 
 def labelled(curve: dict, source: str) -> dict:
@@ -79,6 +86,11 @@ def lab_cpu_curves(root=None) -> dict:
     here, here_batched = cached_curves(root, model), cached_curves(root, model, batched=True)
     single = labelled(here[0], "measured here") if here else labelled(shipped, "shipped") if shipped else None
     batched_file = load_curve_file(BATCHED)
-    batched = (labelled(here_batched[0], "measured here") if here_batched
-               else labelled(batched_file, "shipped") if batched_file else None)
+    batched = (
+        labelled(here_batched[0], "measured here")
+        if here_batched
+        else labelled(batched_file, "shipped")
+        if batched_file
+        else None
+    )
     return {"single": single, "batched": batched}

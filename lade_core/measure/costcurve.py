@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 
 from ..layout import StepLayout
+from ..machine import identity
 from ..paths import measurement
 from ..sizes import StepCost
-from ..machine import identity
 
 DEFAULT_SIZES = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 160, 192, 256)
 
@@ -56,8 +56,9 @@ def check_clock(clock: str) -> None:
     if clock not in CLOCKS:
         raise ValueError(f"clock {clock!r}: one of {', '.join(CLOCKS)}")
     if clock == "thread" and torch.get_num_threads() != 1:
-        raise ValueError(f"the thread clock needs torch on one thread (OMP_NUM_THREADS=1), not "
-                         f"{torch.get_num_threads()}")
+        raise ValueError(
+            f"the thread clock needs torch on one thread (OMP_NUM_THREADS=1), not {torch.get_num_threads()}"
+        )
 
 
 def interleaved_medians(fns: dict, repeats: int) -> dict:
@@ -76,11 +77,19 @@ def header(lm, prefix: int) -> dict:
     """What every curve records about how and where it was measured."""
     import torch
 
-    return {"model": lm.name, "device": str(lm.device), "dtype": str(lm.dtype).removeprefix("torch."),
-            "kernels": lm.kernels, "threads": torch.get_num_threads(), "prefix": prefix,
-            "machine": identity(str(lm.device)), "torch": torch.__version__,
-            "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,  # the host's, at the start
-            "recorded_at": time.strftime("%Y-%m-%d"), "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    return {
+        "model": lm.name,
+        "device": str(lm.device),
+        "dtype": str(lm.dtype).removeprefix("torch."),
+        "kernels": lm.kernels,
+        "threads": torch.get_num_threads(),
+        "prefix": prefix,
+        "machine": identity(str(lm.device)),
+        "torch": torch.__version__,
+        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,  # the host's, at the start
+        "recorded_at": time.strftime("%Y-%m-%d"),
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    }
 
 
 def measure_cost_curve(lm, sizes=DEFAULT_SIZES, prefix: int = 100, repeats: int = 9) -> dict:
@@ -114,8 +123,9 @@ def step_cost(curve: dict, which: str = "seconds") -> StepCost:
     """The curve as the engine's `StepCost`: forward time relative to a greedy step, by tokens fed. `which` reads
     the medians ("seconds") or a quartile ("q1", "q3"; the medians where a curve has none) against the median
     greedy step."""
-    return StepCost.from_seconds([(p["tokens"], p.get(which, p["seconds"])) for p in curve["points"]],
-                                 curve["greedy_s"])
+    return StepCost.from_seconds(
+        [(p["tokens"], p.get(which, p["seconds"])) for p in curve["points"]], curve["greedy_s"]
+    )
 
 
 def curve_path(device: str) -> Path:

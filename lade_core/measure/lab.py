@@ -23,10 +23,18 @@ from dataclasses import asdict
 
 import numpy as np
 
-from .roofline import ASSUME, BOUNDS, Assumptions, Bounds, accelerator, forward_seconds, model_shape  # noqa: F401
 from .paper import paper_comparison, paper_figures  # noqa: F401 (the lab's API)
-from .stepcost import (CONTEXT, Target, assumptions_of, gpu_relative, spread, step_cost, target,  # noqa: F401
-                       tokens_per_device)
+from .roofline import ASSUME, BOUNDS, Assumptions, Bounds, accelerator, forward_seconds, model_shape  # noqa: F401
+from .stepcost import (  # noqa: F401
+    CONTEXT,
+    Target,
+    assumptions_of,
+    gpu_relative,
+    spread,
+    step_cost,
+    target,
+    tokens_per_device,
+)
 
 DRAWS, SEED = 1000, 0  # the bootstrap over a run's steps
 MAX_BATCH = 256
@@ -38,25 +46,48 @@ def _result(compression: float, spread: list, cost: dict, t: Target, devices: in
     mid, (low, high) = cost["step_cost"], cost["step_cost_range"]
     other = "measurement" if t.device == "cpu" else "assumptions"
     part = [compression / high, compression / low] if cost.get("spread_recorded", True) else None
-    return {"predicted_speedup": compression / mid, "predicted_speedup_range": [spread[0] * mid / high,
-                                                                                spread[1] * mid / low],
-            "range_parts": {"compression": list(spread), other: part},
-            "compression": compression, "device": t.device, "model_size": t.model.size, "devices": devices,
-            "batch": cost["batch"], "kind": "simulation" if devices > 1 else "model", "range_method": method,
-            **{k: v for k, v in cost.items() if k != "rel"}, "assumptions": assumptions_of(t, cost)}
+    return {
+        "predicted_speedup": compression / mid,
+        "predicted_speedup_range": [spread[0] * mid / high, spread[1] * mid / low],
+        "range_parts": {"compression": list(spread), other: part},
+        "compression": compression,
+        "device": t.device,
+        "model_size": t.model.size,
+        "devices": devices,
+        "batch": cost["batch"],
+        "kind": "simulation" if devices > 1 else "model",
+        "range_method": method,
+        **{k: v for k, v in cost.items() if k != "rel"},
+        "assumptions": assumptions_of(t, cost),
+    }
 
 
-def predict(point: dict, device, model_size, devices: int = 1, context: int = CONTEXT, comm=None,
-            a: Assumptions = ASSUME, batch: int = 1) -> dict:
+def predict(
+    point: dict,
+    device,
+    model_size,
+    devices: int = 1,
+    context: int = CONTEXT,
+    comm=None,
+    a: Assumptions = ASSUME,
+    batch: int = 1,
+) -> dict:
     """A sweep or bench point's speed-up; its compression part is the 10th-90th percentile over the prompts."""
     t = target(device, model_size, context, a)
     cost = step_cost(point, point["mean_tokens_fed"], t, devices, batch, comm)
     per_prompt = [c / cost["step_cost"] for c in point.get("compression_by_prompt", {}).values()]
     per_prompt = per_prompt or [point["compression"] / cost["step_cost"]]
-    result = _result(point["compression"], spread(per_prompt), cost, t, devices,
-                     "10th-90th percentile over the prompts")
-    return {**result, "predicted_speedup_median": statistics.median(per_prompt), "window": point["window"],
-            "ngram": point["ngram"], "guess": point["guess"], "pool": point.get("pool")}
+    result = _result(
+        point["compression"], spread(per_prompt), cost, t, devices, "10th-90th percentile over the prompts"
+    )
+    return {
+        **result,
+        "predicted_speedup_median": statistics.median(per_prompt),
+        "window": point["window"],
+        "ngram": point["ngram"],
+        "guess": point["guess"],
+        "pool": point.get("pool"),
+    }
 
 
 def bootstrap(steps) -> tuple[np.ndarray, np.ndarray]:
@@ -73,8 +104,16 @@ def run_target(run, device, model_size, a: Assumptions = ASSUME, bounds: Bounds 
     return target(device, model_size, round(statistics.fmean(s.position for s in run.parallel.steps)), a, bounds)
 
 
-def predict_run(run, device: str, model_size: str, devices: int = 1, a: Assumptions = ASSUME, batch: int = 1,
-                t: Target | None = None, draws: tuple | None = None) -> dict:
+def predict_run(
+    run,
+    device: str,
+    model_size: str,
+    devices: int = 1,
+    a: Assumptions = ASSUME,
+    batch: int = 1,
+    t: Target | None = None,
+    draws: tuple | None = None,
+) -> dict:
     """A recorded run's (`RunTrace`) compression on a device, model size, number of devices and batch, its
     compression part from its own steps (bootstrap; `draws`, the run's `bootstrap(steps)`, saves redrawing it).
     The step cost is read at the lookahead steps' mean tokens fed, the KV context at the steps' mean position."""
@@ -90,35 +129,62 @@ def predict_run(run, device: str, model_size: str, devices: int = 1, a: Assumpti
     else:
         band, method = [compression / cost["step_cost"]] * 2, "a single step: no spread"
     result = _result(compression, band, cost, t, devices, method)
-    notes = [] if run.model.startswith(t.model.name) else [
-        f"compression measured with {run.model} ({run.dtype}); the prediction assumes a {t.model.size} model "
-        f"accepts as many tokens per step"]
+    notes = (
+        []
+        if run.model.startswith(t.model.name)
+        else [
+            f"compression measured with {run.model} ({run.dtype}); the prediction assumes a {t.model.size} model "
+            f"accepts as many tokens per step"
+        ]
+    )
     if getattr(run, "method", "lookahead") in ("early-exit", "draft"):
-        notes.append(f"a {run.method} step also runs its draft's forwards, which this cost leaves out: the "
-                     f"prediction is an upper bound")
+        notes.append(
+            f"a {run.method} step also runs its draft's forwards, which this cost leaves out: the "
+            f"prediction is an upper bound"
+        )
     a = result["assumptions"]
     if a.get("fits_in_memory") is False:
         weights = t.model.params * t.assumptions.bytes_per_value / 1e9
-        notes.append(f"a {t.model.size} model's weights alone are {weights:.0f} GB in bf16 and its caches more, so it "
-                     f"does not fit one {accelerator(t.device).label} ({a['memory'] / 1e9:.0f} GB){' at this batch' * (batch > 1)}: "
-                     f"the time is that of reading everything once per step, as pipeline parallelism over several "
-                     f"devices would, and Lookahead Parallelism (a whole model on every device) cannot run it")
+        notes.append(
+            f"a {t.model.size} model's weights alone are {weights:.0f} GB in bf16 and its caches more, so it "
+            f"does not fit one {accelerator(t.device).label} ({a['memory'] / 1e9:.0f} GB)"
+            f"{' at this batch' * (batch > 1)}: "
+            f"the time is that of reading everything once per step, as pipeline parallelism over several "
+            f"devices would, and Lookahead Parallelism (a whole model on every device) cannot run it"
+        )
     return {**result, "config": {k: setting[k] for k in ("window", "ngram", "guess")}, "note": "; ".join(notes)}
 
 
-def simulate_parallelism(points, device, model, devices_list=tuple(range(1, 9)), comm=None, context: int = CONTEXT,
-                         a: Assumptions = ASSUME) -> dict:
+def simulate_parallelism(
+    points,
+    device,
+    model,
+    devices_list=(1, 2, 3, 4, 5, 6, 7, 8),
+    comm=None,
+    context: int = CONTEXT,
+    a: Assumptions = ASSUME,
+) -> dict:
     """Lookahead Parallelism's strong scaling, simulated: for each k, every point on k devices and the best by the
     median over prompts (as Auto ranks) kept. Speed-ups are over greedy on one device; `comm` (seconds per step)
     replaces the modelled exchange."""
     if not points:
         raise ValueError("no sweep points to simulate: run `python -m lade_core sweep`")
-    curve = [max((predict(p, device, model, k, context, comm, a) for p in points),
-                 key=lambda r: r["predicted_speedup_median"]) for k in devices_list]
-    return {"kind": "simulation", "device": curve[0]["device"], "model_size": model_shape(model).size,
-            "curve": curve, "note": "Lookahead Parallelism is simulated: each device holds a whole model and carries "
-                                    "its share of the window and candidates, and the devices exchange tokens once a "
-                                    "step. No multi-GPU code exists in this project."}
+    curve = [
+        max(
+            (predict(p, device, model, k, context, comm, a) for p in points),
+            key=lambda r: r["predicted_speedup_median"],
+        )
+        for k in devices_list
+    ]
+    return {
+        "kind": "simulation",
+        "device": curve[0]["device"],
+        "model_size": model_shape(model).size,
+        "curve": curve,
+        "note": "Lookahead Parallelism is simulated: each device holds a whole model and carries "
+        "its share of the window and candidates, and the devices exchange tokens once a "
+        "step. No multi-GPU code exists in this project.",
+    }
 
 
 def _first_below_one(batches: np.ndarray, speedups: np.ndarray) -> int | None:
@@ -126,8 +192,9 @@ def _first_below_one(batches: np.ndarray, speedups: np.ndarray) -> int | None:
     return int(batches[below[0]]) if len(below) else None
 
 
-def break_even_batch(setting: dict, fed: float, compression: float, spread: list, t: Target,
-                     max_batch: int = MAX_BATCH) -> dict:
+def break_even_batch(
+    setting: dict, fed: float, compression: float, spread: list, t: Target, max_batch: int = MAX_BATCH
+) -> dict:
     """The smallest batch at which the predicted speed-up falls below 1 (None: it still pays at `max_batch`, or at
     the largest batch measured on cpu), with the earliest and latest such batch over the range and its parts:
     `spread` is the (10th, 90th percentile) compression. Every integer batch is tried on a GPU, the measured ones on
@@ -148,12 +215,19 @@ def break_even_batch(setting: dict, fed: float, compression: float, spread: list
     c10, c90 = spread
     first = lambda speed: _first_below_one(batches, speed)  # noqa: E731
     predicted = first(compression / mid)
-    return {"predicted": predicted, "range": [first(c10 / high), first(c90 / low)],
-            "range_parts": {"compression": [first(c10 / mid), first(c90 / mid)],
-                            other: [first(compression / high), first(compression / low)]},
-            "largest_batch_tried": largest, "kind": "model", "why": why_it_stops(t, fed, predicted),
-            "meaning": "the smallest batch at which lookahead is predicted slower than greedy decoding of the same "
-                       "batch; null: not below 1 up to largest_batch_tried; 1: slower even alone"}
+    return {
+        "predicted": predicted,
+        "range": [first(c10 / high), first(c90 / low)],
+        "range_parts": {
+            "compression": [first(c10 / mid), first(c90 / mid)],
+            other: [first(compression / high), first(compression / low)],
+        },
+        "largest_batch_tried": largest,
+        "kind": "model",
+        "why": why_it_stops(t, fed, predicted),
+        "meaning": "the smallest batch at which lookahead is predicted slower than greedy decoding of the same "
+        "batch; null: not below 1 up to largest_batch_tried; 1: slower even alone",
+    }
 
 
 def why_it_stops(t: Target, fed: float, batch: int | None) -> dict | None:
@@ -169,10 +243,15 @@ def why_it_stops(t: Target, fed: float, batch: int | None) -> dict | None:
         return {"reason": "measured", "batch": batch}
     greedy = forward_seconds(t.device, t.model, 1, t.context, t.assumptions, batch)["bound"]
     wide = forward_seconds(t.device, t.model, fed, t.context, t.assumptions, batch)["bound"]
-    reason = ("both compute" if greedy == "compute" else "lookahead crosses" if wide == "compute"
-              else "neither compute")
-    return {"reason": reason, "batch": batch, "greedy_bound": greedy, "lookahead_bound": wide,
-            "greedy_tokens": batch, "lookahead_tokens": batch * fed}
+    reason = "both compute" if greedy == "compute" else "lookahead crosses" if wide == "compute" else "neither compute"
+    return {
+        "reason": reason,
+        "batch": batch,
+        "greedy_bound": greedy,
+        "lookahead_bound": wide,
+        "greedy_tokens": batch,
+        "lookahead_tokens": batch * fed,
+    }
 
 
 def cost_curve(device, model, sizes, context: int = CONTEXT, a: Assumptions = ASSUME, batch: int = 1) -> list[dict]:
@@ -183,39 +262,51 @@ def cost_curve(device, model, sizes, context: int = CONTEXT, a: Assumptions = AS
     rows = []
     for n in sizes:
         cost = step_cost(plain, n, t, 1, batch)
-        rows.append({"tokens": n, **cost["breakdown"], "relative": cost["step_cost"],
-                     "relative_range": cost["step_cost_range"]})
+        rows.append(
+            {"tokens": n, **cost["breakdown"], "relative": cost["step_cost"], "relative_range": cost["step_cost_range"]}
+        )
     return rows
 
 
 def describe(result: dict) -> str:
     """A few plain sentences for the terminal."""
     (low, high), k, s = result["predicted_speedup_range"], result["devices"], result["assumptions"]
-    label = ("Simulation (Lookahead Parallelism; no multi-GPU code exists here)" if result["kind"] == "simulation"
-             else "Prediction (a model, not a measurement)")
+    label = (
+        "Simulation (Lookahead Parallelism; no multi-GPU code exists here)"
+        if result["kind"] == "simulation"
+        else "Prediction (a model, not a measurement)"
+    )
     where = f"{k} x {result['device']}" if k > 1 else f"one {result['device']}"
     batch = f" at batch {result['batch']}" if result["batch"] > 1 else ""
-    parts = "; ".join(f"{name} alone {p[0]:.2f}x to {p[1]:.2f}x" if p else f"no {name} spread recorded"
-                      for name, p in result["range_parts"].items())
+    parts = "; ".join(
+        f"{name} alone {p[0]:.2f}x to {p[1]:.2f}x" if p else f"no {name} spread recorded"
+        for name, p in result["range_parts"].items()
+    )
     busiest = f", {result['tokens_per_device']:.0f} of them on the busiest device," if k > 1 else ""
     bound = result["breakdown"]["bound"]
     lo_cost, hi_cost = result["step_cost_range"]
-    lines = [f"{label}: on {where} with a {result['model_size']} model{batch}, {result['compression']:.2f} tokens "
-             f"per step would give about {result['predicted_speedup']:.2f}x the speed of greedy decoding "
-             f"({low:.2f}x to {high:.2f}x; {parts}; compression: {result['range_method']}).",
-             f"A step feeds {result['tokens_fed']:.0f} tokens on average{busiest} and costs "
-             f"{result['step_cost']:.2f}x ({lo_cost:.2f}x to {hi_cost:.2f}x) a one-token step"
-             + (" on this machine's measured curve" if bound == "measured" else f"; the forward is {bound}-bound")
-             + "."]
+    lines = [
+        f"{label}: on {where} with a {result['model_size']} model{batch}, {result['compression']:.2f} tokens "
+        f"per step would give about {result['predicted_speedup']:.2f}x the speed of greedy decoding "
+        f"({low:.2f}x to {high:.2f}x; {parts}; compression: {result['range_method']}).",
+        f"A step feeds {result['tokens_fed']:.0f} tokens on average{busiest} and costs "
+        f"{result['step_cost']:.2f}x ({lo_cost:.2f}x to {hi_cost:.2f}x) a one-token step"
+        + (" on this machine's measured curve" if bound == "measured" else f"; the forward is {bound}-bound")
+        + ".",
+    ]
     if s["bandwidth"] is None:
-        lines.append(f"The cost is measured ({s['curve']}, {s['model']}, {s['precision']}; {s['source']}: "
-                     f"{s['machine']}), not modelled.")
+        lines.append(
+            f"The cost is measured ({s['curve']}, {s['model']}, {s['precision']}; {s['source']}: "
+            f"{s['machine']}), not modelled."
+        )
     else:
         exchange = f", {s['comm_per_step'] * 1e6:.0f} us of exchange per step" if k > 1 else ""
-        lines.append(f"Assumed: {s['efficiency']['bandwidth']:.0%} of {s['bandwidth'] / 1e12:.2f} TB/s, "
-                     f"{s['efficiency']['compute']:.0%} of {s['peak_flops'] / 1e12:.0f} TFLOP/s, overlap "
-                     f"{s['overlap']:.0%}, {s['overhead'] * 1e6:.0f} us of launches per forward, {s['context']} "
-                     f"positions of context, {s['precision']}{exchange}; each varied within its bounds for the range.")
+        lines.append(
+            f"Assumed: {s['efficiency']['bandwidth']:.0%} of {s['bandwidth'] / 1e12:.2f} TB/s, "
+            f"{s['efficiency']['compute']:.0%} of {s['peak_flops'] / 1e12:.0f} TFLOP/s, overlap "
+            f"{s['overlap']:.0%}, {s['overhead'] * 1e6:.0f} us of launches per forward, {s['context']} "
+            f"positions of context, {s['precision']}{exchange}; each varied within its bounds for the range."
+        )
     if result.get("note"):
         lines.append(result["note"][0].upper() + result["note"][1:] + ".")
     return "\n".join(lines)

@@ -19,10 +19,19 @@ import numpy as np
 from ..paths import ASSETS
 from .autoconfig import load_sweeps
 from .calibrate import lab_cpu_curves
-from .lab import bootstrap, break_even_batch, predict, predict_run, run_target, spread, target
+from .lab import bootstrap, break_even_batch, predict, predict_run, run_target, spread
 from .paper import benches, engine_best, paper_comparison, paper_figures
-from .roofline import ACCELERATORS, ASSUME, BOUNDS, MODELS, Assumptions, Bounds, crossover_tokens, relative_cost, \
-    seconds
+from .roofline import (
+    ACCELERATORS,
+    ASSUME,
+    BOUNDS,
+    MODELS,
+    Assumptions,
+    Bounds,
+    crossover_tokens,
+    relative_cost,
+    seconds,
+)
 
 TOKENS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -49,48 +58,79 @@ def _gpu_curve(acc, m, batch: int) -> dict:
     corners = [relative_cost(acc, m, tokens, CONTEXT, c, batch) for c in BOUNDS.corners(ASSUME)]
     mid = relative_cost(acc, m, tokens, CONTEXT, ASSUME, batch)
     fits = (m.params + m.kv_values_per_position * CONTEXT * batch) * ASSUME.bytes_per_value <= acc.memory
-    return {"low": r4([min(c[i] for c in corners + [mid]) for i in range(len(TOKENS))]), "mid": r4(list(mid)),
-            "high": r4([max(c[i] for c in corners + [mid]) for i in range(len(TOKENS))]),
-            "one_token_ms": r4(1000 * seconds(acc, m, 1, CONTEXT, ASSUME, batch)),
-            "crossover_tokens": r4(crossover_tokens(acc, m, CONTEXT, ASSUME, batch)), "fits_in_memory": fits}
+    return {
+        "low": r4([min(c[i] for c in corners + [mid]) for i in range(len(TOKENS))]),
+        "mid": r4(list(mid)),
+        "high": r4([max(c[i] for c in corners + [mid]) for i in range(len(TOKENS))]),
+        "one_token_ms": r4(1000 * seconds(acc, m, 1, CONTEXT, ASSUME, batch)),
+        "crossover_tokens": r4(crossover_tokens(acc, m, CONTEXT, ASSUME, batch)),
+        "fits_in_memory": fits,
+    }
 
 
 def _cpu_lines(curves: dict) -> dict:
     """This CPU's measured curves: relative cost by tokens fed, with quartiles where recorded, and their source."""
+
     def line(curve, one_s):
-        return {"tokens": [p["tokens"] for p in curve["points"]],
-                "relative": r4([p["seconds"] / one_s for p in curve["points"]]),
-                "q1": r4([p["q1"] / one_s for p in curve["points"]]) if "q1" in curve["points"][0] else None,
-                "q3": r4([p["q3"] / one_s for p in curve["points"]]) if "q3" in curve["points"][0] else None,
-                "one_token_ms": r4(1000 * one_s)}
+        return {
+            "tokens": [p["tokens"] for p in curve["points"]],
+            "relative": r4([p["seconds"] / one_s for p in curve["points"]]),
+            "q1": r4([p["q1"] / one_s for p in curve["points"]]) if "q1" in curve["points"][0] else None,
+            "q3": r4([p["q3"] / one_s for p in curve["points"]]) if "q3" in curve["points"][0] else None,
+            "one_token_ms": r4(1000 * one_s),
+        }
 
     def about(curve):
-        return {k: curve.get(k) for k in ("source", "machine_description", "model", "dtype", "kernels", "threads",
-                                          "prefix", "command", "measured_at", "recorded_at")}
+        return {
+            k: curve.get(k)
+            for k in (
+                "source",
+                "machine_description",
+                "model",
+                "dtype",
+                "kernels",
+                "threads",
+                "prefix",
+                "command",
+                "measured_at",
+                "recorded_at",
+            )
+        }
 
     out = {"single": None, "batched": None}
     if curves["single"]:
         out["single"] = {**about(curves["single"]), **line(curves["single"], curves["single"]["greedy_s"])}
     if curves["batched"]:
         b = curves["batched"]
-        out["batched"] = {**about(b), "batches": [c["batch"] for c in b["curves"]],
-                          "curves": {str(c["batch"]): line(c, c["greedy_s"]) for c in b["curves"]}}
+        out["batched"] = {
+            **about(b),
+            "batches": [c["batch"] for c in b["curves"]],
+            "curves": {str(c["batch"]): line(c, c["greedy_s"]) for c in b["curves"]},
+        }
     return out
 
 
 def _scenario(point: dict, device: str, size: str, label: str, source: str) -> dict:
     """Lookahead Parallelism for one point on k = 1..8 devices (a simulation beyond k = 1)."""
     rows = [predict(point, device, size, k, CONTEXT) for k in DEVICES]
-    return {"label": label, "source": source, "device": device, "model_size": size,
-            "setting": {k: point[k] for k in ("window", "ngram", "guess")}, "compression": r4(point["compression"]),
-            "tokens_fed": r4(point["mean_tokens_fed"]), "devices": list(DEVICES),
-            "predicted_speedup": r4([r["predicted_speedup"] for r in rows]),
-            "range": r4([r["predicted_speedup_range"] for r in rows]),
-            "range_parts": r4([r["range_parts"] for r in rows]),
-            "step_cost": r4([r["step_cost"] for r in rows]), "tokens_per_device": r4([r["tokens_per_device"]
-                                                                                       for r in rows]),
-            "bound": [r["breakdown"]["bound"] for r in rows], "kind": [r["kind"] for r in rows],
-            "fits_in_memory": rows[0]["assumptions"]["fits_in_memory"]}
+    return {
+        "label": label,
+        "source": source,
+        "device": device,
+        "model_size": size,
+        "setting": {k: point[k] for k in ("window", "ngram", "guess")},
+        "compression": r4(point["compression"]),
+        "tokens_fed": r4(point["mean_tokens_fed"]),
+        "devices": list(DEVICES),
+        "predicted_speedup": r4([r["predicted_speedup"] for r in rows]),
+        "range": r4([r["predicted_speedup_range"] for r in rows]),
+        "range_parts": r4([r["range_parts"] for r in rows]),
+        "step_cost": r4([r["step_cost"] for r in rows]),
+        "tokens_per_device": r4([r["tokens_per_device"] for r in rows]),
+        "bound": [r["breakdown"]["bound"] for r in rows],
+        "kind": [r["kind"] for r in rows],
+        "fits_in_memory": rows[0]["assumptions"]["fits_in_memory"],
+    }
 
 
 def _parallelism() -> dict:
@@ -100,20 +140,54 @@ def _parallelism() -> dict:
     the step out over devices is what pays."""
     default = next(b for b in benches() if (b["window"], b["ngram"], b["guess"], b["pool"]) == (7, 4, 7, "prompt"))
     wide = max((p for p in load_sweeps() if p["ngram"] == 5), key=lambda p: (p["window"], p["compression"]))
-    return {"default": _scenario(default, "a100-80gb", "7B", "the default setting, 7/4/7",
-                                 f"{default['file']} (128 new tokens)"),
-            "wide": _scenario(wide, "a100-80gb", "7B", f"the widest swept window, W={wide['window']} N=5",
-                              f"assets/sweep-{wide['pool']}.json (64 new tokens)")}
+    return {
+        "default": _scenario(
+            default, "a100-80gb", "7B", "the default setting, 7/4/7", f"{default['file']} (128 new tokens)"
+        ),
+        "wide": _scenario(
+            wide,
+            "a100-80gb",
+            "7B",
+            f"the widest swept window, W={wide['window']} N=5",
+            f"assets/sweep-{wide['pool']}.json (64 new tokens)",
+        ),
+    }
 
 
 def _paper() -> dict:
     figures = paper_figures()
-    keep = ("model", "dataset", "model_size", "speedup", "device", "devices", "parallelism", "window", "ngram",
-            "guess", "predicted_speedup", "gap", "compression_source", "source", "figure", "note")
-    rows = [{**{k: r.get(k) for k in keep}, "predictions": r4([{k: v for k, v in p.items() if k not in (
-        "kind",)} for p in r["predictions"]])} for r in paper_comparison()]
-    return {"rows": r4(rows), "headline": figures["headline"], "missing": figures["missing"],
-            "rows_source": figures["rows_defaults"]["figure"], "baseline": figures["rows_defaults"]["baseline"]}
+    keep = (
+        "model",
+        "dataset",
+        "model_size",
+        "speedup",
+        "device",
+        "devices",
+        "parallelism",
+        "window",
+        "ngram",
+        "guess",
+        "predicted_speedup",
+        "gap",
+        "compression_source",
+        "source",
+        "figure",
+        "note",
+    )
+    rows = [
+        {
+            **{k: r.get(k) for k in keep},
+            "predictions": r4([{k: v for k, v in p.items() if k not in ("kind",)} for p in r["predictions"]]),
+        }
+        for r in paper_comparison()
+    ]
+    return {
+        "rows": r4(rows),
+        "headline": figures["headline"],
+        "missing": figures["missing"],
+        "rows_source": figures["rows_defaults"]["figure"],
+        "baseline": figures["rows_defaults"]["baseline"],
+    }
 
 
 def lab_page_data(curves: dict | None = None) -> dict:
@@ -150,38 +224,70 @@ def lab_page_data(curves: dict | None = None) -> dict:
                 example drafts nothing), rule, sources: [{url | repo + path, what}]}],
                 not_found})"""
     curves = lab_cpu_curves() if curves is None else curves
-    gpu = {acc.name: {m.size: {str(b): _gpu_curve(acc, m, b) for b in BATCHES} for m in MODELS}
-           for acc in ACCELERATORS}
-    return {"schema": SCHEMA_PAGE, "version": VERSION, "kind": "model",
-            "devices": [{"id": a.name, "name": a.label, "bandwidth_bytes_per_s": a.bandwidth,
-                         "peak_flops": a.peak_flops, "memory_bytes": a.memory,
-                         "link_bandwidth_bytes_per_s": a.link_bandwidth, "link_latency_s": a.link_latency}
-                        for a in ACCELERATORS],
-            "model_sizes": [{"size": m.size, "name": m.name, "params": m.params, "layers": m.layers,
-                             "kv_values_per_position": m.kv_values_per_position} for m in MODELS],
-            "assumptions": {"mid": asdict(ASSUME), "bounds": BOUNDS.to_dict(), "context": CONTEXT,
-                            "why_mid": " ".join(Assumptions.__doc__.split()),
-                            "why_bounds": " ".join(Bounds.__doc__.split()),
-                            "names": [f.name for f in fields(Bounds)]},
-            "tokens": list(TOKENS), "batches": list(BATCHES), "gpu_curves": gpu, "cpu": _cpu_lines(curves),
-            "paper": _paper(), "engine_best": r4(engine_best()), "parallelism": _parallelism(),
-            "thresholds": json.loads(THRESHOLDS.read_text(encoding="utf-8"))}
+    gpu = {acc.name: {m.size: {str(b): _gpu_curve(acc, m, b) for b in BATCHES} for m in MODELS} for acc in ACCELERATORS}
+    return {
+        "schema": SCHEMA_PAGE,
+        "version": VERSION,
+        "kind": "model",
+        "devices": [
+            {
+                "id": a.name,
+                "name": a.label,
+                "bandwidth_bytes_per_s": a.bandwidth,
+                "peak_flops": a.peak_flops,
+                "memory_bytes": a.memory,
+                "link_bandwidth_bytes_per_s": a.link_bandwidth,
+                "link_latency_s": a.link_latency,
+            }
+            for a in ACCELERATORS
+        ],
+        "model_sizes": [
+            {
+                "size": m.size,
+                "name": m.name,
+                "params": m.params,
+                "layers": m.layers,
+                "kv_values_per_position": m.kv_values_per_position,
+            }
+            for m in MODELS
+        ],
+        "assumptions": {
+            "mid": asdict(ASSUME),
+            "bounds": BOUNDS.to_dict(),
+            "context": CONTEXT,
+            "why_mid": " ".join(Assumptions.__doc__.split()),
+            "why_bounds": " ".join(Bounds.__doc__.split()),
+            "names": [f.name for f in fields(Bounds)],
+        },
+        "tokens": list(TOKENS),
+        "batches": list(BATCHES),
+        "gpu_curves": gpu,
+        "cpu": _cpu_lines(curves),
+        "paper": _paper(),
+        "engine_best": r4(engine_best()),
+        "parallelism": _parallelism(),
+        "thresholds": json.loads(THRESHOLDS.read_text(encoding="utf-8")),
+    }
 
 
 def _series(results: list[dict], per_batch: bool) -> dict:
     """Predictions over one axis (devices, or batch) as parallel lists: the speed-up, its range, each part of the
     range, the step cost, the bound; over batch also the step cost's range, over devices the busiest device's
     tokens (k = 1 is a model, k > 1 a simulation)."""
-    out = {"predicted_speedup": r4([r["predicted_speedup"] for r in results]),
-           "low": r4([r["predicted_speedup_range"][0] for r in results]),
-           "high": r4([r["predicted_speedup_range"][1] for r in results])}
+    out = {
+        "predicted_speedup": r4([r["predicted_speedup"] for r in results]),
+        "low": r4([r["predicted_speedup_range"][0] for r in results]),
+        "high": r4([r["predicted_speedup_range"][1] for r in results]),
+    }
     for name in results[0]["range_parts"]:
         vals = [r["range_parts"][name] for r in results]
         out[f"{name}_low"], out[f"{name}_high"] = r4([v and v[0] for v in vals]), r4([v and v[1] for v in vals])
     out.update(step_cost=r4([r["step_cost"] for r in results]), bound=[r["breakdown"]["bound"] for r in results])
     if per_batch:
-        out.update(step_cost_low=r4([r["step_cost_range"][0] for r in results]),
-                   step_cost_high=r4([r["step_cost_range"][1] for r in results]))
+        out.update(
+            step_cost_low=r4([r["step_cost_range"][0] for r in results]),
+            step_cost_high=r4([r["step_cost_range"][1] for r in results]),
+        )
     else:
         out.update(tokens_per_device=r4([r["tokens_per_device"] for r in results]))
     return out
@@ -200,11 +306,16 @@ def _for_target(run, t, batches, devices, setting: dict, fed: float, band: list,
     if fits and len(fitting) < len(batches):
         by_batch, batches = by_batch[: len(fitting)], fitting
     even = break_even_batch(setting, fed, run.parallel.compression, band, t)
-    return {"devices": devices, "by_devices": _series(by_devices, False), "batches": list(batches),
-            "by_batch": _series(by_batch, True), "fits_in_memory": fits,
-            "fits_in_memory_up_to_batch": max(fitting, default=None),
-            "notes": [n for n in alone["note"].split("; ") if n],
-            "break_even_batch": {k: v for k, v in even.items() if k not in ("meaning", "kind")}}
+    return {
+        "devices": devices,
+        "by_devices": _series(by_devices, False),
+        "batches": list(batches),
+        "by_batch": _series(by_batch, True),
+        "fits_in_memory": fits,
+        "fits_in_memory_up_to_batch": max(fitting, default=None),
+        "notes": [n for n in alone["note"].split("; ") if n],
+        "break_even_batch": {k: v for k, v in even.items() if k not in ("meaning", "kind")},
+    }
 
 
 def lab_run_data(run) -> dict:
@@ -239,20 +350,36 @@ def lab_run_data(run) -> dict:
     band = spread(draws[0]) if later else [run.parallel.compression] * 2
     out = {}
     for acc in ACCELERATORS:
-        out[acc.name] = {m.size: _for_target(run, run_target(run, acc.name, m.size), BATCHES, DEVICES, setting, fed,
-                                             band, draws) for m in MODELS}
+        out[acc.name] = {
+            m.size: _for_target(run, run_target(run, acc.name, m.size), BATCHES, DEVICES, setting, fed, band, draws)
+            for m in MODELS
+        }
     cpu = run_target(run, "cpu", "135M")
     measured = [1] + [c["batch"] for c in (cpu.curves["batched"] or {"curves": []})["curves"] if c["batch"] > 1]
-    out["cpu"] = {"135M": {**_for_target(run, cpu, measured, (1,), setting, fed, band, draws),
-                           "source": cpu.curves["single"]["source"],
-                           "machine": cpu.curves["single"]["machine_description"],
-                           "batched_source": cpu.curves["batched"] and cpu.curves["batched"]["source"]}}
+    out["cpu"] = {
+        "135M": {
+            **_for_target(run, cpu, measured, (1,), setting, fed, band, draws),
+            "source": cpu.curves["single"]["source"],
+            "machine": cpu.curves["single"]["machine_description"],
+            "batched_source": cpu.curves["batched"] and cpu.curves["batched"]["source"],
+        }
+    }
     some = predict_run(run, "h100", "7B", t=run_target(run, "h100", "7B"))
-    return {"schema": SCHEMA_RUN, "version": VERSION, "kind": "model (k > 1 devices: simulation)",
-            "break_even_meaning": break_even_batch.__doc__.split(" (")[0],
-            "range_method": some["range_method"],
-            "run": {"model": run.model, "dtype": run.dtype, "compression": r4(run.parallel.compression),
-                    "compression_range": r4(band), "tokens_fed": r4(fed), "steps": len(steps),
-                    "context": run_target(run, "h100", "7B").context,
-                    "config": {k: setting[k] for k in ("window", "ngram", "guess")}},
-            "predictions": out}
+    return {
+        "schema": SCHEMA_RUN,
+        "version": VERSION,
+        "kind": "model (k > 1 devices: simulation)",
+        "break_even_meaning": break_even_batch.__doc__.split(" (")[0],
+        "range_method": some["range_method"],
+        "run": {
+            "model": run.model,
+            "dtype": run.dtype,
+            "compression": r4(run.parallel.compression),
+            "compression_range": r4(band),
+            "tokens_fed": r4(fed),
+            "steps": len(steps),
+            "context": run_target(run, "h100", "7B").context,
+            "config": {k: setting[k] for k in ("window", "ngram", "guess")},
+        },
+        "predictions": out,
+    }

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import platform
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from ..config import LookaheadConfig
-from .bench import first_divergence
 from ..machine import identity
+from .bench import first_divergence
 
 
 def greedy_with_gaps(lm, prompt_ids: list[int], max_new_tokens: int) -> tuple[list[int], list[float]]:
@@ -79,36 +79,69 @@ def compare_prompt(lm, prompt_ids: list[int], config: LookaheadConfig, max_new_t
     lookahead, shape = _divergence(greedy, la, gaps), _divergence(greedy, wide, gaps)
     if not lookahead["identical"]:
         at = lookahead["first_divergence"]
-        lookahead.update(greedy_text=lm.decode(greedy[at:]), lookahead_text=lm.decode(la[at:]),
-                         wide_pass_agrees=at < len(wide) and at < len(la) and la[at] == wide[at])
+        lookahead.update(
+            greedy_text=lm.decode(greedy[at:]),
+            lookahead_text=lm.decode(la[at:]),
+            wide_pass_agrees=at < len(wide) and at < len(la) and la[at] == wide[at],
+        )
     if not shape["identical"]:
         at = shape["first_divergence"]
         shape.update(greedy_token=lm.decode([greedy[at]]), wide_pass_token=lm.decode([wide[at]]))
     shape["flips"] = sum(a != b for a, b in zip(wide, greedy))
-    return {"new_tokens": len(greedy), "lookahead_tokens": len(la), **lookahead, "min_logit_gap": min(gaps),
-            "batch_shape": shape, "greedy_ms_per_token": 1000 * greedy_s / len(greedy)}
+    return {
+        "new_tokens": len(greedy),
+        "lookahead_tokens": len(la),
+        **lookahead,
+        "min_logit_gap": min(gaps),
+        "batch_shape": shape,
+        "greedy_ms_per_token": 1000 * greedy_s / len(greedy),
+    }
 
 
-def numerics(lm, prompts: list[dict], config: LookaheadConfig | None = None, max_new_tokens: int = 128,
-             on_row: Callable[[dict], None] | None = None) -> dict:
+def numerics(
+    lm,
+    prompts: list[dict],
+    config: LookaheadConfig | None = None,
+    max_new_tokens: int = 128,
+    on_row: Callable[[dict], None] | None = None,
+) -> dict:
     """Every prompt of `prompts` compared (see `compare_prompt`); plain data with the setting and a summary."""
     import torch
 
     config = config or LookaheadConfig(window=7, ngram=4, guess=7)
     rows = []
     for item in prompts:
-        row = {"id": item["id"], "kind": item["kind"],
-               **compare_prompt(lm, lm.encode_prompt(item["prompt"]), config, max_new_tokens)}
+        row = {
+            "id": item["id"],
+            "kind": item["kind"],
+            **compare_prompt(lm, lm.encode_prompt(item["prompt"]), config, max_new_tokens),
+        }
         rows.append(row)
         if on_row:
             on_row(row)
-    return {"model": lm.name, "device": str(lm.device), "dtype": str(lm.dtype).removeprefix("torch."), "ran": True,
-            "kernels": lm.kernels, "threads": torch.get_num_threads(), "torch": torch.__version__,
-            "machine": identity(str(lm.device))["description"], "python": platform.python_version(),
-            "config": {"window": config.window, "ngram": config.ngram, "guess": config.guess, "pool": config.pool,
-                       "tree": config.tree},
-            "max_new_tokens": max_new_tokens, "prompts": rows,
-            "summary": {"identical": sum(r["identical"] for r in rows),
-                        "batch_shape_identical": sum(r["batch_shape"]["identical"] for r in rows),
-                        "prompts": len(rows),
-                        "greedy_ms_per_token_median": sorted(r["greedy_ms_per_token"] for r in rows)[len(rows) // 2]}}
+    return {
+        "model": lm.name,
+        "device": str(lm.device),
+        "dtype": str(lm.dtype).removeprefix("torch."),
+        "ran": True,
+        "kernels": lm.kernels,
+        "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "machine": identity(str(lm.device))["description"],
+        "python": platform.python_version(),
+        "config": {
+            "window": config.window,
+            "ngram": config.ngram,
+            "guess": config.guess,
+            "pool": config.pool,
+            "tree": config.tree,
+        },
+        "max_new_tokens": max_new_tokens,
+        "prompts": rows,
+        "summary": {
+            "identical": sum(r["identical"] for r in rows),
+            "batch_shape_identical": sum(r["batch_shape"]["identical"] for r in rows),
+            "prompts": len(rows),
+            "greedy_ms_per_token_median": sorted(r["greedy_ms_per_token"] for r in rows)[len(rows) // 2],
+        },
+    }

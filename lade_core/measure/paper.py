@@ -17,8 +17,8 @@ import statistics
 
 from ..paths import ASSETS, BENCH
 from .autoconfig import load_sweeps
-from .stepcost import spread, step_cost, target
 from .roofline import ASSUME, Assumptions
+from .stepcost import spread, step_cost, target
 
 PAPER = ASSETS / "lab" / "paper.json"
 
@@ -36,21 +36,36 @@ def benches(folder=BENCH) -> list[dict]:
         if d.get("method") != "lookahead" or c.get("adaptive") or d.get("sampling", {}).get("temperature", 0):
             continue
         rows = d["prompts"]
-        found.append({"file": f"assets/bench/{path.name}", "window": c["window"], "ngram": c["ngram"],
-                      "guess": c["guess"], "pool": c["pool"], "max_new_tokens": d["max_new_tokens"],
-                      "compression": statistics.fmean(r["compression"] for r in rows),
-                      "mean_tokens_fed": statistics.fmean(r["sizes"]["mean_tokens_fed"] for r in rows)
-                      if all("sizes" in r for r in rows) else None,
-                      "compression_by_prompt": {r["id"]: r["compression"] for r in rows}})
+        found.append(
+            {
+                "file": f"assets/bench/{path.name}",
+                "window": c["window"],
+                "ngram": c["ngram"],
+                "guess": c["guess"],
+                "pool": c["pool"],
+                "max_new_tokens": d["max_new_tokens"],
+                "compression": statistics.fmean(r["compression"] for r in rows),
+                "mean_tokens_fed": statistics.fmean(r["sizes"]["mean_tokens_fed"] for r in rows)
+                if all("sizes" in r for r in rows)
+                else None,
+                "compression_by_prompt": {r["id"]: r["compression"] for r in rows},
+            }
+        )
     return found
 
 
 def _nearest(points: list[dict], setting: dict) -> dict | None:
     """The swept point nearest a setting: same N first, then W and G on a log scale; the paper's pool if swept."""
     pool = [p for p in points if p.get("pool") == "paper"] or points
-    return min(pool, default=None, key=lambda p: (abs(p["ngram"] - setting["ngram"]),
-                                                  abs(math.log2(p["window"] / setting["window"])),
-                                                  abs(math.log2((p["guess"] + 1) / (setting["guess"] + 1)))))
+    return min(
+        pool,
+        default=None,
+        key=lambda p: (
+            abs(p["ngram"] - setting["ngram"]),
+            abs(math.log2(p["window"] / setting["window"])),
+            abs(math.log2((p["guess"] + 1) / (setting["guess"] + 1))),
+        ),
+    )
 
 
 def _candidates(setting: dict, points, bench_rows, given) -> list[dict]:
@@ -61,15 +76,32 @@ def _candidates(setting: dict, points, bench_rows, given) -> list[dict]:
     out, near = [], _nearest(points, setting)
     if near is not None:
         exact = (near["window"], near["ngram"], near["guess"]) == key
-        out.append({"source": "sweep", "file": f"assets/sweep-{near.get('pool')}.json", "max_new_tokens": 64,
-                    "pool": near.get("pool"), "setting": {k: near[k] for k in ("window", "ngram", "guess")},
-                    "exact_setting": exact, "compression": near["compression"],
-                    "by_prompt": near.get("compression_by_prompt", {})})
+        out.append(
+            {
+                "source": "sweep",
+                "file": f"assets/sweep-{near.get('pool')}.json",
+                "max_new_tokens": 64,
+                "pool": near.get("pool"),
+                "setting": {k: near[k] for k in ("window", "ngram", "guess")},
+                "exact_setting": exact,
+                "compression": near["compression"],
+                "by_prompt": near.get("compression_by_prompt", {}),
+            }
+        )
     for b in bench_rows:
         if (b["window"], b["ngram"], b["guess"]) == key and b["pool"] == "paper":
-            out.append({"source": "bench", "file": b["file"], "max_new_tokens": b["max_new_tokens"], "pool": "paper",
-                        "setting": {"window": key[0], "ngram": key[1], "guess": key[2]}, "exact_setting": True,
-                        "compression": b["compression"], "by_prompt": b["compression_by_prompt"]})
+            out.append(
+                {
+                    "source": "bench",
+                    "file": b["file"],
+                    "max_new_tokens": b["max_new_tokens"],
+                    "pool": "paper",
+                    "setting": {"window": key[0], "ngram": key[1], "guess": key[2]},
+                    "exact_setting": True,
+                    "compression": b["compression"],
+                    "by_prompt": b["compression_by_prompt"],
+                }
+            )
     return out
 
 
@@ -79,15 +111,21 @@ def _predicted(row: dict, setting: dict, candidate: dict, context: int, a: Assum
     mid, (low, high), c = cost["step_cost"], cost["step_cost_range"], candidate["compression"]
     band = spread([v / mid for v in candidate["by_prompt"].values()] or [c / mid])
     predicted = c / mid
-    return {**{k: v for k, v in candidate.items() if k != "by_prompt"}, "kind": "model", "step_cost": mid,
-            "step_cost_range": [low, high], "predicted_speedup": predicted,
-            "predicted_speedup_range": [band[0] * mid / high, band[1] * mid / low],
-            "range_parts": {"compression": band, "assumptions": [c / high, c / low]},
-            "gap": row["speedup"] / predicted}
+    return {
+        **{k: v for k, v in candidate.items() if k != "by_prompt"},
+        "kind": "model",
+        "step_cost": mid,
+        "step_cost_range": [low, high],
+        "predicted_speedup": predicted,
+        "predicted_speedup_range": [band[0] * mid / high, band[1] * mid / low],
+        "range_parts": {"compression": band, "assumptions": [c / high, c / low]},
+        "gap": row["speedup"] / predicted,
+    }
 
 
-def paper_comparison(compression_by_setting=None, points=None, context: int = 512, a: Assumptions = ASSUME,
-                     bench_rows=None) -> list[dict]:
+def paper_comparison(
+    compression_by_setting=None, points=None, context: int = 512, a: Assumptions = ASSUME, bench_rows=None
+) -> list[dict]:
     """The paper's measured rows, each with `predictions` (one per compression source, see the module docstring;
     `compression_by_setting` {(W, N, G): compression} replaces both) and, at top level, the prediction from the
     128-token exact-setting bench where there is one, else from the sweep, with its gap (measured / predicted)."""
@@ -100,16 +138,34 @@ def paper_comparison(compression_by_setting=None, points=None, context: int = 51
         row = {**paper["rows_defaults"], **raw, "measured_speedup": raw["speedup"]}
         setting = configs.get(row["model_size"])
         if setting is None:
-            rows.append({**row, "predicted_speedup": None, "gap": None, "predictions": [],
-                         "compression_source": "the paper's W, N, G for this size were not found"})
+            rows.append(
+                {
+                    **row,
+                    "predicted_speedup": None,
+                    "gap": None,
+                    "predictions": [],
+                    "compression_source": "the paper's W, N, G for this size were not found",
+                }
+            )
             continue
         setting = {k: setting[k] for k in ("window", "ngram", "guess")}
-        predictions = [_predicted(row, setting, c, context, a)
-                       for c in _candidates(setting, points, bench_rows, compression_by_setting)]
+        predictions = [
+            _predicted(row, setting, c, context, a)
+            for c in _candidates(setting, points, bench_rows, compression_by_setting)
+        ]
         best = next((p for p in predictions if p["source"] == "bench"), predictions[0] if predictions else None)
-        rows.append({**row, **setting, "predictions": predictions, "kind": "model",
-                     "predicted_speedup": best and best["predicted_speedup"], "gap": best and best["gap"],
-                     "compression": best and best["compression"], "compression_source": best and best["source"]})
+        rows.append(
+            {
+                **row,
+                **setting,
+                "predictions": predictions,
+                "kind": "model",
+                "predicted_speedup": best and best["predicted_speedup"],
+                "gap": best and best["gap"],
+                "compression": best and best["compression"],
+                "compression_source": best and best["source"],
+            }
+        )
     return rows
 
 
@@ -121,12 +177,28 @@ def engine_best(points=None, bench_rows=None) -> dict:
     bench_rows = benches() if bench_rows is None else bench_rows
     bench = max(bench_rows, key=lambda b: b["compression"])
     sweep = max(points, key=lambda p: p["compression"])
-    prompt, value, where = max(((p, v, b) for b in bench_rows for p, v in b["compression_by_prompt"].items()),
-                               key=lambda x: x[1])
+    prompt, value, where = max(
+        ((p, v, b) for b in bench_rows for p, v in b["compression_by_prompt"].items()), key=lambda x: x[1]
+    )
     setting = lambda d: f"W={d['window']} N={d['ngram']} G={d['guess']}, {d['pool']} pool"  # noqa: E731
-    return {"bench_mean": {"compression": bench["compression"], "file": bench["file"], "setting": setting(bench),
-                           "max_new_tokens": bench["max_new_tokens"]},
-            "sweep_mean": {"compression": sweep["compression"], "file": f"assets/sweep-{sweep['pool']}.json",
-                           "setting": setting(sweep), "max_new_tokens": 64},
-            "best_prompt": {"compression": value, "prompt": prompt, "file": where["file"], "setting": setting(where),
-                            "max_new_tokens": where["max_new_tokens"]}}
+    return {
+        "bench_mean": {
+            "compression": bench["compression"],
+            "file": bench["file"],
+            "setting": setting(bench),
+            "max_new_tokens": bench["max_new_tokens"],
+        },
+        "sweep_mean": {
+            "compression": sweep["compression"],
+            "file": f"assets/sweep-{sweep['pool']}.json",
+            "setting": setting(sweep),
+            "max_new_tokens": 64,
+        },
+        "best_prompt": {
+            "compression": value,
+            "prompt": prompt,
+            "file": where["file"],
+            "setting": setting(where),
+            "max_new_tokens": where["max_new_tokens"],
+        },
+    }

@@ -114,11 +114,12 @@ class Bounds:
     overhead_per_layer: tuple[float, float] = (5e-6, 40e-6)
     overlap: tuple[float, float] = (0.75, 1.0)
 
-    def corners(self, mid: "Assumptions") -> list["Assumptions"]:
+    def corners(self, mid: Assumptions) -> list[Assumptions]:
         """The 16 corners of the box: every assumption at one of its two bounds."""
         names = [f.name for f in fields(self)]
-        return [replace(mid, **dict(zip(names, values))) for values in itertools.product(
-            *(getattr(self, n) for n in names))]
+        return [
+            replace(mid, **dict(zip(names, values))) for values in itertools.product(*(getattr(self, n) for n in names))
+        ]
 
     def to_dict(self) -> dict:
         return {f.name: list(getattr(self, f.name)) for f in fields(self)}
@@ -163,10 +164,19 @@ def _terms(acc: Accelerator, m: ModelShape, tokens, context: int, a: Assumptions
     memory_s = (m.params * a.bytes_per_value + kv_bytes * tokens) / bandwidth + kv_s  # weights once; new KV written
     attention_flops_s = 4 * m.layers * m.heads * m.head_dim * tokens * context * batch / flops
     compute_s = 2 * m.params * tokens * batch / flops + attention_flops_s
-    seconds = (np.maximum(memory_s, compute_s) + (1 - a.overlap) * np.minimum(memory_s, compute_s)
-               + m.layers * a.overhead_per_layer)
-    return {"seconds": seconds, "memory_s": memory_s, "compute_s": compute_s, "kv_s": kv_s,
-            "attention_flops_s": attention_flops_s, "overhead_s": m.layers * a.overhead_per_layer}
+    seconds = (
+        np.maximum(memory_s, compute_s)
+        + (1 - a.overlap) * np.minimum(memory_s, compute_s)
+        + m.layers * a.overhead_per_layer
+    )
+    return {
+        "seconds": seconds,
+        "memory_s": memory_s,
+        "compute_s": compute_s,
+        "kv_s": kv_s,
+        "attention_flops_s": attention_flops_s,
+        "overhead_s": m.layers * a.overhead_per_layer,
+    }
 
 
 def seconds(device, model, tokens, context: int, a: Assumptions = ASSUME, batch=1):
@@ -180,10 +190,16 @@ def forward_seconds(device, model, tokens: float, context: int, a: Assumptions =
     forward, their 4 * layers * heads * head_dim * tokens * context FLOPs per sequence when compute does."""
     t = {k: float(v) for k, v in _terms(accelerator(device), model_shape(model), tokens, context, a, batch).items()}
     terms = {"memory": t["memory_s"], "compute": t["compute_s"], "overhead": t["overhead_s"]}
-    return {"seconds": t["seconds"], "memory_s": t["memory_s"], "compute_s": t["compute_s"],
-            "attention_s": t["kv_s"] if t["memory_s"] >= t["compute_s"] else t["attention_flops_s"],
-            "overhead_s": t["overhead_s"], "exposed_s": (1 - a.overlap) * min(t["memory_s"], t["compute_s"]),
-            "bound": max(terms, key=terms.get), "batch": batch}
+    return {
+        "seconds": t["seconds"],
+        "memory_s": t["memory_s"],
+        "compute_s": t["compute_s"],
+        "attention_s": t["kv_s"] if t["memory_s"] >= t["compute_s"] else t["attention_flops_s"],
+        "overhead_s": t["overhead_s"],
+        "exposed_s": (1 - a.overlap) * min(t["memory_s"], t["compute_s"]),
+        "bound": max(terms, key=terms.get),
+        "batch": batch,
+    }
 
 
 def relative_cost(device, model, tokens, context: int, a: Assumptions = ASSUME, batch=1):
@@ -191,8 +207,9 @@ def relative_cost(device, model, tokens, context: int, a: Assumptions = ASSUME, 
     return seconds(device, model, tokens, context, a, batch) / seconds(device, model, 1, context, a, batch)
 
 
-def cost_band(device, model, tokens: float, context: int, batch: int = 1, a: Assumptions = ASSUME,
-              bounds: Bounds = BOUNDS) -> tuple[float, float, float]:
+def cost_band(
+    device, model, tokens: float, context: int, batch: int = 1, a: Assumptions = ASSUME, bounds: Bounds = BOUNDS
+) -> tuple[float, float, float]:
     """(low, mid, high) relative cost: the mid assumptions, and the extremes over the corners of `bounds`."""
     corners = [relative_cost(device, model, tokens, context, c, batch) for c in bounds.corners(a)]
     mid = relative_cost(device, model, tokens, context, a, batch)

@@ -16,8 +16,17 @@ import numpy as np
 
 from .calibrate import lab_cpu_curves
 from .costcurve import step_cost as curve_cost
-from .roofline import ASSUME, BOUNDS, Assumptions, Bounds, ModelShape, accelerator, forward_seconds, model_shape, \
-    seconds
+from .roofline import (
+    ASSUME,
+    BOUNDS,
+    Assumptions,
+    Bounds,
+    ModelShape,
+    accelerator,
+    forward_seconds,
+    model_shape,
+    seconds,
+)
 
 CONTEXT = 512  # KV positions when a caller gives none: a prompt and a short answer
 
@@ -39,8 +48,10 @@ def target(device, model_size, context: int = CONTEXT, a: Assumptions = ASSUME, 
     if str(device).strip().lower() != "cpu":
         return Target(accelerator(device).name, model_shape(model_size), context, a, bounds)
     if model_shape(model_size).size != "135M":
-        raise ValueError(f"device cpu is this machine's measured cost curve, taken with SmolLM2-135M only: its model "
-                         f"size is 135M, not {model_size}; pick a100-80gb, h100 or h200 for other sizes")
+        raise ValueError(
+            f"device cpu is this machine's measured cost curve, taken with SmolLM2-135M only: its model "
+            f"size is 135M, not {model_size}; pick a100-80gb, h100 or h200 for other sizes"
+        )
     curves = lab_cpu_curves()
     if curves["single"] is None:
         raise ValueError("no measured CPU cost curve: run `python -m lade_core costcurve --device cpu`")
@@ -73,10 +84,17 @@ def _cpu_step(fed, t: Target, devices: int, batch: int) -> dict:
         raise ValueError(f"devices: 1 on cpu (Lookahead Parallelism is simulated for GPUs), not {devices}")
     curve = _cpu_curve(t, batch)
     mid, low, high = (curve_cost(curve, which) for which in ("seconds", "q1", "q3"))
-    return {"step_cost": mid(fed), "step_cost_range": [low(fed), high(fed)], "tokens_fed": fed,
-            "tokens_per_device": fed, "comm_s": 0.0, "batch": batch, "rel": np.vectorize(mid),
-            "spread_recorded": all("q1" in p for p in curve["points"]),  # the shipped B = 1 curve kept medians only
-            "breakdown": {"seconds": curve["greedy_s"] * mid(fed), "bound": "measured"}}
+    return {
+        "step_cost": mid(fed),
+        "step_cost_range": [low(fed), high(fed)],
+        "tokens_fed": fed,
+        "tokens_per_device": fed,
+        "comm_s": 0.0,
+        "batch": batch,
+        "rel": np.vectorize(mid),
+        "spread_recorded": all("q1" in p for p in curve["points"]),  # the shipped B = 1 curve kept medians only
+        "breakdown": {"seconds": curve["greedy_s"] * mid(fed), "bound": "measured"},
+    }
 
 
 def spread(values) -> list[float]:
@@ -89,17 +107,21 @@ def exchange_s(setting: dict, t: Target, devices: int, batch=1, comm=None):
     if devices == 1:
         return 0.0
     acc = accelerator(t.device)
-    return float(comm) if comm is not None else acc.link_latency + 4 * batch * (
-        setting["window"] + setting["guess"] * setting["ngram"]) / acc.link_bandwidth
+    return (
+        float(comm)
+        if comm is not None
+        else acc.link_latency
+        + 4 * batch * (setting["window"] + setting["guess"] * setting["ngram"]) / acc.link_bandwidth
+    )
 
 
-def gpu_relative(setting: dict, tokens, t: Target, devices: int = 1, batch=1, a: Assumptions | None = None,
-                 comm=None):
+def gpu_relative(setting: dict, tokens, t: Target, devices: int = 1, batch=1, a: Assumptions | None = None, comm=None):
     """A GPU step's mid cost under assumptions `a` (default the target's); `tokens` and `batch` may be arrays."""
     acc, a = accelerator(t.device), a or t.assumptions
     carried = tokens_per_device(tokens, setting["window"], setting["guess"], devices)
-    return ((seconds(acc, t.model, carried, t.context, a, batch) + exchange_s(setting, t, devices, batch, comm))
-            / seconds(acc, t.model, 1, t.context, a, batch))
+    return (
+        seconds(acc, t.model, carried, t.context, a, batch) + exchange_s(setting, t, devices, batch, comm)
+    ) / seconds(acc, t.model, 1, t.context, a, batch)
 
 
 def step_cost(setting: dict, fed: float, t: Target, devices: int = 1, batch: int = 1, comm=None) -> dict:
@@ -110,13 +132,18 @@ def step_cost(setting: dict, fed: float, t: Target, devices: int = 1, batch: int
     if t.device == "cpu":
         return _cpu_step(fed, t, devices, batch)
     mid = float(gpu_relative(setting, fed, t, devices, batch, comm=comm))
-    corners = [float(gpu_relative(setting, fed, t, devices, batch, c, comm)) for c in t.bounds.corners(
-        t.assumptions)]
+    corners = [float(gpu_relative(setting, fed, t, devices, batch, c, comm)) for c in t.bounds.corners(t.assumptions)]
     carried = tokens_per_device(fed, setting["window"], setting["guess"], devices)
-    return {"step_cost": mid, "step_cost_range": [min(corners + [mid]), max(corners + [mid])], "tokens_fed": fed,
-            "tokens_per_device": carried, "comm_s": exchange_s(setting, t, devices, batch, comm), "batch": batch,
-            "rel": lambda tokens: gpu_relative(setting, tokens, t, devices, batch, comm=comm),
-            "breakdown": forward_seconds(accelerator(t.device), t.model, carried, t.context, t.assumptions, batch)}
+    return {
+        "step_cost": mid,
+        "step_cost_range": [min(corners + [mid]), max(corners + [mid])],
+        "tokens_fed": fed,
+        "tokens_per_device": carried,
+        "comm_s": exchange_s(setting, t, devices, batch, comm),
+        "batch": batch,
+        "rel": lambda tokens: gpu_relative(setting, tokens, t, devices, batch, comm=comm),
+        "breakdown": forward_seconds(accelerator(t.device), t.model, carried, t.context, t.assumptions, batch),
+    }
 
 
 def assumptions_of(t: Target, cost: dict) -> dict:
@@ -124,17 +151,40 @@ def assumptions_of(t: Target, cost: dict) -> dict:
     if t.device == "cpu":
         curve = t.curves["single"] if cost["batch"] == 1 else t.curves["batched"]
         shipped = "assets/costcurve-cpu.json" if cost["batch"] == 1 else "assets/costcurve-cpu-batched.json"
-        return {"device": "cpu", "bandwidth": None, "peak_flops": None, "precision": curve["dtype"],
-                "efficiency": None, "overhead": "inside the measurement", "context": t.context,
-                "model": curve["model"], "curve": curve.get("cached_at") or shipped,
-                "clock": curve.get("clock", "wall"), "source": curve["source"], "machine": curve["machine_description"],
-                "threads": curve.get("threads"), "batch": cost["batch"]}
+        return {
+            "device": "cpu",
+            "bandwidth": None,
+            "peak_flops": None,
+            "precision": curve["dtype"],
+            "efficiency": None,
+            "overhead": "inside the measurement",
+            "context": t.context,
+            "model": curve["model"],
+            "curve": curve.get("cached_at") or shipped,
+            "clock": curve.get("clock", "wall"),
+            "source": curve["source"],
+            "machine": curve["machine_description"],
+            "threads": curve.get("threads"),
+            "batch": cost["batch"],
+        }
     acc, a = accelerator(t.device), t.assumptions
-    return {"device": acc.name, "bandwidth": acc.bandwidth, "peak_flops": acc.peak_flops, "precision": "bf16",
-            "efficiency": {"bandwidth": a.bandwidth_efficiency, "compute": a.compute_efficiency},
-            "overlap": a.overlap, "overhead": t.model.layers * a.overhead_per_layer,
-            "overhead_per_layer": a.overhead_per_layer, "bounds": t.bounds.to_dict(), "context": t.context,
-            "model": t.model.name, "params": t.model.params, "memory": acc.memory, "batch": cost["batch"],
-            "comm_per_step": cost["comm_s"], "fits_in_memory": (t.model.params + t.model.kv_values_per_position
-                                                                * t.context * cost["batch"]) * a.bytes_per_value
-            <= acc.memory}
+    return {
+        "device": acc.name,
+        "bandwidth": acc.bandwidth,
+        "peak_flops": acc.peak_flops,
+        "precision": "bf16",
+        "efficiency": {"bandwidth": a.bandwidth_efficiency, "compute": a.compute_efficiency},
+        "overlap": a.overlap,
+        "overhead": t.model.layers * a.overhead_per_layer,
+        "overhead_per_layer": a.overhead_per_layer,
+        "bounds": t.bounds.to_dict(),
+        "context": t.context,
+        "model": t.model.name,
+        "params": t.model.params,
+        "memory": acc.memory,
+        "batch": cost["batch"],
+        "comm_per_step": cost["comm_s"],
+        "fits_in_memory": (t.model.params + t.model.kv_values_per_position * t.context * cost["batch"])
+        * a.bytes_per_value
+        <= acc.memory,
+    }

@@ -10,15 +10,22 @@ from __future__ import annotations
 
 import math
 import statistics
-from typing import Callable
+from collections.abc import Callable
 
-from ..config import LookaheadConfig
 from ..autoregressive import autoregressive_generate
+from ..config import LookaheadConfig
 from ..lookahead import lookahead_generate
 
 
-def sweep(lm, prompts: list[dict], windows, ngrams, max_new_tokens: int, pool: str = "paper",
-          on_point: Callable[[dict], None] | None = None) -> dict:
+def sweep(
+    lm,
+    prompts: list[dict],
+    windows,
+    ngrams,
+    max_new_tokens: int,
+    pool: str = "paper",
+    on_point: Callable[[dict], None] | None = None,
+) -> dict:
     """One point per (N, W): mean compression over `prompts` (and per prompt), tokens fed, exactness."""
     encoded = [lm.encode_prompt(p["prompt"]) for p in prompts]
     reference = [autoregressive_generate(lm, ids, max_new_tokens).tokens for ids in encoded]
@@ -29,7 +36,10 @@ def sweep(lm, prompts: list[dict], windows, ngrams, max_new_tokens: int, pool: s
             runs = [lookahead_generate(lm, ids, config, max_new_tokens) for ids in encoded]
             fed = [s.n_input for r in runs for s in r.steps[1:]]
             point = {
-                "window": w, "ngram": n, "guess": w, "pool": pool,
+                "window": w,
+                "ngram": n,
+                "guess": w,
+                "pool": pool,
                 "tokens_per_forward": config.tokens_per_forward,
                 "log2_tokens_per_forward": math.log2(config.tokens_per_forward),
                 "mean_tokens_fed": statistics.fmean(fed) if fed else 1.0,
@@ -40,5 +50,10 @@ def sweep(lm, prompts: list[dict], windows, ngrams, max_new_tokens: int, pool: s
             points.append(point)
             if on_point:
                 on_point(point)
-    return {"model": lm.name, "max_new_tokens": max_new_tokens, "prompts": [p["id"] for p in prompts], "pool": pool,
-            "points": points}
+    return {
+        "model": lm.name,
+        "max_new_tokens": max_new_tokens,
+        "prompts": [p["id"] for p in prompts],
+        "pool": pool,
+        "points": points,
+    }
