@@ -1,4 +1,5 @@
-# `make run` serves the app on http://127.0.0.1:7860 with the embedded model; `make test` runs every test.
+# `make run` serves the app on http://127.0.0.1:7860 with the embedded model; `make test` runs the tests (within a
+# quarter hour on 2 cores), `make test-soak` the long runs and full matrices they sample (CI runs both).
 # Both create .venv on first use, install the pinned requirements and the project itself (`lade` on the PATH of
 # the venv); `make test` also installs the pinned dev tools from npm (TypeScript's checker, axe-core; never shipped)
 # and type-checks the browser's renderer first. `make test-fast` runs the tests that need no model, no server and
@@ -38,9 +39,13 @@ contract: $(STAMP) $(NODE_STAMP)
 run: $(STAMP)
 	GRADIO_ANALYTICS_ENABLED=False $(PY) app.py
 
+# Each tier writes its results to out/ (JUnit XML) and prints its 30 slowest tests.
 test: $(STAMP) $(NODE_STAMP)
 	node_modules/.bin/tsc -p tsconfig.json
-	$(TEST_ENV) $(PY) -m pytest -q --durations=15
+	$(TEST_ENV) $(PY) -m pytest -q -m "not soak" --durations=30 --junitxml=out/junit-test.xml
+
+test-soak: $(STAMP) $(NODE_STAMP)
+	$(TEST_ENV) $(PY) -m pytest -q -m soak --durations=30 --junitxml=out/junit-soak.xml
 
 test-fast: lint
 	$(TEST_ENV) $(PY) -m pytest -q -m "not model and not server and not browser" --hypothesis-profile=quick -n 2 --dist worksteal

@@ -20,7 +20,14 @@ settings.register_profile("thorough", max_examples=150)
 settings.register_profile("quick", max_examples=40)
 settings.load_profile("thorough")
 
-NEEDS = {"lm": "model", "server": "server", "browser": "browser", "page": "browser", "chromium": "browser"}
+NEEDS = {
+    "lm": "model",
+    "greedy": "model",
+    "server": "server",
+    "browser": "browser",
+    "page": "browser",
+    "chromium": "browser",
+}
 
 
 def pytest_collection_modifyitems(items):
@@ -40,3 +47,34 @@ def lm():
 @pytest.fixture(scope="session")
 def bench_prompts():
     return load_prompts()
+
+
+@pytest.fixture(scope="session")
+def greedy(lm, bench_prompts):
+    """greedy(prompt_id, n): the greedy reference's first n new tokens for a benchmark prompt, decoded once per
+    session (the longest asked for so far; a shorter answer is its prefix, since greedy decoding is deterministic)."""
+    from lade_core import autoregressive_generate
+
+    prompts, done = {p["id"]: p["prompt"] for p in bench_prompts}, {}
+
+    def tokens(prompt_id: str, n: int) -> tuple[int, ...]:
+        have = done.get(prompt_id)
+        if have is None or (have[0] < n and len(have[1]) == have[0]):  # not yet, or too short and not ended
+            done[prompt_id] = have = (n, autoregressive_generate(lm, lm.encode_prompt(prompts[prompt_id]), n).tokens)
+        return have[1][:n]
+
+    return tokens
+
+
+def pairwise(configs: list, prompts: list) -> list[tuple]:
+    """Each setting with at least two prompts, the prompts taken in turn so that every prompt meets some setting:
+    the exactness checks of `make test` (every setting on every prompt runs in `make test-soak`)."""
+    each = max(2, -(-len(prompts) // len(configs)))
+    return [(c, prompts[(each * i + j) % len(prompts)]) for i, c in enumerate(configs) for j in range(each)]
+
+
+def case_id(value) -> str:
+    """A readable test id for a pairwise case: a prompt by its id, a (W, N, G, pool) setting as W7N4G7-paper."""
+    if isinstance(value, dict):
+        return value["id"]
+    return "W{}N{}G{}-{}".format(*value) if isinstance(value, tuple) else str(value)

@@ -4,20 +4,32 @@ accepts a guess the model did not confirm, or keeps the wrong entries in its KV 
 
 import numpy as np
 import pytest
+from conftest import case_id, pairwise
 
-from lade_core import Sampling, greedy_generate, jacobi_generate
+from lade_core import Sampling, jacobi_generate
+from lade_core.measure.prompts import load_prompts
 
 pytestmark = pytest.mark.model
 MAX_NEW = 64
+WINDOWS = [3, 7]
 
 
-@pytest.mark.parametrize("window", [3, 7])
-def test_jacobi_equals_greedy_on_every_prompt(lm, bench_prompts, window):
+def _exact(lm, prompt, greedy, window):
+    run = jacobi_generate(lm, lm.encode_prompt(prompt["prompt"]), window, MAX_NEW)
+    assert run.tokens == greedy(prompt["id"], MAX_NEW), prompt["id"]
+    assert all(1 <= len(s.accepted) <= window + 1 for s in run.steps)
+
+
+@pytest.mark.parametrize(("window", "prompt"), pairwise(WINDOWS, load_prompts()), ids=case_id)
+def test_jacobi_equals_greedy_for_each_window_pairwise(lm, greedy, window, prompt):
+    _exact(lm, prompt, greedy, window)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("window", WINDOWS)
+def test_jacobi_equals_greedy_on_every_prompt(lm, bench_prompts, greedy, window):
     for p in bench_prompts:
-        ids = lm.encode_prompt(p["prompt"])
-        run = jacobi_generate(lm, ids, window, MAX_NEW)
-        assert run.tokens == greedy_generate(lm, ids, MAX_NEW).tokens, p["id"]
-        assert all(1 <= len(s.accepted) <= window + 1 for s in run.steps)
+        _exact(lm, p, greedy, window)
 
 
 def test_each_step_is_the_guess_block_verified_as_one_candidate(lm):

@@ -6,9 +6,11 @@ the model itself (what it receives, what stays in its KV cache) and in the trace
 import numpy as np
 import pytest
 import torch
+from conftest import case_id, pairwise
 
 from lade_core import LookaheadConfig, greedy_generate, lookahead_generate
 from lade_core.layout import StepLayout
+from lade_core.measure.prompts import load_prompts
 from lade_core.pool import replay_pool
 
 pytestmark = pytest.mark.model
@@ -25,19 +27,32 @@ MAX_NEW = 64
 REPETITIVE = "Write the word 'hello' twenty times, separated by spaces."
 
 
+PROMPTS = load_prompts()
+NAME = "W{}N{}G{}-{}".format
+
+
 @pytest.fixture(scope="module")
-def greedy_outputs(lm, bench_prompts):
-    return {p["id"]: greedy_generate(lm, lm.encode_prompt(p["prompt"]), MAX_NEW).tokens for p in bench_prompts}
+def greedy_outputs(greedy, bench_prompts):
+    return {p["id"]: greedy(p["id"], MAX_NEW) for p in bench_prompts}
 
 
-@pytest.mark.parametrize("wngp", CONFIGS, ids=lambda c: "W{}N{}G{}-{}".format(*c))
-def test_lookahead_equals_greedy_on_every_prompt(lm, bench_prompts, greedy_outputs, wngp):
+def _exact(lm, prompt, greedy, wngp):
     W, N, G, pool = wngp
-    config = LookaheadConfig(W, N, G, pool=pool)
+    run = lookahead_generate(lm, lm.encode_prompt(prompt["prompt"]), LookaheadConfig(W, N, G, pool=pool), MAX_NEW)
+    assert run.tokens == greedy(prompt["id"], MAX_NEW), prompt["id"]
+    assert sum(len(s.accepted) for s in run.steps) == len(run.tokens)
+
+
+@pytest.mark.parametrize(("wngp", "prompt"), pairwise(CONFIGS, PROMPTS), ids=case_id)
+def test_lookahead_equals_greedy_for_every_setting_and_every_prompt_pairwise(lm, greedy, wngp, prompt):
+    _exact(lm, prompt, greedy, wngp)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("wngp", CONFIGS, ids=lambda c: NAME(*c))
+def test_lookahead_equals_greedy_on_every_prompt(lm, bench_prompts, greedy, wngp):
     for p in bench_prompts:
-        run = lookahead_generate(lm, lm.encode_prompt(p["prompt"]), config, MAX_NEW)
-        assert run.tokens == greedy_outputs[p["id"]], p["id"]
-        assert sum(len(s.accepted) for s in run.steps) == len(run.tokens)
+        _exact(lm, p, greedy, wngp)
 
 
 def test_token_tree_accepts_the_same_tokens_with_fewer_fed(lm, bench_prompts, greedy_outputs):

@@ -10,19 +10,21 @@ import json
 
 import pytest
 import torch
+from conftest import case_id, pairwise
 
-from lade_core import DraftConfig, LookaheadConfig, MethodSpec, autoregressive_generate, decode, parse_run, record_run
+from lade_core import DraftConfig, LookaheadConfig, MethodSpec, decode, parse_run, record_run
 from lade_core.checkpoint import early_exit_lm, load_draft
 from lade_core.errors import ModelLoadError
+from lade_core.measure.prompts import load_prompts
 
 pytestmark = pytest.mark.model
 MAX_NEW = 64
 EARLY_EXIT = MethodSpec("early-exit", draft=DraftConfig(tokens=3, exit_layer=8))
 
 
-@pytest.fixture(scope="module")
-def greedy_outputs(lm, bench_prompts):
-    return {p["id"]: autoregressive_generate(lm, lm.encode_prompt(p["prompt"]), MAX_NEW).tokens for p in bench_prompts}
+PROMPTS = load_prompts()
+METHODS = ["pld", "early-exit", "draft"]
+GROUNDED = [p for p in PROMPTS if p["id"].startswith("grounded")]  # answers that copy their prompt
 
 
 @pytest.fixture(scope="module")
@@ -47,42 +49,62 @@ def tiny_draft(lm, tmp_path_factory):
     return str(folder)
 
 
-@pytest.mark.parametrize("method", ["pld", "early-exit", "draft"])
-def test_every_relative_equals_greedy_on_every_prompt(lm, bench_prompts, greedy_outputs, tiny_draft, method):
+def _relative_is_exact(lm, prompt, greedy, tiny_draft, method):
     spec = {
         "pld": MethodSpec("pld"),
         "early-exit": EARLY_EXIT,
         "draft": MethodSpec("draft", draft=DraftConfig(tokens=4, draft_model=tiny_draft)),
     }[method]
+    run = decode(lm, lm.encode_prompt(prompt["prompt"]), spec, MAX_NEW)
+    assert run.tokens == greedy(prompt["id"], MAX_NEW), (method, prompt["id"])
+    for step in run.steps[1:]:
+        assert step.kind == method and not step.levels_before and step.window == 0 and len(step.candidates) <= 1
+        assert step.draft_passes == (0 if method == "pld" else sum(map(len, step.candidates)))
+        assert step.seconds == step.forward_s + step.overhead_s + step.draft_s
+
+
+@pytest.mark.parametrize(("method", "prompt"), pairwise(METHODS, PROMPTS), ids=case_id)
+def test_every_relative_equals_greedy_pairwise(lm, greedy, tiny_draft, method, prompt):
+    _relative_is_exact(lm, prompt, greedy, tiny_draft, method)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("method", METHODS)
+def test_every_relative_equals_greedy_on_every_prompt(lm, bench_prompts, greedy, tiny_draft, method):
     for p in bench_prompts:
-        run = decode(lm, lm.encode_prompt(p["prompt"]), spec, MAX_NEW)
-        assert run.tokens == greedy_outputs[p["id"]], (method, p["id"])
-        for step in run.steps[1:]:
-            assert step.kind == method and not step.levels_before and step.window == 0 and len(step.candidates) <= 1
-            assert step.draft_passes == (0 if method == "pld" else sum(map(len, step.candidates)))
-            assert step.seconds == step.forward_s + step.overhead_s + step.draft_s
+        _relative_is_exact(lm, p, greedy, tiny_draft, method)
 
 
-def test_lookahead_with_copied_candidates_equals_greedy_on_every_prompt(lm, bench_prompts, greedy_outputs):
-    """The fastest shipped setting (BENCHMARKS.md): W=4 N=3 G=4 with prompt lookup's copy of up to 10 tokens among
-    the candidates. Would catch a copied candidate longer than N-1 verified wrongly in the token tree."""
+def _copies_are_exact(lm, prompts, greedy) -> int:
+    """Lookahead with prompt lookup's copies among its candidates writes greedy's tokens; the longest step kept."""
     spec = MethodSpec("lookahead", config=LookaheadConfig(window=4, ngram=3, guess=4, lookup=10))
     longest = 0
-    for p in bench_prompts:
+    for p in prompts:
         run = decode(lm, lm.encode_prompt(p["prompt"]), spec, MAX_NEW)
-        assert run.tokens == greedy_outputs[p["id"]], p["id"]
+        assert run.tokens == greedy(p["id"], MAX_NEW), p["id"]
         longest = max([longest, *(len(s.accepted) for s in run.steps[1:])])
+    return longest
+
+
+def test_lookahead_with_copied_candidates_equals_greedy_on_the_grounded_prompts(lm, greedy):
+    """The fastest shipped setting (BENCHMARKS.md): W=4 N=3 G=4 with prompt lookup's copy of up to 10 tokens among
+    the candidates, on the prompts whose answers copy them. Would catch a copied candidate longer than N-1 verified
+    wrongly in the token tree."""
+    longest = _copies_are_exact(lm, GROUNDED, greedy)
     assert longest > 3, "some step kept a copy longer than the window's n-grams (N-1 = 2 tokens) plus one"
 
 
-def test_prompt_lookup_writes_transformers_tokens_in_as_many_passes(lm, bench_prompts):
-    """Same tokens as `model.generate(prompt_lookup_num_tokens=10)` on every benchmark prompt, and the same number of
-    forward passes of the model, counted by a hook on it, within one (measured here: equal on all eight; one apart
-    would be transformers folding its first draft into the prompt's pass, which this engine keeps a step of its own)."""
+@pytest.mark.soak
+def test_lookahead_with_copied_candidates_equals_greedy_on_every_prompt(lm, bench_prompts, greedy):
+    _copies_are_exact(lm, bench_prompts, greedy)
+
+
+def _as_transformers_writes(lm, prompts):
+    """Prompt lookup writes transformers' tokens in as many passes (within one) on `prompts`."""
     calls = [0]
     handle = lm.model.register_forward_pre_hook(lambda *_: calls.__setitem__(0, calls[0] + 1))
     try:
-        for p in bench_prompts:
+        for p in prompts:
             ids = lm.encode_prompt(p["prompt"])
             calls[0] = 0
             ours = decode(lm, ids, MethodSpec("pld"), MAX_NEW)
@@ -99,6 +121,19 @@ def test_prompt_lookup_writes_transformers_tokens_in_as_many_passes(lm, bench_pr
             assert our_passes == len(ours.steps) and abs(our_passes - calls[0]) <= 1, (p["id"], our_passes, calls[0])
     finally:
         handle.remove()
+
+
+def test_prompt_lookup_writes_transformers_tokens_in_as_many_passes(lm):
+    """Same tokens as `model.generate(prompt_lookup_num_tokens=10)` on a code, a chat and a grounded prompt (every
+    prompt in `make test-soak`), and the same number of
+    forward passes of the model, counted by a hook on it, within one (measured here: equal on all eight; one apart
+    would be transformers folding its first draft into the prompt's pass, which this engine keeps a step of its own)."""
+    _as_transformers_writes(lm, [p for i, p in enumerate(PROMPTS) if i % 3 == 0])  # code, chat and grounded prompts
+
+
+@pytest.mark.soak
+def test_prompt_lookup_writes_transformers_tokens_on_every_prompt(lm, bench_prompts):
+    _as_transformers_writes(lm, bench_prompts)
 
 
 def test_the_early_exit_draft_is_the_models_own_modules(lm):

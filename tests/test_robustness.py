@@ -253,6 +253,7 @@ def test_cancel_frees_the_slot_and_a_flood_is_told_the_queue_is_full(server, lm)
     assert got["lookahead"]["tokens"] == want["la"] and got["greedy"]["tokens"] == want["ar"]
 
 
+@pytest.mark.soak
 def test_fifty_runs_keep_memory_bounded(server):
     url, proc = server
     client = Client(url, verbose=False)
