@@ -17,6 +17,7 @@ import statistics
 from functools import lru_cache
 
 from lade_core import RunTrace
+from lade_core.config import METHOD_NAMES
 from lade_core.measure.prompts import load_prompts
 from lade_core.paths import BENCH
 
@@ -175,13 +176,6 @@ def facts(run: RunTrace) -> dict:
     }
 
 
-METHOD_NAMES = {
-    "lookahead": "lookahead",
-    "jacobi": "Jacobi decoding",
-    "pld": "prompt lookup",
-    "early-exit": "early exit",
-    "draft": "the draft model",
-}
 POOL_WORDS = {
     "paper": "the paper's lookahead (its window's n-grams only)",
     "output": "lookahead (its window's n-grams and the answer's)",
@@ -193,7 +187,7 @@ def lane_name(method: str, config) -> str:
     """A lane's method in words, naming what its candidates come from: a lookahead lane that also verifies prompt
     lookup's copies is a hybrid and is called one."""
     if method != "lookahead":
-        return METHOD_NAMES.get(method, method)
+        return METHOD_NAMES[method]
     if config.lookup:
         return "lookahead with prompt lookup's copies among its candidates"
     return POOL_WORDS[config.pool]

@@ -22,6 +22,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from lade_core import Lane, MethodRun, MethodSpec, RunTrace, Sampling, record_run
+from lade_core.config import METHOD_NAMES
 from lade_core.record import RunRequest, make_trace, run_ids
 from lade_core.schema import to_data
 
@@ -29,13 +30,6 @@ from .memory import trim
 from .render.payload import Deriver, empty_derived
 
 ENGINE = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lade-engine")
-NAMES = {
-    "lookahead": "lookahead",
-    "jacobi": "Jacobi",
-    "pld": "prompt lookup",
-    "early-exit": "early exit",
-    "draft": "draft model",
-}
 
 
 def page_lane(engine_lane: str) -> str:
@@ -168,7 +162,7 @@ class LiveRun:
     # -- reading -------------------------------------------------------------------------------------------------
     def status(self) -> str:
         """Where each lane stands, and the race's rule."""
-        names = [NAMES.get(s.method, s.method) for s in self.specs] + ["greedy" if self.sampling.greedy else "sampling"]
+        names = [METHOD_NAMES[s.method] for s in self.specs] + ["greedy" if self.sampling.greedy else "sampling"]
         where = ", ".join(
             f"{name} at step {max(len(self.steps[lane]) - 1, 0)}" for name, lane in zip(names, self.lanes)
         )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gradio as gr
 
 from lade_core import LookaheadConfig
-from lade_core.config import POOL_POLICIES
+from lade_core.config import METHOD_NAMES, POOL_POLICIES
 from lade_core.measure.prompts import load_prompts
 
 from . import api, events, gallery, limits, stage
@@ -46,6 +46,14 @@ LAUNCH_OPTIONS = {
     "max_file_size": limits.UPLOAD_BYTES,
 }
 # js_on_load of the stage; 'opened' (the page opened a run by itself) is the one event Python listens to.
+RACE_NOTES = {"early-exit": " (the model's first layers draft)"}
+
+
+def title(name: str) -> str:
+    """A name from `METHOD_NAMES` at the start of a label."""
+    return name[:1].upper() + name[1:]
+
+
 MOUNT = "window.Lade.stage.mount(element, props, watch, trigger, server); /* events: 'opened' */"
 
 
@@ -130,12 +138,7 @@ def _sidebar() -> dict:
                 elem_id="sample-seed",
             )
         c["methods"] = gr.CheckboxGroup(
-            [
-                ("Lookahead", "lookahead"),
-                ("Jacobi", "jacobi"),
-                ("Prompt lookup", "pld"),
-                ("Early exit (the model's first layers draft)", "early-exit"),
-            ],
+            [(title(METHOD_NAMES[m]) + RACE_NOTES.get(m, ""), m) for m in limits.RACE_METHODS],
             value=["lookahead"],
             label="Methods raced against greedy decoding (1 to 3; the first is drawn step by step)",
             elem_id="race-lanes",

@@ -27,6 +27,20 @@ POOL_POLICIES = ("paper", "output", "prompt")
 # the model verifies in one forward (prompt lookup decoding, an early-exit draft of the model, a draft model).
 DRAFT_KINDS = ("pld", "early-exit", "draft")
 METHODS = ("lookahead", "jacobi", *DRAFT_KINDS)
+HYBRID = "lookahead+pld"  # a lookahead lane that also verifies prompt lookup's copies: named as the hybrid it is
+
+# Every way of decoding by name, as written inside a sentence (capitalised at the start of one): the one table the
+# app, its captions, the page (it comes with every payload, `derived.names`) and the tests read.
+METHOD_NAMES = {
+    "lookahead": "lookahead",
+    "jacobi": "Jacobi",
+    "pld": "prompt lookup",
+    "early-exit": "early exit",
+    "draft": "draft model",
+    HYBRID: "lookahead + prompt lookup",
+    "greedy": "greedy",
+    "sampling": "sampling",
+}
 
 
 class ConfigError(schema.SchemaError):

@@ -13,6 +13,7 @@ import json
 import types
 
 from lade_core import RunTrace
+from lade_core.config import HYBRID, METHOD_NAMES
 
 # The chapters this reading knows, by the title the page gives them (a chapter retitled or added fails the walk
 # until it is read here: its sentences must be read by someone, not skipped).
@@ -310,19 +311,12 @@ def _speed(run, k, step, lab):
     return out
 
 
-LANE_NAMES = {
-    "lookahead": "lookahead",
-    "lookahead+pld": "lookahead + prompt lookup",
-    "jacobi": "jacobi",
-    "pld": "prompt lookup",
-    "early-exit": "early exit",
-    "draft": "draft model",
-}
+LANE_NAMES = METHOD_NAMES  # the engine's one table; the page writes these words
 
 
 def lane_kind(lane) -> str:
     """A lane's method, or "lookahead+pld" for a lookahead lane that also verifies prompt lookup's copies."""
-    return "lookahead+pld" if lane.method == "lookahead" and lane.config.lookup else lane.method
+    return HYBRID if lane.method == "lookahead" and lane.config.lookup else lane.method
 
 
 def _relatives(run, k, step, lab):

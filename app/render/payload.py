@@ -31,6 +31,7 @@ from pydantic import WithJsonSchema
 from typing_extensions import TypedDict
 
 from lade_core import RunTrace, StepTrace
+from lade_core.config import METHOD_NAMES
 from lade_core.layout import REASONS, StepLayout
 from lade_core.metrics import RunMetrics
 from lade_core.pool import NGramPool
@@ -89,6 +90,7 @@ class Derived(TypedDict):
     lanes: list[DerivedLane]  # the run's lanes, in order
     reasons: list[str]  # the mask's hover texts (`layout.REASONS`)
     rules: list[list[list[int]]]  # `reason_rules()`
+    names: dict[str, str]  # every way of decoding by name (`config.METHOD_NAMES`)
     metrics: NotRequired[dict[str, RunMetrics]]  # by the page's lane ids
     # the speed lab's predictions: nested by device, size and setting, documented at `labdata.lab_run_data`; the page
     # declares it as `LabRunData` (types.d.ts)
@@ -204,7 +206,14 @@ class Deriver:
 
 def empty_derived() -> Derived:
     """Derived data of a run with no steps yet: what a live run starts from."""
-    return {"layouts": [], "steps": [], "lanes": [], "reasons": [text for _, text in REASONS], "rules": reason_rules()}
+    return {
+        "layouts": [],
+        "steps": [],
+        "lanes": [],
+        "reasons": [text for _, text in REASONS],
+        "rules": reason_rules(),
+        "names": dict(METHOD_NAMES),
+    }
 
 
 def derive(run: RunTrace) -> Derived:

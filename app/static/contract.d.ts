@@ -19,6 +19,9 @@ export interface Derived {
   metrics?: {
     [k: string]: RunMetrics;
   };
+  names: {
+    [k: string]: string;
+  };
   reasons: string[];
   rules: number[][][];
   steps: DerivedStep[];

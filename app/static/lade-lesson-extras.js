@@ -208,7 +208,7 @@ const LadeLessonExtras = (() => {
    * @param {Run} run @param {LessonContext} ctx @param {typeof Lade.lesson.fact} fact @param {typeof Lade.lesson.P} P */
   function raceVerdict(run, ctx, fact, P) {
     const others = run.lanes().filter((l) => l.id !== "baseline");
-    const name = (/** @type {any} */ l) => run.laneName(l.id).toLowerCase();
+    const name = (/** @type {any} */ l) => run.laneWord(l.id);
     const fewest = others.reduce((a, b) => (b.run.steps.length < a.run.steps.length ? b : a));
     const speed = (/** @type {any} */ l) => run.time("baseline") / Math.max(run.time(l.id), 1e-9);
     const bySpeed = [...others].sort((a, b) => speed(b) - speed(a));
@@ -250,7 +250,7 @@ const LadeLessonExtras = (() => {
         fact("fewest", name(fewest)),
         " (",
         steps,
-        `; ${run.laneName("baseline").toLowerCase()} `,
+        `; ${run.laneWord("baseline")} `,
         fact("steps_greedy", run.baseline.steps.length),
         "); ",
         clock,
@@ -287,7 +287,7 @@ const LadeLessonExtras = (() => {
           `Here one prompt, whose answer copies code it was given, was raced on one clock on ${run.t.device}: `,
           others.map((l, i) => [
             i ? (i === others.length - 1 ? " and " : ", ") : "",
-            run.laneName(l.id).toLowerCase(),
+            run.laneWord(l.id),
             " wrote ",
             fact(`tps_${l.kind}`, fmt(run.compression(l.id))),
             " tokens per step",

@@ -118,7 +118,7 @@ const LadeNotes = (() => {
       "Tokens per step is an upper bound on the speed-up, not the speed-up: ",
       `a step of this run ${run.method === "lookahead" || run.method === "jacobi" ? "could feed up to" : "fed about"} ${fed} tokens through the model. On ${run.t.device} a step of it took `,
       `${fmt(ratio)}x as long as a ${plain} step on average, so the measured wall-clock ratio is ${fmt(speedup)}x `,
-      `(${plain} time / ${run.laneName("parallel").toLowerCase()} time). `,
+      `(${plain} time / ${run.laneWord("parallel")} time). `,
       "Extra tokens are nearly free only where decoding is memory-bound, such as a GPU running a model much larger ",
       "than this one",
       flat

@@ -163,12 +163,14 @@ const LadePage = (() => {
       return (
         `Stopped before the end: ${run
           .lanes()
-          .map((l) => `${run.laneName(l.id).toLowerCase()} ${plural(l.run.tokens.length, "token")}`)
+          .map((l) => `${run.laneWord(l.id)} ${plural(l.run.tokens.length, "token")}`)
           .join(", ")}. ` +
         (run.greedy ? `As far as each lane got, the texts ${same ? "are identical" : "differ"}.` : "")
       );
     }
-    const lanes = run.lanes().map((l) => ({ name: run.laneName(l.id), time: run.time(l.id), l }));
+    const lanes = run
+      .lanes()
+      .map((l) => ({ name: run.laneName(l.id), word: run.laneWord(l.id), time: run.time(l.id), l }));
     lanes.sort((a, b) => a.time - b.time);
     const [first, second] = lanes;
     const gap = second ? second.time - first.time : 0;
@@ -179,7 +181,7 @@ const LadePage = (() => {
       : "This race samples: each lane draws its own text from the model's distribution.";
     return (
       `Finished. ${first.name} finished first, ${fmt(gap)} s (${pct(gap / Math.max(second ? second.time : 1, 1e-9))}) before ` +
-      `${second ? second.name.toLowerCase() : "the rest"} on this machine. ${same}`
+      `${second ? second.word : "the rest"} on this machine. ${same}`
     );
   }
 

@@ -9,14 +9,6 @@ const LadeRun = (() => {
   const Lade = /** @type {LadeNamespace} */ (window.Lade);
   const PARALLEL = "parallel",
     BASELINE = "baseline";
-  const METHOD_NAMES = {
-    lookahead: "Lookahead",
-    jacobi: "Jacobi",
-    pld: "Prompt lookup",
-    "early-exit": "Early exit",
-    draft: "Draft model",
-    [Lade.dom.HYBRID]: "Lookahead + prompt lookup",
-  };
 
   class Run {
     /** @param {Payload} payload @param {string} handle */
@@ -102,12 +94,16 @@ const LadeRun = (() => {
       return found.run;
     }
 
-    /** @param {string} lane */
-    laneName(lane) {
+    /** A lane's method as named inside a sentence (the engine's one table, `derived.names`). @param {string} lane */
+    laneWord(lane) {
       const kind = (this.lanes().find((l) => l.id === lane) || { kind: lane }).kind;
-      if (kind === "greedy") return "Greedy";
-      if (kind === "sampling") return "Sampling";
-      return Object.hasOwn(METHOD_NAMES, kind) ? METHOD_NAMES[kind] : kind;
+      return Object.hasOwn(this.d.names, kind) ? this.d.names[kind] : kind;
+    }
+
+    /** A lane's method as named at the start of a sentence or a label. @param {string} lane */
+    laneName(lane) {
+      const word = this.laneWord(lane);
+      return word.charAt(0).toUpperCase() + word.slice(1);
     }
 
     /** @param {number} id */
