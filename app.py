@@ -4,6 +4,7 @@ Wiring only: the page is `app.ui.build_demo`. Serves on 127.0.0.1:7860 unless GR
 say otherwise. The model is the operator's choice (`--model`, else LADE_MODEL, else the embedded default), never the
 visitor's. The queue holds at most `--queue-size` waiting events (limits.QUEUE_SIZE); one more is told it is full.
 The page's light events (its load, the W/N/G arithmetic, a gallery run, its "opened") answer outside it (`app.ui`).
+Every run is also at one plain address beside the page, `runs/<handle>.json` (`app.routes`), which the page reads.
 Every request passes `app.guard` first (bodies, uploads, arguments, engine jobs per client: `--per-client`;
 `--trust-proxy` behind a reverse proxy, as on a Hugging Face Space: set LADE_TRUST_PROXY there).
 """
@@ -12,7 +13,7 @@ import argparse
 import os
 import sys
 
-from app import guard, limits
+from app import guard, limits, routes
 from app.guard import trust_proxy_from_env
 from app.logs import bounded
 from app.ui import LAUNCH_OPTIONS, build_demo
@@ -49,7 +50,10 @@ def main() -> None:
     demo.launch(
         server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
-        app_kwargs={"middleware": [guard.middleware(demo, trust_proxy=args.trust_proxy, per_client=args.per_client)]},
+        app_kwargs={
+            "middleware": [guard.middleware(demo, trust_proxy=args.trust_proxy, per_client=args.per_client)],
+            "routes": routes.routes(trust_proxy=args.trust_proxy),  # every run at one address (before Gradio's own)
+        },
         **LAUNCH_OPTIONS,
     )
 

@@ -25,7 +25,7 @@ from .model import MODEL
 from .render.export import render_html
 from .render.payload import PayloadTooLarge, payload
 from .stage import Held, interesting_step
-from .store import STORE, Gone
+from .store import STORE
 
 _ended: dict[str, LiveRun] = {}  # the last live run of each session, for settling after a cancel
 _ended_lock = threading.Lock()
@@ -65,14 +65,6 @@ def nothing() -> Opened:
 
 
 # -- the stage's server function ---------------------------------------------------------------------------------
-def load_run(handle, since=None) -> dict:
-    """The stage's `server.load_run(handle, since)`: a run's payload, or the steps of a live run the page lacks."""
-    try:
-        return STORE.get(handle, since)
-    except Gone:
-        return {"error": f"The run {deeplink.shown(handle)} is not held by this server any more: open it again."}
-
-
 # -- opening runs ------------------------------------------------------------------------------------------------
 def open_gallery(name) -> Opened:
     """A gallery run from the sidebar's menu, at its opening step, in the explorer."""

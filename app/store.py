@@ -26,7 +26,7 @@ from lade_core import RunTrace
 from lade_core.schema import build
 
 from . import gallery
-from .render.payload import payload
+from .render.payload import as_text, payload
 
 MAX_ENTRIES = 256
 MAX_BYTES = 48 * 2**20  # compressed
@@ -38,7 +38,7 @@ class Gone(KeyError):
 
 def pack(data: dict) -> bytes:
     """A payload as compressed JSON text."""
-    return zlib.compress(json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8"), 6)
+    return zlib.compress(as_text(data).encode("utf-8"), 6)
 
 
 def unpack(blob: bytes) -> str:

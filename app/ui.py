@@ -54,7 +54,7 @@ def title(name: str) -> str:
     return name[:1].upper() + name[1:]
 
 
-MOUNT = "window.Lade.stage.mount(element, props, watch, trigger, server); /* events: 'opened' */"
+MOUNT = "window.Lade.stage.mount(element, props, watch, trigger); /* events: 'opened' */"
 
 
 def tokens_per_forward(window, ngram, guess) -> str:
@@ -64,13 +64,6 @@ def tokens_per_forward(window, ngram, guess) -> str:
         f"Each step feeds at most 1 + (W+G)(N-1) = 1 + ({W}+{G})·({N}-1) = **{1 + (W + G) * (N - 1)}** tokens; a "
         f"full match accepts up to N = {N} tokens per step."
     )
-
-
-def load_run(args) -> dict:
-    """The stage's server function, `server.load_run(handle, since)` in the page (Gradio hands a call with several
-    arguments over as one list): a run's payload by handle, or what a live run's page lacks (`events.load_run`)."""
-    handle, since = (list(args) + [None, None])[:2] if isinstance(args, (list, tuple)) else (args, None)
-    return events.load_run(handle, since)
 
 
 def _sidebar() -> dict:
@@ -189,7 +182,6 @@ def build_demo(model: str | None = None, preload: bool = True) -> gr.Blocks:
             html_template='<div class="lade-host"></div>',
             js_on_load=MOUNT,
             head=assets.head(boot),
-            server_functions=[load_run],
             elem_id="stage",
             apply_default_css=False,
         )

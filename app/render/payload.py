@@ -20,6 +20,7 @@ the mask view says so. The pool rows are at most `POOL_KEYS` keys of at most G n
 from __future__ import annotations
 
 import base64
+import json
 from typing import (
     Annotated,
     Any,
@@ -246,3 +247,8 @@ def payload(run: RunTrace, lab: bool = True) -> dict:  # a Payload, the trace as
 
         derived["lab"] = lab_run_data(run)
     return {"trace": to_data(run), "derived": derived}
+
+
+def as_text(data: dict) -> str:
+    """A payload as the JSON text every address answers (the server's `runs/<handle>.json`, the static site's file)."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))

@@ -12,7 +12,6 @@ model, so the site links "Run it live" to `--live-url` (a Space running app.py),
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from .. import gallery
 from .assets import boot_tag
 from .boot import boot_data
 from .export import page
-from .payload import payload
+from .payload import as_text, payload
 
 CSP = (
     "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; "
@@ -50,7 +49,7 @@ def export_site(folder: Path, live_url: str | None = None, lab: dict | None = No
     runs.mkdir(parents=True)
     (folder / "index.html").write_text(index_html(live_url, lab), encoding="utf-8")
     for name in gallery.names():
-        text = json.dumps(payload(gallery.load(name)), ensure_ascii=False, separators=(",", ":"))
+        text = as_text(payload(gallery.load(name)))
         (runs / f"{name}.json").write_text(text, encoding="utf-8")
     files = sorted(p for p in folder.rglob("*") if p.is_file())
     return {

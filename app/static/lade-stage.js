@@ -2,7 +2,7 @@
 // The stage (`Lade.stage`): the one owner of the page's state, in the Gradio page, the static site, every embed and
 // the HTML export. All state is declared once (`initialState`) and changed through one method (`set`), which draws
 // once; the lesson, the views and the page's parts are drawn from the state and never write it (their buttons call
-// the actions below). Runs come from a source (the server's `load_run`, files beside a static site, or the export's
+// the actions below). Runs come from a source (`runs/<handle>.json` on the server or beside a static site, or the export's
 // one inline run), pulled by handle; stepping (buttons, slider, keys, Play at up to 30 steps/s) asks no one.
 const LadeStage = (() => {
   "use strict";
@@ -565,18 +565,36 @@ const LadeStage = (() => {
     }
   }
 
-  /** The page's source of runs: the Gradio server's stage function. @param {any} server @returns {Source} */
-  const serverSource = (server) => ({ kind: "server", load: (handle, since) => server.load_run(handle, since) });
+  /**
+   * A run by its one address, `runs/<handle>.json` beside the page, on the server (app/routes.py) and on a static
+   * site alike: a payload, or (a live run on the server) what the page lacks of it since the steps it has.
+   * @param {string} handle @param {Record<string, number> | null} since @returns {Promise<Loaded>}
+   */
+  async function fetchRun(handle, since) {
+    const query = since ? `?since=${encodeURIComponent(JSON.stringify(since))}` : "";
+    let res;
+    try {
+      res = await fetch(`runs/${encodeURIComponent(handle)}.json${query}`);
+    } catch {
+      return { error: `Could not reach the server for the run ${Lade.page.shown(handle)}.` };
+    }
+    const body = await res.json().catch(() => null);
+    if (!res.ok || !body) {
+      return { error: (body && body.error) || `Could not load the run ${Lade.page.shown(handle)} (${res.status}).` };
+    }
+    return body.trace && body.derived ? { payload: body } : body;
+  }
 
-  /** A static site's source: `runs/<gallery name>.json` beside the page. @param {Boot} boot @returns {Source} */
+  /** The page's source of runs on the server: every run at its one address. @returns {Source} */
+  const serverSource = () => ({ kind: "server", load: fetchRun });
+
+  /** A static site's source: the gallery's runs at the same addresses, as files. @param {Boot} boot @returns {Source} */
   const siteSource = (boot) => ({
     kind: "site",
-    load: async (handle) => {
-      if (!boot.gallery.some((g) => g.name === handle))
-        return { error: `No gallery run is called ${Lade.page.shown(handle)}.` };
-      const res = await fetch(`runs/${encodeURIComponent(handle)}.json`);
-      return res.ok ? { payload: await res.json() } : { error: `Could not load the run ${handle} (${res.status}).` };
-    },
+    load: async (handle) =>
+      boot.gallery.some((g) => g.name === handle)
+        ? fetchRun(handle, null)
+        : { error: `No gallery run is called ${Lade.page.shown(handle)}.` },
   });
 
   /** The boot document in the page's head. @returns {Boot} */
@@ -633,10 +651,9 @@ const LadeStage = (() => {
       /** @type {any} */ props,
       /** @type {any} */ watch,
       /** @type {any} */ trigger,
-      /** @type {any} */ server,
     ) {
       const host = /** @type {HTMLElement} */ (element.querySelector(".lade-host") || element);
-      const stage = hook(new Stage(host, { boot: readBoot(), source: serverSource(server), trigger }));
+      const stage = hook(new Stage(host, { boot: readBoot(), source: serverSource(), trigger }));
       follow(stage, () => stage.apply(props.value));
       watch("value", () => stage.apply(props.value));
       if (!tameSidebar()) {

@@ -1,0 +1,168 @@
+"""Every run at one address, served beside the Gradio page the way the static site serves it.
+
+    GET runs/<handle>.json               the run's payload (the JSON `runs/<name>.json` holds on the exported site);
+                                         a live run answers {"payload": ..., "live": true} while it records
+    GET runs/<handle>.json?since={...}   a live run's steps the page lacks: `since` maps each lane to the steps the
+                                         page has ({"parallel": 12, "baseline": 30}); {"delta": ...}
+    GET runs/<handle>/trace.json         the trace file, as a download
+    GET runs/<handle>/replay.html        the run as one standalone HTML page, as a download
+
+A handle is a gallery run's name, a stored run's content hash (`u-...`) or a live run's unguessable token
+(`live-...`): `store.STORE` is the one place a run lives. The page reads all three through this one path (and the
+static site and the export through theirs, which answer the same JSON). An unknown or dropped handle answers 404 with
+a sentence saying so; a handle that could not be one, 404 without looking; a bad `since`, 400 naming it. Each client
+(counted as `guard.client_of` counts it, from the right of X-Forwarded-For by the configured proxy hops) has a token
+bucket per kind of request: `RATE` payload reads per `RATE_S` seconds, `EXPORT_RATE` trace files or replays (a replay
+is a page rendered on the CPU); past it, 429 with the seconds to wait. Replays render one at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+import time
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from lade_core.trace import MAX_STEPS
+
+from .guard import client_of
+from .logs import refusal
+from .store import STORE, Gone
+
+HANDLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+RATE, RATE_S = 120, 10.0  # payload reads per client: a live run's page asks about twice a second
+EXPORT_RATE, EXPORT_S = 6, 60.0  # trace files and replays per client
+MAX_LANES = 8  # lanes a `since` may name
+MAX_CLIENTS = 10_000  # buckets kept; the oldest go first
+
+
+class Buckets:
+    """Token buckets per client: `rate` requests per `seconds`, refilled continuously."""
+
+    def __init__(self, rate: int, seconds: float):
+        self.rate, self.seconds = rate, seconds
+        self._tokens: dict[str, tuple[float, float]] = {}
+        self._lock = threading.Lock()
+
+    def wait(self, client: str, now: float | None = None) -> float:
+        """0 if `client` may go now (a token is spent), else the seconds until it may."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            tokens, then = self._tokens.pop(client, (float(self.rate), now))
+            tokens = min(float(self.rate), tokens + (now - then) * self.rate / self.seconds)
+            wait = 0.0 if tokens >= 1 else (1 - tokens) * self.seconds / self.rate
+            self._tokens[client] = (tokens - 1 if wait == 0 else tokens, now)
+            while len(self._tokens) > MAX_CLIENTS:
+                self._tokens.pop(next(iter(self._tokens)))
+        return wait
+
+
+def parse_since(text: str | None) -> dict[str, int] | None:
+    """`since` as lane -> steps held, or ValueError with a sentence saying what is wrong."""
+    if text is None:
+        return None
+    try:
+        since = json.loads(text) if len(text) <= 1000 else None
+    except ValueError:
+        since = None
+    ok = (
+        isinstance(since, dict)
+        and len(since) <= MAX_LANES
+        and all(
+            isinstance(k, str) and len(k) <= 20 and type(v) is int and 0 <= v <= MAX_STEPS for k, v in since.items()
+        )
+    )
+    if not ok:
+        raise ValueError(
+            f"since must map at most {MAX_LANES} lane names to the steps the page has (whole numbers from 0 to "
+            f'{MAX_STEPS:,}), as JSON: {{"parallel": 12}}'
+        )
+    return since
+
+
+def _error(status: int, message: str, **headers) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+def _gone(handle: str) -> JSONResponse:
+    return _error(
+        404,
+        f"No run {handle!r} is held by this server (it may have been dropped to keep memory bounded): open it again.",
+    )
+
+
+def routes(trust_proxy: int = 0) -> list[Route]:
+    """The routes, counting clients behind `trust_proxy` proxy hops."""
+    reads, exports = Buckets(RATE, RATE_S), Buckets(EXPORT_RATE, EXPORT_S)  # read when the app is made
+    rendering = asyncio.Semaphore(1)
+
+    def limited(request: Request, buckets: Buckets) -> JSONResponse | None:
+        client = client_of(request.scope, trust_proxy)
+        wait = buckets.wait(client)
+        if not wait:
+            return None
+        refusal(f"refused: {client} asked for runs faster than {buckets.rate} per {buckets.seconds:g} s")
+        seconds = max(1, round(wait + 0.5))
+        return _error(
+            429,
+            f"Too many requests for runs from one visitor; try again in {seconds} s.",
+            **{"Retry-After": str(seconds)},
+        )
+
+    def handle_of(request: Request) -> str | None:
+        handle = request.path_params["handle"]
+        return handle if HANDLE.fullmatch(handle) else None
+
+    async def payload(request: Request) -> Response:
+        refused = limited(request, reads)
+        if refused:
+            return refused
+        handle = handle_of(request)
+        if handle is None:
+            return _error(404, "That is not the name of a run.")
+        try:
+            since = parse_since(request.query_params.get("since"))
+        except ValueError as exc:
+            return _error(400, str(exc))
+        try:
+            answer = await asyncio.to_thread(STORE.get, handle, since)  # a gallery run is derived on first use
+        except Gone:
+            return _gone(handle)
+        if "payload_text" in answer:
+            return Response(answer["payload_text"], media_type="application/json")
+        return JSONResponse(answer)
+
+    async def download(request: Request, what: str) -> Response:
+        refused = limited(request, exports)
+        if refused:
+            return refused
+        handle = handle_of(request)
+        run = await asyncio.to_thread(STORE.run, handle) if handle else None
+        if run is None:
+            return _gone(request.path_params["handle"][:100])
+        if what == "trace":
+            body, kind, name = run.to_json(), "application/json", f"{handle}.json"
+        else:
+            from .render.export import render_html
+
+            async with rendering:
+                body = await asyncio.to_thread(render_html, run, handle)
+            kind, name = "text/html; charset=utf-8", f"{handle}.html"
+        return Response(body, media_type=kind, headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+    async def trace(request: Request) -> Response:
+        return await download(request, "trace")
+
+    async def replay(request: Request) -> Response:
+        return await download(request, "replay")
+
+    return [
+        Route("/runs/{handle}.json", payload, methods=["GET"]),
+        Route("/runs/{handle}/trace.json", trace, methods=["GET"]),
+        Route("/runs/{handle}/replay.html", replay, methods=["GET"]),
+    ]
