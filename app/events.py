@@ -1,9 +1,9 @@
 """Event handlers of the page: plain functions from what Gradio passes to what it updates.
 
 The page's state lives in the browser's stage; the server sends it a few bytes naming what to show (`stage`), and
-the page pulls runs by handle (`store`). Per session the server keeps only the run on screen (`stage.Held`), for
-its download and export. Each handler that changes the run on screen returns `Opened`: the stage's value, the held
-run and the download button's file. Live runs have one lifecycle, shared by the Run button and the `/generate` API:
+the page reads every run at its one address, `runs/<handle>.json` (`routes`), where its downloads are too: a session
+holds nothing of its own. Each handler that changes the run on screen returns the stage's value. Live runs have one
+lifecycle, shared by the Run button and the `/generate` API:
 `start_run` checks the request, registers the run and starts it on the engine's thread; the caller follows it.
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import NamedTuple
 
 import gradio as gr
 
@@ -19,72 +18,33 @@ from lade_core import RunTrace
 from lade_core.schema import SchemaError
 from lade_core.tracefile import TraceError, parse_run
 
-from . import deeplink, files, gallery, limits, stage, zerogpu
+from . import deeplink, gallery, limits, stage, zerogpu
 from .live import LiveRun, forget, register, stop_session
 from .model import MODEL
-from .render.export import render_html
 from .render.payload import PayloadTooLarge, payload
-from .stage import Held, interesting_step
+from .stage import interesting_step
 from .store import STORE
 
 _ended: dict[str, LiveRun] = {}  # the last live run of each session, for settling after a cancel
 _ended_lock = threading.Lock()
 
 
-class Opened(NamedTuple):
-    """The outputs of every handler that puts a run on screen, in this order."""
-
-    stage: object  # the stage's value
-    held: object  # stage.Held
-    download: object  # gr.DownloadButton update
-
-
 def session_of(request: gr.Request | None) -> str:
     return getattr(request, "session_hash", None) or "anonymous"
 
 
-def trace_path(held: Held, run: RunTrace | None = None) -> str:
-    """The run's trace file: a gallery run's own, else a temp copy."""
-    if not held.blob:
-        return str(gallery.RUNS / f"{held.name}.json")
-    run = run or held.run()
-    return files.write(run.to_json(), f"{files.safe_stem(run.title, 'lookahead-run')}.json")
+def notice(text: str) -> str:
+    return stage.notice(text)
 
 
-def opened(held: Held, value: str, run: RunTrace | None = None, path: str | None = None) -> Opened:
-    """The outputs that put `held` on screen; the download offers `path` (a file already on disk) or a copy."""
-    return Opened(value, held, gr.DownloadButton(value=path or trace_path(held, run)))
-
-
-def notice(text: str) -> Opened:
-    return Opened(stage.notice(text), gr.skip(), gr.skip())
-
-
-def nothing() -> Opened:
-    return Opened(gr.skip(), gr.skip(), gr.skip())
-
-
-# -- the stage's server function ---------------------------------------------------------------------------------
 # -- opening runs ------------------------------------------------------------------------------------------------
-def open_gallery(name) -> Opened:
+def open_gallery(name):
     """A gallery run from the sidebar's menu, at its opening step, in the explorer."""
     if not name:  # the menu was left without a choice
-        return nothing()
+        return gr.skip()
     if name not in gallery.names():
         return notice(f"No gallery run is called {deeplink.shown(name)}.")
-    return opened(Held(name), stage.show(name, interesting_step(gallery.load(name))))
-
-
-def stage_opened(held: Held, evt: gr.EventData) -> tuple:
-    """The page opened a run by itself (its gallery menu, a link, the lesson's "try it"): downloads follow it."""
-    handle = getattr(evt, "run", None)
-    if not isinstance(handle, str) or handle == getattr(held, "name", None):
-        return gr.skip(), gr.skip()
-    run = STORE.run(handle)
-    if run is None:
-        return gr.skip(), gr.skip()
-    held = Held.of(handle, run)
-    return held, gr.DownloadButton(value=trace_path(held, run))
+    return stage.show(name, interesting_step(gallery.load(name)))
 
 
 def read_trace(path) -> RunTrace:
@@ -98,26 +58,17 @@ def read_trace(path) -> RunTrace:
     return run
 
 
-def open_upload(path) -> Opened:
-    """An uploaded trace, or a notice saying in one line why it cannot be opened (the page stays as it was)."""
+def open_upload(path):
+    """An uploaded trace, kept in the store once (derived when it enters), or a notice saying in one line why it
+    cannot be opened (the page stays as it was)."""
     if not path:
-        return nothing()
+        return gr.skip()
     try:
         run = read_trace(path)
-        data = payload(run)
-        handle = STORE.add_run(run, data)
-        held = Held.of(handle, run)
+        handle = STORE.add_run(run, payload(run))
     except (SchemaError, PayloadTooLarge, ValueError, OSError) as exc:
         return notice(f"Could not open that file: {str(exc)[:300]}")
-    return opened(held, stage.show(handle, interesting_step(run)), run, path=str(path))
-
-
-def export(held: Held):
-    """The run on screen as one self-contained HTML replay, offered for download."""
-    run = held.run()
-    name = files.safe_stem(run.title or held.name, "lookahead-run")
-    path = files.write(render_html(run, name), f"{name}.html")
-    return gr.DownloadButton(value=path, visible=True)
+    return stage.show(handle, interesting_step(run))
 
 
 # -- live runs -----------------------------------------------------------------------------------------------------
@@ -152,7 +103,7 @@ def start_run(
 def run_live(
     prompt, window, ngram, guess, max_new_tokens, pool, temperature, top_p, sample_seed, methods, request: gr.Request
 ):
-    """Generator of `Opened`: the race's handle and status as it records, then the finished run held for download."""
+    """Generator of the stage's value: the race's handle and status as it records, then the finished run."""
     session = session_of(request)
     live = start_run(
         prompt, window, ngram, guess, max_new_tokens, pool, session, (temperature, top_p, sample_seed), methods
@@ -162,16 +113,12 @@ def run_live(
             run = zerogpu.record_on_gpu(live.prompt, live.specs, live.max_new_tokens, live.sampling)
             STORE.finish(live.handle, run)
             finished(session, live)
-            yield opened(
-                Held.of(live.handle, run),
-                stage.show(live.handle, 0, notice="Computed on ZeroGPU in one call; press Play to watch it."),
-                run,
-            )
+            yield stage.show(live.handle, 0, notice="Computed on ZeroGPU in one call; press Play to watch it.")
             return
-        yield Opened(stage.live(live.handle, "Live race: starting."), gr.skip(), gr.skip())
+        yield stage.live(live.handle, "Live race: starting.")
         for status in live.follow(pulled=True):
             if live.result is None:
-                yield Opened(stage.live(live.handle, status), gr.skip(), gr.skip())
+                yield stage.live(live.handle, status)
         finished(session, live)
         # Stop may reach the engine before it cancels this event: the run then ends here, stopped, and says so
         value = (
@@ -179,7 +126,7 @@ def run_live(
             if live.cancelled
             else stage.live(live.handle, live.status(), done=True)
         )
-        yield opened(Held.of(live.handle, live.result), value, live.result)
+        yield value
     except (ValueError, RuntimeError) as exc:
         raise gr.Error(f"The run failed: {exc}") from None
     finally:
@@ -202,7 +149,7 @@ def stop_live(request: gr.Request) -> None:
 
 def settle_run(request: gr.Request):
     """After the Run event ended without finishing (Stop, an error): a run that was cut short is put on screen as it
-    stood, marked cancelled, and held for download. A run that finished already did so itself."""
+    stood, marked cancelled. A run that finished already did so itself."""
     with _ended_lock:
         live = _ended.pop(session_of(request), None)
     if live is None:  # it never started: say so where it stays, if the model is the reason
@@ -210,13 +157,11 @@ def settle_run(request: gr.Request):
             MODEL.get()
         except Exception as exc:
             return notice(f"No live runs here: {exc} The gallery's runs and saved traces work without the model.")
-        return nothing()
+        return gr.skip()
     live.wait(timeout=30)  # the engine stops at its next step
     if live.result is None or not live.steps["parallel"]:
-        return nothing()
-    return opened(
-        Held.of(live.handle, live.result), stage.show(live.handle, "last", notice="Live run stopped."), live.result
-    )
+        return gr.skip()
+    return stage.show(live.handle, "last", notice="Live run stopped.")
 
 
 def auto_settings():
@@ -250,11 +195,7 @@ def curve_source(curve: dict) -> str:
 
 
 def load_page(request: gr.Request):
-    """The page-load handler. The page reads its own link (`?run=&step=&view=&embed=1`, `?lesson=`); here the
-    server follows it for what only the server has: the download of a linked run, and no sidebar in an embed."""
+    """The page-load handler. The page reads its own link (`?run=&step=&view=&embed=1`, `?lesson=`); the server
+    follows it for what only the server has: no sidebar in an embed."""
     query = dict(getattr(request, "query_params", {}) or {})
-    link = deeplink.resolve(query, gallery.names())
-    chrome = gr.Sidebar(visible=not link.embed)
-    if link.run:
-        return (*opened(Held(link.run), gr.skip()), chrome)
-    return (*nothing(), chrome)
+    return gr.Sidebar(visible=not deeplink.resolve(query, gallery.names()).embed)

@@ -28,11 +28,10 @@ UPLOAD_MIB = UPLOAD_BYTES // 2**20
 # Engine runs (Run button and API) share one concurrency group with one slot: model calls never overlap on the CPU.
 ENGINE_GROUP = "engine"
 ENGINE_SLOTS = 1
-QUEUE_SIZE = 24  # events waiting in the queue (engine jobs, uploads, exports); one more is told "Queue is full"
-# Sessions whose state the server keeps (the least recently used go first; a closed tab drops its own). A session
-# holds its run as compressed JSON, at most SESSION_BYTES: together at most SESSION_BYTES * STATE_SESSIONS.
+QUEUE_SIZE = 24  # events waiting in the queue (engine jobs, uploads); one more is told "Queue is full"
+# Sessions whose state the server keeps (the least recently used go first; a closed tab drops its own): each holds
+# its components' last values (a few bytes for the stage), and no run.
 STATE_SESSIONS = 300
-SESSION_BYTES = 2 * 2**20
 # What one live run may cost: its prompt's tokens after the chat template (the prefill, the KV cache of both lanes).
 MAX_PROMPT_TOKENS = 2048
 # Engine jobs (Run, /generate, Auto) one client may have waiting or running at once (app/guard.py; a client is its

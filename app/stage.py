@@ -1,26 +1,19 @@
-"""What the server tells the browser's stage (the value of the page's `gr.HTML` stage), and what it keeps per session.
+"""What the server tells the browser's stage (the value of the page's `gr.HTML` stage).
 
 The value is a few bytes of JSON naming what to show, never the run itself: `{"run": handle, "step", "mode",
-"chapter", "embed", "notice"}` to open a run (a value without a notice leaves the page's own notice alone) (the page
-pulls its payload by handle, `store.STORE`), `{"live":
-handle, "status"}` while a race records (the page pulls the steps it lacks), `{"notice": text}` alone to say
-something. `n` is a fresh number in every value: the page reacts to a value that changed, and two identical
-requests in a row (the same file opened twice) must still be seen.
-
-Per session the server keeps only the handle of the run on screen and, for a run not in the gallery, its trace as
-compressed JSON (`Held`, at most `limits.SESSION_BYTES`), for the download and HTML export buttons.
+"chapter", "embed", "notice"}` to open a run (a value without a notice leaves the page's own notice alone; the page
+reads the run at its address, `runs/<handle>.json`), `{"live": handle, "status"}` while a race records (the page
+reads the steps it lacks), `{"notice": text}` alone to say something. `n` is a fresh number in every value: the page
+reacts to a value that changed, and two identical requests in a row (the same file opened twice) must still be seen.
+A session keeps nothing else: the run lives once in `store.STORE`, and its downloads are at its address too.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-import zlib
-from dataclasses import dataclass
 
-from lade_core import RunTrace, parse_run
-
-from . import gallery, limits
+from lade_core import RunTrace
 
 _n = itertools.count(1)
 
@@ -62,28 +55,3 @@ def interesting_step(run: RunTrace) -> int:
     steps = run.parallel.steps
     best = max((len(s.accepted) for s in steps), default=0)
     return next((s.index for s in steps if len(s.accepted) == best), 0)
-
-
-@dataclass(frozen=True)
-class Held:
-    """The run a session shows: its handle and, for a run not in the gallery, its JSON, zlib-compressed."""
-
-    name: str
-    blob: bytes = b""
-
-    @classmethod
-    def of(cls, name: str, run: RunTrace | None = None) -> Held:
-        if run is None or name in gallery.names():
-            return cls(name)
-        blob = zlib.compress(run.to_json().encode("utf-8"), 6)
-        if len(blob) > limits.SESSION_BYTES:
-            raise ValueError(
-                f"this run is {len(blob) / 2**20:.1f} MiB compressed; a session keeps at most "
-                f"{limits.SESSION_BYTES / 2**20:.0f} MiB"
-            )
-        return cls(name, blob)
-
-    def run(self) -> RunTrace:
-        if self.blob:
-            return parse_run(zlib.decompress(self.blob, bufsize=2**20))
-        return gallery.load(self.name)

@@ -4,7 +4,7 @@ run your own race or open a run, wired to `events`. `build_demo()` returns it.
 What a first-time visitor sees is the lesson, drawn from runs shipped in the gallery: no model and no event is needed
 for it. Stable elem_ids (tests rely on them): stage (its views keep their own ids, see app/render/views.py), prompt,
 run, stop, auto, window-w, ngram-n, guess-g, pool-policy, max-new-tokens, temperature, top-p, sample-seed,
-tokens-per-forward, gallery-run, open-run, download-trace, export-html, export-file, limits, sidebar.
+tokens-per-forward, gallery-run, open-run, run-files (its links download-trace, export-html), limits, sidebar.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from . import api, events, gallery, limits, stage
 from .model import MODEL
 from .render import assets
 from .render.boot import boot_data, lab_data
-from .stage import Held
 
 PAGE_CSS = """
 /* an embed is one view or a chapter in a slide: no Gradio chrome, margins or sidebar room around it */
@@ -45,7 +44,7 @@ LAUNCH_OPTIONS = {
     "state_session_capacity": limits.STATE_SESSIONS,
     "max_file_size": limits.UPLOAD_BYTES,
 }
-# js_on_load of the stage; 'opened' (the page opened a run by itself) is the one event Python listens to.
+# js_on_load of the stage: it follows the component's value; Python listens to no event of the page.
 RACE_NOTES = {"early-exit": " (the model's first layers draft)"}
 
 
@@ -54,7 +53,12 @@ def title(name: str) -> str:
     return name[:1].upper() + name[1:]
 
 
-MOUNT = "window.Lade.stage.mount(element, props, watch, trigger); /* events: 'opened' */"
+MOUNT = "window.Lade.stage.mount(element, props, watch);"
+# The run on screen as files; the page points both at the run it shows (lade-stage.js `fileLinks`).
+RUN_FILES = (
+    '<p class="run-files"><a id="download-trace" class="file-link" href="#" download>Download trace (JSON)</a> '
+    '<a id="export-html" class="file-link" href="#" download>Export HTML replay</a></p>'
+)
 
 
 def tokens_per_forward(window, ngram, guess) -> str:
@@ -155,15 +159,8 @@ def _sidebar() -> dict:
             size="sm",
         )
         gr.Markdown("### Share the run on screen")
-        with gr.Row():
-            c["download"] = gr.DownloadButton(
-                "Download trace (JSON)",
-                elem_id="download-trace",
-                size="sm",
-                value=events.trace_path(Held(gallery.by_role("lookahead"))),
-            )
-            c["export"] = gr.Button("Export HTML replay", elem_id="export-html", size="sm")
-        c["exported"] = gr.DownloadButton("Download the HTML replay", visible=False, elem_id="export-file", size="sm")
+        # Links to the run on screen at its address (`runs/<handle>/...`, app/routes.py); the page keeps them on it.
+        c["files"] = gr.HTML(RUN_FILES, elem_id="run-files", padding=False)
         gr.Markdown(limits.limits_text(), elem_id="limits")
     return c
 
@@ -174,7 +171,6 @@ def build_demo(model: str | None = None, preload: bool = True) -> gr.Blocks:
     if preload:
         MODEL.preload()
     with gr.Blocks(title="Lookahead Decoding Explorer", delete_cache=(1800, 3600)) as demo:
-        held = gr.State(Held(gallery.by_role("lookahead")))
         c = _sidebar()
         boot = boot_data("server", lab=lab_data())
         page = gr.HTML(
@@ -185,24 +181,22 @@ def build_demo(model: str | None = None, preload: bool = True) -> gr.Blocks:
             elem_id="stage",
             apply_default_css=False,
         )
-        _wire(demo, c, page, held)
+        _wire(demo, c, page)
     return demo
 
 
-def _wire(demo, c: dict, page, held) -> None:
+def _wire(demo, c: dict, page) -> None:
     quiet = dict(show_progress="hidden")
-    # The light events (a page load, a slider's arithmetic, a gallery run, the page's own "opened": lookups in the
-    # store and at most one trace file written per content) answer at once outside the queue. Its bound is for work
-    # that waits; a class arriving together must not be told the queue is full when they open the page.
+    # The light events (a page load, a slider's arithmetic, a gallery run: lookups, no work) answer at once outside
+    # the queue. Its bound is for work that waits; a class arriving together must not be told the queue is full when
+    # they open the page.
     light = dict(quiet, queue=False)
     engine = dict(concurrency_id=limits.ENGINE_GROUP, concurrency_limit=limits.ENGINE_SLOTS)
-    shown = [page, held, c["download"]]  # the order of events.Opened
+    shown = [page]  # the stage's value: what to show
     sizes = [c["W"], c["N"], c["G"]]
     gr.on([c["W"].change, c["N"].change, c["G"].change], tokens_per_forward, sizes, c["tpf"], **light)
     c["gallery"].input(events.open_gallery, c["gallery"], shown, **light)
     c["upload"].upload(events.open_upload, c["upload"], shown, **quiet)
-    c["export"].click(events.export, held, c["exported"])
-    page.opened(events.stage_opened, held, [held, c["download"]], **light)
     settings = [
         c["prompt"],
         c["W"],
@@ -223,5 +217,5 @@ def _wire(demo, c: dict, page, held) -> None:
     c["stop"].click(events.stop_live, None, None, **quiet)
     run_event.failure(events.settle_run, None, shown, **quiet)
     c["auto"].click(events.auto_settings, None, [c["W"], c["N"], c["G"], c["pool"], c["tpf"]], **quiet, **engine)
-    demo.load(events.load_page, None, [*shown, c["sidebar"]], **light)
+    demo.load(events.load_page, None, c["sidebar"], **light)
     gr.api(api.generate, api_name="generate", **engine)

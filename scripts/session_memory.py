@@ -7,11 +7,12 @@
 Starts the app without the model (traces need none) and opens `--sessions` sessions through gradio_client, each
 opening the trace as the page's "Open a saved run" does (`/open_upload`). gradio_client runs none of the page's
 JavaScript: it never pulls the run, never opens it in a stage; what a session costs the server here is what it costs
-whatever its client does. Per session the server keeps the compressed run (`stage.Held`, at most
-`limits.SESSION_BYTES`) and a few bytes of stage value; the run's view data lives once in the shared, bounded
-`store.STORE`. With `--distinct` each session opens a different run (the trace under another title), so the store
-fills to its bound and evicts instead of sharing one entry. The sessions stay open; the server's resident memory is
-read before, after each hundred and at the end, then the temp folder's size. One run; numbers as measured here.
+whatever its client does. Per session the server keeps a few bytes of stage value and nothing of the run (the page
+reads it at its address, `runs/<handle>.json`); the run's view data lives once in the shared, bounded `store.STORE`
+(before 0.5 each session also kept the compressed run, `stage.Held`). With `--distinct` each session opens a
+different run (the trace under another title), so the store fills to its bound and evicts instead of sharing one
+entry. The sessions stay open; the server's resident memory is read before, after each hundred and at the end. One
+run; numbers as measured here.
 """
 
 from __future__ import annotations
@@ -24,18 +25,10 @@ import subprocess
 import sys
 import tempfile
 import time
-import zlib
 from pathlib import Path
 
 from app.process import NO_MODEL, answers, rss_mb  # noqa: E402
 from lade_core.paths import ROOT
-
-
-def held_bytes(trace: Path) -> int:
-    """What one session keeps of this run: its JSON, compressed as `stage.Held` compresses it."""
-    from lade_core import parse_run
-
-    return len(zlib.compress(parse_run(trace.read_bytes()).to_json().encode("utf-8"), 6))
 
 
 def variant(doc: dict, i: int, folder: Path) -> Path:
@@ -49,7 +42,7 @@ def variant(doc: dict, i: int, folder: Path) -> Path:
 def main() -> int:
     from gradio_client import Client, handle_file
 
-    from app import files, store
+    from app import store
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trace", required=True)
@@ -83,14 +76,13 @@ def main() -> int:
                 if (i + 1) % 100 == 0 or i + 1 == args.sessions:
                     marks[f"after_{i + 1}_sessions"] = rss_mb(server.pid)
                     print(f"{i + 1} sessions: RSS {marks[f'after_{i + 1}_sessions']:.0f} MB", flush=True)
-        temp = sum(f.stat().st_size for f in files.FOLDER.rglob("*") if f.is_file()) if files.FOLDER.exists() else 0
         growth = marks[f"after_{args.sessions}_sessions"] - marks["start"]
         result = {
             "command": "python -m scripts.session_memory " + " ".join(sys.argv[1:]),
             "date": time.strftime("%Y-%m-%d"),
             "client": "gradio_client (runs none of the page's JavaScript)",
             "trace_bytes": trace.stat().st_size,
-            "held_bytes_per_session": held_bytes(trace),
+            "held_bytes_per_session": 0,  # a session holds no run: it lives in the store, by handle
             "distinct_runs": args.distinct,
             "sessions": args.sessions,
             "store_bound_mb": {"entries": store.MAX_ENTRIES, "bytes": round(store.MAX_BYTES / 2**20)},
@@ -98,7 +90,6 @@ def main() -> int:
             "rss_mb": {k: round(v, 1) for k, v in marks.items()},
             "growth_mb_per_session": round(growth / max(args.sessions, 1), 3),
             "seconds": round(time.perf_counter() - t0, 1),
-            "app_temp_folder_bytes": temp,
         }
         print(json.dumps(result, indent=1))
         if args.out:

@@ -90,15 +90,17 @@ def no_model_app(log_name: str):
 
 
 def new_page(browser, width=1280, height=900, **options):
-    """A tab that records its page errors and the requests it makes to the app's server (`page.server_requests`,
-    heartbeats left out: Gradio keeps one open per page)."""
+    """A tab that records its page errors and the requests it makes to the app's server (`page.server_requests`:
+    its events and the runs it reads at their addresses; heartbeats left out: Gradio keeps one open per page)."""
     page = browser.new_page(viewport={"width": width, "height": height}, **options)
     page.set_default_timeout(60_000)
     page.errors, page.server_requests = [], []
     page.on("pageerror", lambda e: page.errors.append(str(e)))
     page.on(
         "request",
-        lambda r: page.server_requests.append(r.url) if "/gradio_api/" in r.url and "heartbeat" not in r.url else None,
+        lambda r: page.server_requests.append(r.url)
+        if ("/gradio_api/" in r.url or "/runs/" in r.url) and "heartbeat" not in r.url
+        else None,
     )
     return page
 

@@ -264,19 +264,23 @@ def test_deep_links_and_embeds(chromium, server):
 
 
 def test_download_and_export_of_the_run_on_screen(chromium, server, tmp_path):
+    """The sidebar's links follow the run on screen, whichever way it opened (a link, then the gallery menu: no
+    round trip to the server), and download it from its address."""
     page = new_page(chromium, accept_downloads=True)
     open_app(page, server + "?run=code-bsearch", "s.state.current === 'code-bsearch-W7N4G7'")
     page.click("#run-yourself")
+    assert page.get_attribute("#download-trace", "href") == "runs/code-bsearch-W7N4G7/trace.json"
+    page.evaluate("() => window.ladeStage.open('code-fib-W7N4G7', null)")
+    page.wait_for_function("() => document.querySelector('#export-html').getAttribute('href').includes('code-fib')")
     with page.expect_download() as info:
         page.click("#download-trace")
     info.value.save_as(tmp_path / "t.json")
-    assert parse_run((tmp_path / "t.json").read_bytes()) == gallery_run("code-bsearch-W7N4G7")
-    page.click("#export-html")
-    page.wait_for_selector("#export-file:not([hidden])")
+    assert parse_run((tmp_path / "t.json").read_bytes()) == gallery_run("code-fib-W7N4G7")
     with page.expect_download() as info:
-        page.click("#export-file")
+        page.click("#export-html")
     info.value.save_as(tmp_path / "t.html")
-    assert (tmp_path / "t.html").stat().st_size < 1.5 * 2**20
+    text = (tmp_path / "t.html").read_text(encoding="utf-8")
+    assert (tmp_path / "t.html").stat().st_size < 1.5 * 2**20 and 'id="lade-run"' in text
     page.close()
 
 

@@ -1,15 +1,13 @@
 """What the app and the engine refuse or bound, checked without a model, a server or a browser: a model whose KV
-cache cannot be re-laid, Auto's measurement repeated per click, temp files that pile up, and one upload limit stated
-the same way everywhere."""
+cache cannot be re-laid, Auto's measurement repeated per click, a stage that keeps no run per session, and one upload
+limit stated the same way everywhere."""
 
-import os
 import re
-import time
 import types
 
 import torch
 
-from app import files, limits
+from app import limits
 from app.model import SharedModel
 from lade_core.model import LM
 from lade_core.tracefile import MAX_TRACE_BYTES
@@ -70,39 +68,22 @@ def test_auto_runs_in_the_engine_slot():
 
 def test_the_stage_names_runs_and_the_page_pulls_them():
     """Gradio keeps each component's last value per session; the stage's value names what to show (a handle, a
-    step, a mode: a few bytes) and the page pulls the run itself through the stage's server function, so nothing
-    depends on the page acknowledging a run (no 'applied' round trip, no 'release_stage'). The one event the page
-    sends Python is 'opened' (it opened a run by itself), which only moves the download to that run."""
+    step, a mode: a few bytes) and the page reads the run itself at its address (`runs/<handle>.json`), so nothing
+    depends on the page acknowledging a run (no 'applied' or 'opened' round trip, no 'release_stage'): Python
+    listens to no event of the stage, and no session state holds a run."""
     import json
 
-    from app import events
-    from app.stage import Held
+    import gradio as gr
+
     from app.ui import build_demo
 
     demo = build_demo(preload=False)
     fns = list(demo.fns.values())
     assert "release_stage" not in {f.api_name for f in fns}
     (stage_id,) = [i for i, b in demo.blocks.items() if getattr(b, "elem_id", None) == "stage"]
-    listeners = [(f.api_name, trigger) for f in fns for block, trigger in f.targets if block == stage_id]
-    assert listeners == [("stage_opened", "opened")]
+    assert [(f.api_name, t) for f in fns for block, t in f.targets if block == stage_id] == []
+    assert not [b for b in demo.blocks.values() if isinstance(b, gr.State)]
     assert len(demo.blocks[stage_id].value.encode()) < 100 and "run" not in json.loads(demo.blocks[stage_id].value)
-    opened = types.SimpleNamespace(run="code-fib-W7N4G7")  # the event's public attribute, as Gradio passes it
-    held, download = events.stage_opened(Held("code-class-W7N4G7"), opened)
-    assert held == Held("code-fib-W7N4G7") and download.value["path"].endswith("code-fib-W7N4G7.json")
-    for bad in (types.SimpleNamespace(run=None), types.SimpleNamespace(run="u-" + "0" * 20), types.SimpleNamespace()):
-        assert not isinstance(events.stage_opened(Held("code-class-W7N4G7"), bad)[0], Held)  # skipped, no error
-
-
-def test_temp_files_are_pruned_by_age_and_by_size(tmp_path, monkeypatch):
-    """Downloads and exports do not stay forever: old and surplus temp files are pruned on every write."""
-    monkeypatch.setattr(files, "FOLDER", tmp_path / "files")
-    monkeypatch.setattr(files, "MAX_TOTAL_BYTES", 2500)
-    old = files.write("x" * 1000, "old.json")
-    os.utime(old, (time.time() - files.MAX_AGE_S - 5,) * 2)
-    kept = [files.write(str(i) * 1000, f"f{i}.json") for i in range(3)]  # each write prunes first
-    assert not os.path.exists(old)
-    assert sum(os.path.getsize(p) for p in kept if os.path.exists(p)) <= 3000
-    assert not os.path.exists(kept[0]) and os.path.exists(kept[-1])
 
 
 def test_one_upload_limit_everywhere():

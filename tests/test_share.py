@@ -15,7 +15,6 @@ import pytest
 from conftest_app import SHOTS, chromium_browser, new_page, no_model_app, open_app, state, upload
 
 from app import events, gallery, zerogpu
-from app.stage import Held
 from app.store import payload_of
 from lade_core import parse_run
 
@@ -73,8 +72,7 @@ def test_a_valid_upload_replays_like_a_gallery_run(chromium, server, tmp_path):
     page.server_requests.clear()
     page.evaluate("() => { const s = window.ladeStage; s.go(0); s.go(s.run().lastStep()); }")
     assert page.server_requests == []
-    page.wait_for_timeout(500)  # the download button follows the opened run
-    with page.expect_download() as info:  # the download is the run on screen
+    with page.expect_download() as info:  # the download is the run on screen, at its address
         page.click("#download-trace")
     assert parse_run(Path(info.value.path()).read_bytes()).title == "my run"
     page.close()
@@ -163,18 +161,18 @@ def test_zerogpu_run_is_computed_in_one_call_then_played(monkeypatch):
     request = types.SimpleNamespace(session_hash="zerogpu-test")
     outputs = list(events.run_live("Write fib", 5, 3, 4, 24, "paper", 0.0, 1.0, 0, ["lookahead"], request))
     assert len(outputs) == 1 and len(calls) == 1
-    message = json.loads(outputs[0].stage)
-    assert message["run"].startswith("live-") and "ZeroGPU" in message["notice"] and isinstance(outputs[0].held, Held)
+    message = json.loads(outputs[0])
+    assert message["run"].startswith("live-") and "ZeroGPU" in message["notice"]
     assert payload_of(events.STORE.get(message["run"]))["trace"]["title"] == run.title
     assert calls[0][0] == "Write fib" and calls[0][2] == 24
 
 
 def test_opening_a_run_costs_one_pull(chromium, server, tmp_path):
-    """The page pulls a run by its handle once (one call of the stage's server function), whether it comes from
-    the page's gallery menu or from an uploaded file; stepping it then asks nothing; opening it again asks
-    nothing either (the page keeps what it pulled)."""
+    """The page reads a run at its address once (`runs/<handle>.json`), whether it comes from the page's gallery
+    menu or from an uploaded file; stepping it then asks nothing; opening it again asks nothing either (the page
+    keeps what it read)."""
     page = explorer(chromium, server, sidebar=False)
-    pulls = lambda: [u for u in page.server_requests if "component_server" in u]  # noqa: E731
+    pulls = lambda: [u for u in page.server_requests if "/runs/" in u and u.split("?")[0].endswith(".json")]  # noqa: E731
     page.server_requests.clear()
     page.select_option("#gallery-menu", "code-fib-W7N4G7")
     page.wait_for_function("() => window.ladeStage.state.current === 'code-fib-W7N4G7'")

@@ -13,7 +13,6 @@ import pytest
 from hostile_cases import CASES, base_doc, dumps
 
 from app import events, gallery, stage, zerogpu
-from app.stage import Held
 from app.store import Gone, RunStore, pack, payload_of
 from lade_core import parse_run
 
@@ -128,14 +127,11 @@ def test_every_stage_value_is_small():
 def test_opening_any_file_gives_the_stage_a_small_value(tmp_path, case):
     """Every refused file of the hostile corpus and a few accepted ones through the upload handler: a run opened or
     a one-line refusal, and the stage's value under 1 KB either way (a refusal echoes at most a short part of the
-    file); the session holds only the compressed run."""
+    file); the session holds nothing (the run lives in the store, by handle)."""
     path = tmp_path / "file.json"
     path.write_bytes(case.data())
     out = events.open_upload(str(path))
-    if isinstance(out.stage, str):
-        assert value_bytes(out.stage) < VALUE_BYTES, (case.name, len(out.stage))
-    if isinstance(out.held, Held):
-        assert out.held.blob and len(out.held.blob) < len(path.read_bytes())
+    assert isinstance(out, str) and value_bytes(out) < VALUE_BYTES, (case.name, len(out))
 
 
 @pytest.mark.parametrize("name", ["", None, "x" * 5000, "<img src=x>", "code-fib-W7N4G7"])
@@ -143,14 +139,14 @@ def test_the_gallery_menu_gives_the_stage_a_small_value(name):
     """A choice opens the run by name; leaving the menu without one changes nothing (it used to say "No gallery
     run is called None."); a name the gallery lacks gets a short plain-text notice."""
     out = events.open_gallery(name)
-    if isinstance(out.stage, str):
-        assert value_bytes(out.stage) < VALUE_BYTES
+    if isinstance(out, str):
+        assert value_bytes(out) < VALUE_BYTES
     if not name:
-        assert all(isinstance(part, dict) and part.get("__type__") == "update" and len(part) == 1 for part in out)
+        assert isinstance(out, dict) and out.get("__type__") == "update" and len(out) == 1
     elif name in gallery.names():
-        assert json.loads(out.stage)["run"] == name
+        assert json.loads(out)["run"] == name
     else:
-        notice = json.loads(out.stage)["notice"]
+        notice = json.loads(out)["notice"]
         assert notice.startswith("No gallery run is called") and "None" not in notice and "<" not in notice
         assert len(notice) < 120
 
@@ -177,8 +173,8 @@ def test_a_zerogpu_run_is_sent_by_handle(monkeypatch):
             types.SimpleNamespace(session_hash="store-test"),
         )
     )
-    assert len(outputs) == 1 and value_bytes(outputs[0].stage) < VALUE_BYTES
-    message = json.loads(outputs[0].stage)
+    assert len(outputs) == 1 and value_bytes(outputs[0]) < VALUE_BYTES
+    message = json.loads(outputs[0])
     assert message["run"].startswith("live-") and payload_of(events.STORE.get(message["run"]))
 
 
@@ -191,4 +187,4 @@ def test_a_refusal_echoes_little_of_a_long_value(tmp_path, field):
     path = tmp_path / "long.json"
     path.write_bytes(dumps(doc))
     out = events.open_upload(str(path))
-    assert isinstance(out.stage, str) and value_bytes(out.stage) < VALUE_BYTES
+    assert isinstance(out, str) and value_bytes(out) < VALUE_BYTES

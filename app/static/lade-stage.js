@@ -40,12 +40,11 @@ const LadeStage = (() => {
   }
 
   class Stage {
-    /** @param {HTMLElement} root @param {{boot: Boot, source: Source, trigger?: (name: string, data: object) => void}} options */
-    constructor(root, { boot, source, trigger }) {
+    /** @param {HTMLElement} root @param {{boot: Boot, source: Source}} options */
+    constructor(root, { boot, source }) {
       this.root = root;
       this.boot = boot;
       this.source = source;
-      this.trigger = trigger || null;
       /** @type {Map<string, Run>} */
       this.runs = new Map();
       this.state = initialState();
@@ -211,6 +210,7 @@ const LadeStage = (() => {
         next.playing = false;
       this.state = next;
       this.render(before);
+      this.fileLinks();
       if (focus) this.moveFocus(focus);
       if (before.k !== next.k && !next.playing) this.announce();
       if (before.playing && !next.playing) this.announce(true);
@@ -245,8 +245,28 @@ const LadeStage = (() => {
       if (!run) return false;
       const k = step === "last" ? run.lastStep() : typeof step === "number" ? step : run.interestingStep();
       this.set({ mode: "explorer", notice: "", ...extra, current: handle, k, answered: null });
-      if (!fromServer && this.trigger) this.trigger("opened", { run: handle });
       return true;
+    }
+
+    /** The server page's file links (its sidebar) point at the run on screen, at its address (app/routes.py). */
+    fileLinks() {
+      if (this.source.kind !== "server") return;
+      const handle = this.state.current,
+        base = handle ? `runs/${encodeURIComponent(handle)}/` : null;
+      for (const [id, file] of [
+        ["download-trace", "trace.json"],
+        ["export-html", "replay.html"],
+      ]) {
+        const link = document.getElementById(id);
+        if (!link) continue;
+        if (base) {
+          if (link.getAttribute("href") !== base + file) link.setAttribute("href", base + file);
+          link.removeAttribute("aria-disabled");
+        } else {
+          link.removeAttribute("href");
+          link.setAttribute("aria-disabled", "true");
+        }
+      }
     }
 
     // -- actions -----------------------------------------------------------------------------------------------------
@@ -646,14 +666,9 @@ const LadeStage = (() => {
   return {
     Stage,
     /** gr.HTML's js_on_load: mount the stage once, then follow the component's value. */
-    mount(
-      /** @type {HTMLElement} */ element,
-      /** @type {any} */ props,
-      /** @type {any} */ watch,
-      /** @type {any} */ trigger,
-    ) {
+    mount(/** @type {HTMLElement} */ element, /** @type {any} */ props, /** @type {any} */ watch) {
       const host = /** @type {HTMLElement} */ (element.querySelector(".lade-host") || element);
-      const stage = hook(new Stage(host, { boot: readBoot(), source: serverSource(), trigger }));
+      const stage = hook(new Stage(host, { boot: readBoot(), source: serverSource() }));
       follow(stage, () => stage.apply(props.value));
       watch("value", () => stage.apply(props.value));
       if (!tameSidebar()) {
