@@ -16,10 +16,12 @@ public server should not take. Added with `launch(app_kwargs={"middleware": [gua
   has; otherwise 422 with a message naming the endpoint's parameters. A refusal Gradio would answer with
   `{"error": null}` (a value its components cannot take) gets a message instead: "the arguments do not fit", with
   the parameters. No traceback or server path is sent to a client.
-- **Engine jobs per client**: a client (its connecting address; the X-Forwarded-For entry `trust_proxy` hops from
-  the right when the operator says the server is behind that many proxies) may have at most `per_client` jobs of
-  the engine events (`limits.ENGINE_GROUP`: the Run button, `/generate`, Auto) waiting or running; one more is
-  refused with 429 and a message. A job posted to the REST route (`/call/<api>`) or joined with a session whose
+- **Jobs per client**: a client (its connecting address; the X-Forwarded-For entry `trust_proxy` hops from the
+  right when the operator says the server is behind that many proxies) may have at most `limits.JOBS_PER_CLIENT`
+  jobs of any kind (an upload too) waiting or running in the queue, and at most `per_client` of the engine events
+  (`limits.ENGINE_GROUP`: the Run button, `/generate`, Auto); one more is refused with 429 and a message.
+  (`per_client` 0 lifts both.) What the guard reads of Gradio's queue goes through `gradio_adapter`.
+- **Jobs nobody reads**: an engine job posted to the REST route (`/call/<api>`) or joined with a session whose
   result stream (`/call/<api>/<id>`, `/queue/data`) is not opened within `READ_WITHIN_S` seconds is taken out of the
   queue, or stopped at its next step if it runs: nobody reads it.
 
@@ -36,11 +38,11 @@ import time
 from pathlib import Path
 from urllib.parse import parse_qs
 
-from gradio.data_classes import PredictBody
 from pydantic import ValidationError
 from starlette.middleware import Middleware
 
-from . import limits
+from . import gradio_adapter, limits
+from .gradio_adapter import PredictBody
 from .logs import refusal
 
 API = "/gradio_api"
@@ -194,9 +196,7 @@ class Guard:
     @property
     def temp_folder(self) -> Path:
         if self._temp_folder is None:
-            from gradio.utils import get_upload_folder
-
-            self._temp_folder = Path(getattr(self.blocks, "GRADIO_CACHE", None) or get_upload_folder())
+            self._temp_folder = gradio_adapter.upload_folder(self.blocks)
         return self._temp_folder
 
     def _fns(self) -> dict:
@@ -239,7 +239,7 @@ class Guard:
                 self._params = {}
         if fn.api_name in self._params:
             return self._params[fn.api_name]
-        return [getattr(b, "label", None) or type(b).__name__ for b in fn.inputs if not b.skip_api]
+        return [getattr(b, "label", None) or type(b).__name__ for b in gradio_adapter.api_inputs(fn)]
 
     def _signature(self, fn) -> str:
         names = self._parameters(fn)
@@ -250,11 +250,12 @@ class Guard:
     def _is_engine(self, fn) -> bool:
         return fn is not None and getattr(fn, "concurrency_id", None) == limits.ENGINE_GROUP
 
-    def _engine_jobs(self, client: str) -> int:
-        """The engine jobs of `client` waiting or running in Gradio's queue."""
-        queue = getattr(self.blocks, "_queue", None)
-        events = list(getattr(queue, "event_ids_to_events", {}).values()) if queue is not None else []
-        return sum(1 for e in events if self._is_engine(e.fn) and client_of(e.request, self.trust_proxy) == client)
+    def _jobs(self, client: str) -> tuple[int, int]:
+        """(all, engine) jobs of `client` waiting or running in Gradio's queue."""
+        mine = [
+            e for e in gradio_adapter.queued(self.blocks).values() if client_of(e.request, self.trust_proxy) == client
+        ]
+        return len(mine), sum(1 for e in mine if self._is_engine(e.fn))
 
     # -- the gate ------------------------------------------------------------------------------------------------
     async def __call__(self, scope, receive, send):
@@ -372,11 +373,12 @@ class Guard:
         if problem:
             refusal(f"refused: {problem}")
             return await _respond(send, 422, problem)
-        if not self._is_engine(fn):
+        engine = self._is_engine(fn)
+        if not engine and getattr(fn, "queue", True) is False:  # answered at once, outside the queue
             answer = await self._forward(scope, replay, send, fn)
             self._remember(answer, fn)
             return
-        if direct:
+        if direct and engine:
             refusal(f"refused: a direct call to {fn.api_name}, which runs in the queue")
             return await _respond(
                 send,
@@ -388,8 +390,16 @@ class Guard:
         client = client_of(scope, self.trust_proxy)
         lock = self._client_locks.setdefault(client, asyncio.Lock())
         async with lock:  # one join of a client at a time: the count below is then exact
-            held = self._engine_jobs(client)
-            if self.per_client and held >= self.per_client:
+            jobs, held = self._jobs(client)
+            if self.per_client and jobs >= limits.JOBS_PER_CLIENT:
+                refusal(f"refused: {client} has {jobs} jobs in the queue (at most {limits.JOBS_PER_CLIENT})")
+                return await _respond(
+                    send,
+                    429,
+                    f"You already have {jobs} requests waiting or running on this server (at most "
+                    f"{limits.JOBS_PER_CLIENT} per visitor): wait for one to finish and try again.",
+                )
+            if engine and self.per_client and held >= self.per_client:
                 refusal(f"refused: {client} has {held} engine jobs (at most {self.per_client})")
                 return await _respond(
                     send,
@@ -402,7 +412,7 @@ class Guard:
         if not lock.locked() and self._client_locks.get(client) is lock:
             self._client_locks.pop(client, None)
         event_id = self._remember(answer, fn)
-        if event_id:
+        if event_id and engine:
             session = doc.get("session_hash") if join else None
             if not (isinstance(session, str) and self._reading_sessions.get(session)):
                 self._unread[event_id] = (
@@ -437,7 +447,7 @@ class Guard:
         data = doc.get("data")
         if not isinstance(data, list):
             return None  # Gradio's own check names the field
-        allowed = {len(fn.inputs), len([b for b in fn.inputs if not b.skip_api])}
+        allowed = {len(fn.inputs), len(gradio_adapter.api_inputs(fn))}
         if len(data) not in allowed:
             return f"{self._signature(fn)}, got {len(data)}."
         return None
@@ -541,8 +551,7 @@ class Guard:
     async def sweep(self, now: float | None = None) -> list[str]:
         """Drop the jobs nobody has read in time; their ids."""
         now = time.monotonic() if now is None else now
-        queue = getattr(self.blocks, "_queue", None)
-        live = getattr(queue, "event_ids_to_events", {}) if queue is not None else {}  # (a Queue has a length)
+        live = gradio_adapter.queued(self.blocks)
         dropped = []
         for eid, (deadline, session) in list(self._unread.items()):
             if eid not in live:
@@ -552,7 +561,7 @@ class Guard:
             elif now >= deadline:
                 self._unread.pop(eid, None)
                 try:
-                    await queue.clean_events(event_id=eid)
+                    await gradio_adapter.drop(self.blocks, eid)
                 except Exception:
                     continue
                 dropped.append(eid)

@@ -37,6 +37,8 @@ MAX_PROMPT_TOKENS = 2048
 # Engine jobs (Run, /generate, Auto) one client may have waiting or running at once (app/guard.py; a client is its
 # address, or X-Forwarded-For's when the operator trusts a proxy: app.py --trust-proxy, LADE_TRUST_PROXY).
 PER_CLIENT = 2
+# Jobs of any kind (uploads, the engine's) one client may have in the queue at once: one visitor cannot fill it.
+JOBS_PER_CLIENT = 4
 TEMP_BYTES = 1024 * 2**20  # Gradio's temp folder (uploads, served copies, downloads): the oldest go past it
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # C0 controls and DEL, except tab, newline, return

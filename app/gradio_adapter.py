@@ -1,0 +1,42 @@
+"""Everything the app reads of Gradio beyond its public API, in one place, pinned to the Gradio version it was written
+against (`GRADIO`; tests/test_guard.py fails on another version, so an upgrade re-reads these lines first).
+
+What the guard needs and Gradio does not offer publicly: the jobs waiting or running in the queue (their event and
+request), taking a job out of the queue, an event's inputs as its API lists them (state left out), how Gradio reads
+a call's body (`PredictBody`, the model its routes use), and the folder its uploads go to.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gradio
+from gradio.data_classes import PredictBody  # noqa: F401 (re-exported: the body model Gradio's routes read)
+from gradio.utils import get_upload_folder
+
+GRADIO = "6.31.0"
+
+
+def queued(blocks) -> dict:
+    """Event id -> job, for the jobs waiting or running in the queue (each has `.fn` and `.request`)."""
+    queue = getattr(blocks, "_queue", None)
+    return dict(getattr(queue, "event_ids_to_events", {}) or {}) if queue is not None else {}
+
+
+async def drop(blocks, event_id: str) -> None:
+    """Take a job out of the queue, or stop it at its next step if it runs."""
+    await blocks._queue.clean_events(event_id=event_id)
+
+
+def api_inputs(fn) -> list:
+    """An event's inputs as its API lists them: state inputs left out."""
+    return [b for b in fn.inputs if not getattr(b, "skip_api", False)]
+
+
+def upload_folder(blocks) -> Path:
+    """Where Gradio stores uploads (and its copies of served files)."""
+    return Path(getattr(blocks, "GRADIO_CACHE", None) or get_upload_folder())
+
+
+def version() -> str:
+    return gradio.__version__
