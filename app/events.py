@@ -173,7 +173,7 @@ def auto_settings():
         curve = MODEL.cost_curve()
         best = autoconfig.best(autoconfig.load_sweeps(), curve)
     except Exception as exc:
-        raise gr.Error(f"Auto needs the cost curve and the sweeps in assets/ and the model: {exc}") from None
+        raise limits.refused(f"Auto needs the cost curve and the sweeps in assets/ and the model: {exc}") from None
     return best["window"], best["ngram"], best["guess"], best["pool"], auto_reason(best)
 
 

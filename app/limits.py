@@ -23,6 +23,13 @@ PUBLIC = {"window": (1, 32), "ngram": (2, 8), "guess": (0, 32)}  # over Lookahea
 PUBLIC_SAMPLING = {"temperature": (0.0, 2.0), "top_p": (0.05, 1.0), "sample_seed": (0, 2**31 - 1)}  # over Sampling's
 MAX_NEW_TOKENS = (1, 512)
 MAX_PROMPT_CHARS = 8000
+
+
+def refused(message: str) -> gr.Error:
+    """The error a refusal raises: its message for the visitor, and no traceback in the log (a refusal is no bug)."""
+    return gr.Error(message, print_exception=False)
+
+
 UPLOAD_BYTES = MAX_TRACE_BYTES  # the one limit on a trace file (and on any upload), stated the same way everywhere
 UPLOAD_MIB = UPLOAD_BYTES // 2**20
 # Engine runs (Run button and API) share one concurrency group with one slot: model calls never overlap on the CPU.
@@ -60,20 +67,20 @@ def limits_text() -> str:
 def clean_prompt(prompt) -> str:
     """The prompt, refused with a reason if it is not text, empty, too long, not valid Unicode or has control bytes."""
     if not isinstance(prompt, str):
-        raise gr.Error(f"The prompt must be text, got {type(prompt).__name__}.")
+        raise refused(f"The prompt must be text, got {type(prompt).__name__}.")
     if not prompt.strip():
-        raise gr.Error("The prompt is empty: type a prompt or pick an example.")
+        raise refused("The prompt is empty: type a prompt or pick an example.")
     if len(prompt) > MAX_PROMPT_CHARS:
-        raise gr.Error(f"The prompt is {len(prompt):,} characters; this demo takes at most {MAX_PROMPT_CHARS:,}.")
+        raise refused(f"The prompt is {len(prompt):,} characters; this demo takes at most {MAX_PROMPT_CHARS:,}.")
     try:
         prompt.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise gr.Error(
+        raise refused(
             f"The prompt is not valid Unicode text (a lone surrogate at character {exc.start + 1})."
         ) from None
     bad = _CONTROL.search(prompt)
     if bad:
-        raise gr.Error(
+        raise refused(
             f"The prompt contains a control character (U+{ord(bad.group()):04X} at character "
             f"{bad.start() + 1}); only newlines and tabs are allowed. Remove it and run again."
         )
@@ -95,7 +102,7 @@ def check_request(prompt, window, ngram, guess, max_new_tokens, pool) -> tuple[s
     try:
         return prompt, LookaheadConfig(**values, pool=pool), max_new
     except (ConfigError, TypeError) as exc:
-        raise gr.Error(str(exc)) from None
+        raise refused(str(exc)) from None
 
 
 def check_sampling(temperature, top_p, sample_seed) -> Sampling:
@@ -106,7 +113,7 @@ def check_sampling(temperature, top_p, sample_seed) -> Sampling:
     try:
         return Sampling(top_k=0, **values)
     except ConfigError as exc:
-        raise gr.Error(str(exc)) from None
+        raise refused(str(exc)) from None
 
 
 def check_context(prompt_tokens: int, context: int, max_new_tokens: int) -> None:
@@ -115,13 +122,13 @@ def check_context(prompt_tokens: int, context: int, max_new_tokens: int) -> None
     near the end)."""
     room = context - max_new_tokens
     if prompt_tokens > room:
-        raise gr.Error(
+        raise refused(
             f"The prompt is {prompt_tokens:,} tokens (with the chat template), but with {max_new_tokens} "
             f"new tokens only {max(room, 0):,} fit in the model's context of {context:,} tokens. Shorten "
             f"the prompt or ask for fewer new tokens."
         )
     if prompt_tokens > MAX_PROMPT_TOKENS:
-        raise gr.Error(
+        raise refused(
             f"The prompt is {prompt_tokens:,} tokens (with the chat template); this demo takes at most "
             f"{MAX_PROMPT_TOKENS:,}. Shorten the prompt."
         )
@@ -156,12 +163,12 @@ def check_methods(methods, config: LookaheadConfig) -> list[MethodSpec]:
         or not isinstance(methods, (list, tuple))
         or not all(isinstance(m, str) for m in methods)
     ):
-        raise gr.Error(f"methods must be a list of names from {', '.join(RACE_METHODS)}, got {shown(methods)}")
+        raise refused(f"methods must be a list of names from {', '.join(RACE_METHODS)}, got {shown(methods)}")
     if not 1 <= len(methods) <= 3 or len(set(methods)) != len(methods):
-        raise gr.Error(f"choose 1 to 3 different methods to race against greedy decoding, got {len(methods)}")
+        raise refused(f"choose 1 to 3 different methods to race against greedy decoding, got {len(methods)}")
     unknown = [m for m in methods if m not in RACE_METHODS]
     if unknown:
-        raise gr.Error(f"unknown method {shown(unknown[0])}: choose from {', '.join(RACE_METHODS)}")
+        raise refused(f"unknown method {shown(unknown[0])}: choose from {', '.join(RACE_METHODS)}")
     lanes = {
         "lookahead": lambda: MethodSpec("lookahead", config),
         "jacobi": lambda: MethodSpec("jacobi", jacobi_config(config.window)),

@@ -62,3 +62,16 @@ def test_refusals_past_the_rate_are_counted_not_written():
     _refuse(stream)
     last = out.getvalue().splitlines()[-1]
     assert len(out.getvalue().splitlines()) == 4 and last.endswith("(7 more refusals not logged)")
+
+
+def test_a_refusal_asks_gradio_for_no_traceback():
+    """A refusal (bad settings, a long prompt, an unknown method) is stopped at the source: Gradio is told not to print
+    its traceback (`print_exception=False`); the bounded stream above stays the net for anything else."""
+    from app import limits
+
+    try:
+        limits.clean_prompt("x" * (limits.MAX_PROMPT_CHARS + 1))
+    except Exception as exc:  # the refusal the handler raises
+        assert type(exc).__name__ == "Error" and exc.print_exception is False
+    else:
+        raise AssertionError("a prompt over the limit was taken")
