@@ -1,10 +1,9 @@
-# `make run` serves the app on http://127.0.0.1:7860 with the embedded model; `make test` runs the tests (within a
+# `make run` serves the app on http://127.0.0.1:7860 with the embedded model; `make test` runs the tests (about a
 # quarter hour on 2 cores), `make test-soak` the long runs and full matrices they sample (CI runs both).
 # Both create .venv on first use, install the pinned requirements and the project itself (`lade` on the PATH of
 # the venv); `make test` also installs the pinned dev tools from npm (TypeScript's checker, axe-core; never shipped)
-# and type-checks the browser's renderer first. `make test-fast` runs the tests that need no model, no server and
-# no browser (under a minute), in two worker processes; `make test` runs in one, so that no two model loads share
-# the cores.
+# and type-checks the browser's renderer first. `make test-fast` lints and runs the tests that need no model, no
+# server and no browser, in two worker processes.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -40,12 +39,18 @@ run: $(STAMP)
 	GRADIO_ANALYTICS_ENABLED=False $(PY) app.py
 
 # Each tier writes its results to out/ (JUnit XML) and prints its 30 slowest tests.
+# `make test` runs in two phases: what needs no model (the pages, embeds, hostile corpus, the guard) in two worker
+# processes, a file each at a time (the browser waits more than it computes); then what loads the model, in one
+# process, so that no two model loads share the cores.
 test: $(STAMP) $(NODE_STAMP)
 	node_modules/.bin/tsc -p tsconfig.json
-	$(TEST_ENV) $(PY) -m pytest -q -m "not soak" --durations=30 --junitxml=out/junit-test.xml
+	$(TEST_ENV) $(PY) -m pytest -q -m "not soak and not model" -n 2 --dist loadfile --junitxml=out/junit-test-pages.xml
+	$(TEST_ENV) $(PY) -m pytest -q -m "model and not soak" --junitxml=out/junit-test-model.xml
+	$(PY) -m scripts.slowest out/junit-test-pages.xml out/junit-test-model.xml --top 30
 
 test-soak: $(STAMP) $(NODE_STAMP)
-	$(TEST_ENV) $(PY) -m pytest -q -m soak --durations=30 --junitxml=out/junit-soak.xml
+	$(TEST_ENV) $(PY) -m pytest -q -m soak --junitxml=out/junit-soak.xml
+	$(PY) -m scripts.slowest out/junit-soak.xml --top 30
 
 test-fast: lint
 	$(TEST_ENV) $(PY) -m pytest -q -m "not model and not server and not browser" --hypothesis-profile=quick -n 2 --dist worksteal

@@ -23,7 +23,9 @@ settings.load_profile("thorough")
 NEEDS = {
     "lm": "model",
     "greedy": "model",
+    "model_server": "model",
     "server": "server",
+    "page_server": "server",
     "browser": "browser",
     "page": "browser",
     "chromium": "browser",
@@ -42,6 +44,25 @@ def lm():
     from lade_core import load_model
 
     return load_model()
+
+
+@pytest.fixture(scope="session")
+def page_server():
+    """(url, process) of the app without its model, one for the session: the pages, embeds, uploads and the hostile
+    corpus need no model (each module's measurements are its own)."""
+    from conftest_app import no_model_app
+
+    with no_model_app("app-pages-test.log") as (url, proc):
+        yield url, proc
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """One Chromium for the session; each test opens its own pages (a fresh context each)."""
+    from conftest_app import chromium_browser
+
+    with chromium_browser() as browser:
+        yield browser
 
 
 @pytest.fixture(scope="session")
@@ -66,10 +87,9 @@ def greedy(lm, bench_prompts):
     return tokens
 
 
-def pairwise(configs: list, prompts: list) -> list[tuple]:
-    """Each setting with at least two prompts, the prompts taken in turn so that every prompt meets some setting:
+def pairwise(configs: list, prompts: list, each: int = 2) -> list[tuple]:
+    """Each setting with `each` prompts, the prompts taken in turn (with seven settings, every prompt meets one):
     the exactness checks of `make test` (every setting on every prompt runs in `make test-soak`)."""
-    each = max(2, -(-len(prompts) // len(configs)))
     return [(c, prompts[(each * i + j) % len(prompts)]) for i, c in enumerate(configs) for j in range(each)]
 
 

@@ -12,7 +12,7 @@ import json
 import re
 
 import pytest
-from conftest_app import OUT, SHOTS, chromium_browser, new_page, no_model_app, open_app, state
+from conftest_app import OUT, SHOTS, new_page, open_app, state
 from lesson_facts import OPTIONS, new_guesses, right, shown_step
 
 from app import gallery
@@ -44,16 +44,9 @@ def axe_source() -> str:
 
 
 @pytest.fixture(scope="module")
-def server():
-    with no_model_app("app-a11y-test.log") as (url, _):
-        yield url
+def server(page_server):
+    yield page_server[0]
     (OUT / "a11y.json").write_text(json.dumps({"tags": TAGS, "states": RESULTS}, indent=1), encoding="utf-8")
-
-
-@pytest.fixture(scope="module")
-def chromium(server):
-    with chromium_browser() as browser:
-        yield browser
 
 
 def drawn(page) -> None:

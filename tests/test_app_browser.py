@@ -19,9 +19,7 @@ import pytest
 from conftest_app import (
     OUT,
     SHOTS,
-    chromium_browser,
     new_page,
-    no_model_app,
     open_app,
     serve_app,
     settled,
@@ -46,9 +44,8 @@ CHAPTER_LIST = (
 
 
 @pytest.fixture(scope="module")
-def server():
-    with no_model_app("app-test.log") as (url, _):
-        yield url
+def server(page_server):
+    yield page_server[0]
     (OUT / "measurements.json").write_text(json.dumps(MEASURED, indent=2))
 
 
@@ -57,12 +54,6 @@ def model_server():
     """The app with its model, for live runs (started only when a test asks for it)."""
     with serve_app(["app.py"], "app-model-test.log", OMP_NUM_THREADS="1") as (url, _):
         yield url
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    with chromium_browser() as browser:
-        yield browser
 
 
 def gallery_run(name: str):

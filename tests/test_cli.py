@@ -150,20 +150,35 @@ def test_lab_prints_its_json_contract():
         assert low <= doc["predicted_speedup"] <= high and doc["kind"] == kind and doc["devices"] == k
 
 
+EARLY_EXIT = ["--method", "early-exit", "--exit-layer", "8", "-K", "3"]
+BENCH_VARIANTS = [
+    [],
+    ["--method", "jacobi"],
+    ["--method", "pld"],
+    EARLY_EXIT,
+    ["--adaptive"],
+    ["--pool-from-prompt"],
+    ["--pool-policy", "output"],
+]
+
+
 @pytest.mark.model
 def test_bench_writes_the_documented_json(tmp_path, lm):
+    """Lookahead with the output's pool and a speculative method (each a model-loading command); every option in
+    `make test-soak`."""
+    _bench_writes_the_documented_json(tmp_path, [EARLY_EXIT, ["--pool-policy", "output"]])
+
+
+@pytest.mark.model
+@pytest.mark.soak
+def test_bench_writes_the_documented_json_for_every_method_and_option(tmp_path, lm):
+    _bench_writes_the_documented_json(tmp_path, BENCH_VARIANTS)
+
+
+def _bench_writes_the_documented_json(tmp_path, variants):
     prompts = tmp_path / "p.jsonl"
     prompts.write_text(json.dumps({"id": "fib", "kind": "code", "prompt": "Write fib(n) in Python."}) + "\n")
-    early_exit = ["--method", "early-exit", "--exit-layer", "8", "-K", "3"]
-    for extra in (
-        [],
-        ["--method", "jacobi"],
-        ["--method", "pld"],
-        early_exit,
-        ["--adaptive"],
-        ["--pool-from-prompt"],
-        ["--pool-policy", "output"],
-    ):
+    for extra in variants:
         out = cli(
             "bench",
             "--prompts",

@@ -7,7 +7,7 @@ out/screenshots/ (look at them when a layout test fails).
 """
 
 import pytest
-from conftest_app import SHOTS, chromium_browser, new_page, no_model_app, open_app
+from conftest_app import SHOTS, new_page, open_app
 
 from app.deeplink import CHAPTERS as CHAPTER_COUNT
 from app.render.views import VIEW_GROUPS, VIEW_IDS
@@ -22,15 +22,8 @@ EMBEDS = [f"?run={EMBED_RUN}&view={v}&embed=1" for v in (*VIEW_IDS, *VIEW_GROUPS
 
 
 @pytest.fixture(scope="module")
-def server():
-    with no_model_app("app-embeds-test.log") as (url, _):
-        yield url
-
-
-@pytest.fixture(scope="module")
-def chromium(server):
-    with chromium_browser() as browser:
-        yield browser
+def server(page_server):
+    yield page_server[0]
 
 
 def focus_of(page, chapter: int) -> list:

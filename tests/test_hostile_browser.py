@@ -11,7 +11,7 @@ import time
 from urllib.parse import quote, urlencode
 
 import pytest
-from conftest_app import OUT, SHOTS, chromium_browser, new_page, no_model_app, open_app, rss_mb, state, upload
+from conftest_app import OUT, SHOTS, new_page, open_app, rss_mb, state, upload
 from hostile_cases import CASES, MARKUP
 from starlette.datastructures import QueryParams
 from test_hostile_loader import QUERIES
@@ -34,16 +34,9 @@ MEASURED: dict = {}
 
 
 @pytest.fixture(scope="module")
-def server():
-    with no_model_app("app-hostile-test.log") as (url, proc):
-        yield url, proc
+def server(page_server):
+    yield page_server
     (OUT / "hostile.json").write_text(json.dumps(MEASURED, indent=2))
-
-
-@pytest.fixture(scope="module")
-def chromium(server):
-    with chromium_browser() as browser:
-        yield browser
 
 
 def watched(chromium, url):
@@ -98,10 +91,10 @@ def test_accepted_hostile_runs_are_drawn_as_text(chromium, server, tmp_path):
     page.close()
 
 
-def test_rejected_files_get_their_one_line_reason(chromium, server, tmp_path):
+def _rejected_through_the_page(chromium, server, tmp_path, cases):
     url, _ = server
     page = watched(chromium, url)
-    for case in REJECTED:
+    for case in cases:
         path = tmp_path / "bad.json"
         path.write_bytes(case.data())
         page.evaluate("() => window.ladeStage.set({ notice: '' })")
@@ -113,6 +106,17 @@ def test_rejected_files_get_their_one_line_reason(chromium, server, tmp_path):
         assert state(page, "current") == "code-class-W7N4G7"
         assert_clean(page)
     page.close()
+
+
+def test_rejected_files_get_their_one_line_reason(chromium, server, tmp_path):
+    """Every seventh case of the corpus through the page's upload (each case's reason is checked without a browser
+    for all of them: tests/test_hostile_loader.py, tests/test_store.py); the whole corpus in `make test-soak`."""
+    _rejected_through_the_page(chromium, server, tmp_path, REJECTED[::7])
+
+
+@pytest.mark.soak
+def test_every_rejected_file_gets_its_one_line_reason_in_the_page(chromium, server, tmp_path):
+    _rejected_through_the_page(chromium, server, tmp_path, REJECTED)
 
 
 def test_an_oversized_file_is_refused_before_it_is_read(chromium, server, tmp_path):

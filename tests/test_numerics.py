@@ -47,8 +47,19 @@ def test_greedy_with_gaps_is_greedy(lm, bench_prompts):
 
 
 @pytest.mark.model
+def test_lookahead_is_identical_to_greedy_in_fp32_on_a_prompt_of_each_kind(lm, bench_prompts):
+    """The numerics report's fp32 check on a code, a chat and a grounded prompt (every prompt in make test-soak)."""
+    _identical_in_fp32(lm, bench_prompts[::4])
+
+
+@pytest.mark.model
+@pytest.mark.soak
 def test_lookahead_is_identical_to_greedy_in_fp32_on_every_prompt(lm, bench_prompts):
-    result = numerics.numerics(lm, bench_prompts, LookaheadConfig(window=7, ngram=4, guess=7), max_new_tokens=24)
+    _identical_in_fp32(lm, bench_prompts)
+
+
+def _identical_in_fp32(lm, prompts):
+    result = numerics.numerics(lm, prompts, LookaheadConfig(window=7, ngram=4, guess=7), max_new_tokens=24)
     assert result["dtype"] == "float32"
     assert [r["id"] for r in result["prompts"] if not r["identical"]] == []
 

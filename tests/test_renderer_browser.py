@@ -9,7 +9,7 @@ from the trace fails here.
 import dataclasses
 
 import pytest
-from conftest_app import SHOTS, chromium_browser
+from conftest_app import SHOTS
 
 from app.render.export import render_html
 from app.render.views import VIEW_IDS
@@ -27,12 +27,6 @@ LANES = ("parallel", "baseline")
 
 def load(name):
     return parse_run((RUNS / f"{name}.json").read_bytes())
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    with chromium_browser() as browser:
-        yield browser
 
 
 @pytest.fixture(scope="module")

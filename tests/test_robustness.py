@@ -235,7 +235,7 @@ def test_cancel_frees_the_slot_and_a_flood_is_told_the_queue_is_full(server, lm)
         timeout=30,
         json={"data": [], "fn_index": fn_index(url, "load_page"), "session_hash": "late-visitor"},
     )
-    assert load.status_code == 200 and len(load.json()["data"]) == 4, load.text[:200]
+    assert load.status_code == 200 and len(load.json()["data"]) == 1, load.text[:200]  # the sidebar, for an embed
     for job in flood:
         job.cancel()
 

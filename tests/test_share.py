@@ -12,7 +12,7 @@ import types
 from pathlib import Path
 
 import pytest
-from conftest_app import SHOTS, chromium_browser, new_page, no_model_app, open_app, state, upload
+from conftest_app import SHOTS, new_page, open_app, state, upload
 
 from app import events, gallery, zerogpu
 from app.store import payload_of
@@ -22,15 +22,8 @@ pytest.importorskip("playwright.sync_api")
 
 
 @pytest.fixture(scope="module")
-def server():
-    with no_model_app("app-share-test.log") as (url, _):
-        yield url
-
-
-@pytest.fixture(scope="module")
-def chromium(server):
-    with chromium_browser() as browser:
-        yield browser
+def server(page_server):
+    yield page_server[0]
 
 
 def explorer(chromium, server, query="?run=code-class", sidebar=True, **options):

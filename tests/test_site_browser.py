@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest_app import SHOTS, answers, chromium_browser, free_port
+from conftest_app import SHOTS, answers, free_port
 from test_app_browser import CHAPTER_LIST, at_chapter, gallery_run, page_lab, walk_chapter
 
 from app import gallery
@@ -40,12 +40,6 @@ def site(tmp_path_factory):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    with chromium_browser() as browser:
-        yield browser
 
 
 def site_page(browser, site, width=1280, height=900):
