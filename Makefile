@@ -44,9 +44,11 @@ run: $(STAMP)
 # process, so that no two model loads share the cores.
 test: $(STAMP) $(NODE_STAMP)
 	node_modules/.bin/tsc -p tsconfig.json
-	$(TEST_ENV) $(PY) -m pytest -q -m "not soak and not model" -n 2 --dist loadfile --junitxml=out/junit-test-pages.xml
-	$(TEST_ENV) $(PY) -m pytest -q -m "model and not soak" --junitxml=out/junit-test-model.xml
-	$(PY) -m scripts.slowest out/junit-test-pages.xml out/junit-test-model.xml --top 30
+	$(TEST_ENV) $(PY) -m pytest -q -m "not soak and not model" -n 2 --dist loadfile \
+		--junitxml=out/junit-test-pages.xml; pages=$$?; \
+	$(TEST_ENV) $(PY) -m pytest -q -m "model and not soak" --junitxml=out/junit-test-model.xml; model=$$?; \
+	$(PY) -m scripts.slowest out/junit-test-pages.xml out/junit-test-model.xml --top 30; \
+	test $$pages -eq 0 -a $$model -eq 0
 
 test-soak: $(STAMP) $(NODE_STAMP)
 	$(TEST_ENV) $(PY) -m pytest -q -m soak --junitxml=out/junit-soak.xml

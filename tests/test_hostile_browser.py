@@ -270,7 +270,7 @@ def test_a_refused_request_is_not_logged_whole(server):
     import httpx
 
     url, _ = server
-    log = OUT / "app-hostile-test.log"
+    log = OUT / "app-pages-test.log"  # the session's no-model app (tests/conftest.py page_server)
     before = log.stat().st_size
     big = httpx.post(url + "gradio_api/call/generate", json={"data": ["A" * 5_000_000]}, timeout=60)
     assert big.status_code == 413 and re.search(r"at most [\d.]+ MiB", big.json()["error"]), big.text[:200]

@@ -11,7 +11,7 @@ the Python reading itself against what the engine recorded.
 import re
 
 import pytest
-from conftest_app import SHOTS, chromium_browser
+from conftest_app import SHOTS
 from lesson_facts import (
     OPTIONS,
     RULES,
@@ -66,12 +66,6 @@ def test_the_reading_agrees_with_what_the_engine_recorded(name):
             assert tokens_fed(s, len(run.prompt_ids)) == s.n_input, s.index
         want = [(s.position + 1 + lv + j, t) for lv, level in enumerate(s.levels_before) for j, t in enumerate(level)]
         assert fed_guesses(s) == want, s.index
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    with chromium_browser() as browser:
-        yield browser
 
 
 @pytest.fixture(scope="module")

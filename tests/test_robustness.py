@@ -12,11 +12,12 @@ import json
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 
 import httpx
 import pytest
 import torch
-from conftest_app import OUT, chromium_browser, rss_mb, serve_app
+from conftest_app import OUT, rss_mb, serve_app
 from gradio_client import Client
 from gradio_client.exceptions import AppError
 from gradio_client.utils import QueueError, Status
@@ -326,12 +327,12 @@ def freed(url, lm, label: str) -> None:
 
 
 @pytest.mark.browser
-def test_browser_shows_limits_refusals_queue_position_and_stop_frees_the_slot(server, lm):
+def test_browser_shows_limits_refusals_queue_position_and_stop_frees_the_slot(server, lm, chromium):
     """A visitor sees the limits, a refused prompt's reason and the Run's place in the queue; Stop and a closed tab
     each end the run's work at its next step, so the next run gets the engine at once."""
     pytest.importorskip("playwright.sync_api")
     url, _ = server
-    with chromium_browser() as browser:
+    with nullcontext(chromium) as browser:  # the session's Chromium
         page = app_page(browser, url)
         page.wait_for_function(
             "() => (document.querySelector('#limits') || {innerText: ''}).innerText.includes('W ≤ 32')"
@@ -359,7 +360,7 @@ def test_browser_shows_limits_refusals_queue_position_and_stop_frees_the_slot(se
 
 @pytest.mark.browser
 @pytest.mark.parametrize("first", ["cancel", "stop"])
-def test_stop_keeps_the_run_as_it_stood_whichever_request_lands_first(server, lm, first):
+def test_stop_keeps_the_run_as_it_stood_whichever_request_lands_first(server, lm, chromium, first):
     """Stop sends two requests: the Run event's cancel and `stop_live`, which stops the engine at its next step.
     Which one the server acts on first is a race (a full test run once lost it); here each order is forced by
     holding the other request back. Either way the page must end the same: the run as it stood, every lane ended
@@ -380,7 +381,7 @@ def test_stop_keeps_the_run_as_it_stood_whichever_request_lands_first(server, lm
         else:
             route.continue_()
 
-    with chromium_browser() as browser:
+    with nullcontext(chromium) as browser:  # the session's Chromium
         page = app_page(browser, url)
         if first == "cancel":
             page.route("**/gradio_api/queue/join*", hold_stop)
