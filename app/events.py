@@ -33,17 +33,13 @@ def session_of(request: gr.Request | None) -> str:
     return getattr(request, "session_hash", None) or "anonymous"
 
 
-def notice(text: str) -> str:
-    return stage.notice(text)
-
-
 # -- opening runs ------------------------------------------------------------------------------------------------
 def open_gallery(name):
     """A gallery run from the sidebar's menu, at its opening step, in the explorer."""
     if not name:  # the menu was left without a choice
         return gr.skip()
     if name not in gallery.names():
-        return notice(f"No gallery run is called {deeplink.shown(name)}.")
+        return stage.notice(f"No gallery run is called {deeplink.shown(name)}.")
     return stage.show(name, interesting_step(gallery.load(name)))
 
 
@@ -67,7 +63,7 @@ def open_upload(path):
         run = read_trace(path)
         handle = STORE.add_run(run, payload(run))
     except (SchemaError, PayloadTooLarge, ValueError, OSError) as exc:
-        return notice(f"Could not open that file: {str(exc)[:300]}")
+        return stage.notice(f"Could not open that file: {str(exc)[:300]}")
     return stage.show(handle, interesting_step(run))
 
 
@@ -156,7 +152,7 @@ def settle_run(request: gr.Request):
         try:
             MODEL.get()
         except Exception as exc:
-            return notice(f"No live runs here: {exc} The gallery's runs and saved traces work without the model.")
+            return stage.notice(f"No live runs here: {exc} The gallery's runs and saved traces work without the model.")
         return gr.skip()
     live.wait(timeout=30)  # the engine stops at its next step
     if live.result is None or not live.steps["parallel"]:

@@ -39,8 +39,8 @@ def _dataclasses(cls, seen: dict | None = None) -> dict[str, type]:
     """Every dataclass reachable from `cls` through its fields, by name."""
     seen = {} if seen is None else seen
     seen[cls.__name__] = cls
-    for f in dataclasses.fields(cls):
-        for kind in (typing.get_type_hints(cls)[f.name], *typing.get_args(typing.get_type_hints(cls)[f.name])):
+    for hint in typing.get_type_hints(cls).values():
+        for kind in (hint, *typing.get_args(hint)):
             if dataclasses.is_dataclass(kind) and kind.__name__ not in seen:
                 _dataclasses(kind, seen)
     return seen
