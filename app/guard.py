@@ -5,17 +5,20 @@ public server should not take. Added with `launch(app_kwargs={"middleware": [gua
 - **Bodies**: an upload (`/gradio_api/upload`) carries at most one file and at most `limits.UPLOAD_BYTES` plus
   `MULTIPART_OVERHEAD`; a larger body is refused with 413 before anything is stored (by its Content-Length, or as
   soon as a body sent without one passes it); any other request body at most `MAX_BODY_BYTES`.
-- **Gradio's temp folder** (uploads and the copies of served files): before an upload is stored, the oldest files
-  are deleted while the folder is over `limits.TEMP_BYTES`; if it cannot get under (all of it younger than
-  `KEEP_S`) the upload is refused with 507 and a message.
+- **Gradio's temp folder** (uploads and the copies of served files), accounted in blocks and files with a running
+  total (`TempFolder`): before an upload is stored, the oldest files are deleted while the folder would be over
+  `limits.TEMP_BYTES` or `limits.TEMP_FILES`; if it cannot get under (all of it younger than `KEEP_S`) the upload is
+  refused with 507 and a message. An upload's parts are counted by the parser Gradio's route uses.
 - **Which event**: a call names its event as Gradio reads it (`fn_index` through Gradio's own body model, which
   takes "13" or 13.0 for 13; else the route's API name); a body whose event cannot be named so is refused here
   (404 or 422 with the reason), never passed on, since the limits below hang on knowing the event.
 - **Arguments**: a call to an event (`/call/<api>`, `/call/v2/<api>`, `/run/<api>`, `/queue/join`) must send as
-  many values as the event has inputs (or as its API lists: state inputs left out), and only named parameters it
-  has; otherwise 422 with a message naming the endpoint's parameters. A refusal Gradio would answer with
-  `{"error": null}` (a value its components cannot take) gets a message instead: "the arguments do not fit", with
-  the parameters. No traceback or server path is sent to a client.
+  many values as the event has inputs (or as its API lists: state inputs left out), only named parameters it has,
+  and, for an input drawn by a component (a slider, a number, a radio), a value of the type the API lists for it
+  (`types_fit`: its JSON type, its choices); otherwise 422 with a message naming the endpoint's parameters or the
+  value's expected type. An `gr.api` endpoint's values are checked by its handler, which says why it refuses one.
+  Answers are passed on as Gradio wrote them: no traceback or server path is in them, since a refusal is a
+  `gr.Error` and Gradio sends no exception's text otherwise.
 - **Jobs per client**: a client (its connecting address; the X-Forwarded-For entry `trust_proxy` hops from the
   right when the operator says the server is behind that many proxies) may have at most `limits.JOBS_PER_CLIENT`
   jobs of any kind (an upload too) waiting or running in the queue, and at most `per_client` of the engine events
@@ -39,6 +42,8 @@ from pathlib import Path
 from urllib.parse import parse_qs
 
 from pydantic import ValidationError
+from python_multipart.exceptions import MultipartParseError
+from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.middleware import Middleware
 
 from . import gradio_adapter, limits
@@ -52,7 +57,6 @@ READ_WITHIN_S = 10.0
 KEEP_S = 60.0  # files younger than this are never pruned to make room (they are being served)
 _EVENT = re.compile(rf"^{API}/(?:(call)/(v2/)?|(run|api)/)([^/]+)/?$")
 _STREAM = re.compile(rf"^{API}/call/(?:v2/)?([^/]+)/([^/]+)/?$")
-_NULL_ERROR = re.compile(rb'("error"\s*:\s*)null')
 
 
 def client_of(scope_or_request, trust_proxy: int = 0) -> str:
@@ -132,8 +136,12 @@ def _replay(body: bytes, receive):
     return replayed
 
 
+BLOCK = 4096  # the file system's allocation unit: a file of one byte takes a block
+
+
 def folder_files(folder: Path) -> list[tuple[float, int, Path]]:
-    """(mtime, size, path) of every file under `folder`."""
+    """(mtime, bytes on disk, path) of every file under `folder` (st_blocks counts what a file takes, sparse or
+    not; st_size does not)."""
     out = []
     for root, _, names in os.walk(folder):
         for name in names:
@@ -142,29 +150,119 @@ def folder_files(folder: Path) -> list[tuple[float, int, Path]]:
                 st = path.stat()
             except OSError:
                 continue
-            out.append((st.st_mtime, st.st_size, path))
+            out.append((st.st_mtime, st.st_blocks * 512, path))
     return out
 
 
-def make_room(folder: Path, incoming: int, cap: int, keep_s: float = KEEP_S, now: float | None = None) -> bool:
-    """Delete the oldest files under `folder` (none younger than `keep_s`) until `incoming` more bytes fit in
-    `cap`; whether they fit."""
-    now = time.time() if now is None else now
-    files = folder_files(folder)
-    total = sum(size for _, size, _ in files)
-    for mtime, size, path in sorted(files):
-        if total + incoming <= cap or now - mtime < keep_s:
-            break
-        try:
-            path.unlink()
-            total -= size
-        except OSError:
-            continue
-        try:
-            path.parent.rmdir()  # Gradio keeps each file in a folder of its own
-        except OSError:
-            pass
-    return total + incoming <= cap
+def on_disk(size: int) -> int:
+    """What `size` bytes written to a new file take on disk, at least: whole blocks."""
+    return max(1, -(-size // BLOCK)) * BLOCK
+
+
+class TempFolder:
+    """Gradio's temp folder, accounted in blocks and files with a running total: counted by one walk, kept by adding
+    what each admitted upload takes, walked again only when the total says it is full or RECOUNT_S have passed
+    (Gradio deletes and copies files there too). When full, the oldest files go (none younger than `keep_s`)."""
+
+    RECOUNT_S = 60.0
+
+    def __init__(self, folder: Path, cap_bytes: int, cap_files: int = limits.TEMP_FILES, keep_s: float = KEEP_S):
+        self.folder, self.cap_bytes, self.cap_files, self.keep_s = folder, cap_bytes, cap_files, keep_s
+        self.bytes = self.files = 0
+        self.counted_at: float | None = None
+
+    def recount(self) -> list[tuple[float, int, Path]]:
+        files = folder_files(self.folder)
+        self.bytes, self.files, self.counted_at = sum(f[1] for f in files), len(files), time.monotonic()
+        return files
+
+    def admit(self, size: int, now: float | None = None) -> bool:
+        """Whether an upload of `size` bytes fits (the oldest files deleted to make room); counted in if so."""
+        if self.counted_at is None or time.monotonic() - self.counted_at > self.RECOUNT_S:
+            self.recount()
+        need = on_disk(size)
+        if not self._fits(need):
+            files = self.recount()
+            if not self._fits(need):
+                self._prune(files, need, time.time() if now is None else now)
+        if not self._fits(need):
+            return False
+        self.bytes, self.files = self.bytes + need, self.files + 1
+        return True
+
+    def _fits(self, need: int) -> bool:
+        return self.bytes + need <= self.cap_bytes and self.files + 1 <= self.cap_files
+
+    def _prune(self, files: list[tuple[float, int, Path]], need: int, now: float) -> None:
+        for mtime, taken, path in sorted(files):
+            if self._fits(need) or now - mtime < self.keep_s:
+                return
+            try:
+                path.unlink()
+            except OSError:
+                continue
+            self.bytes, self.files = self.bytes - taken, self.files - 1
+            try:
+                path.parent.rmdir()  # Gradio keeps each file in a folder of its own
+            except OSError:
+                pass
+
+
+_JSON_TYPES = {"string": str, "boolean": bool, "object": dict, "array": list, "null": type(None)}
+
+
+def types_fit(value, schema: dict) -> str | None:
+    """What `value` should be when it does not fit the JSON Schema `schema` (the forms Gradio's components list:
+    type, enum, const, items, anyOf/oneOf), or None when it fits or the schema says more than this reads."""
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            wants = [types_fit(value, option) for option in schema[key] if isinstance(option, dict)]
+            return None if not wants or None in wants else " or ".join(wants)
+    if "enum" in schema:
+        return None if value in schema["enum"] else "one of " + ", ".join(json.dumps(v) for v in schema["enum"])[:200]
+    if "const" in schema:
+        return None if value == schema["const"] else json.dumps(schema["const"])
+    kind = schema.get("type")
+    if kind in ("number", "integer"):
+        numeric = isinstance(value, int | float) and not isinstance(value, bool)
+        whole = numeric and (kind == "number" or float(value).is_integer())
+        return None if whole else ("a number" if kind == "number" else "a whole number")
+    if kind in _JSON_TYPES:
+        if not isinstance(value, _JSON_TYPES[kind]):
+            return {"string": "text", "boolean": "true or false", "object": "an object", "array": "a list"}.get(
+                kind, "null"
+            )
+        if kind == "array" and isinstance(schema.get("items"), dict):
+            wants = [types_fit(item, schema["items"]) for item in value]
+            return next((f"a list of {w}" for w in wants if w), None)
+    return None
+
+
+def multipart_parts(content_type: bytes, body: bytes) -> int:
+    """How many parts Gradio's upload route would read from `body`: its boundary found and its parts counted by the
+    parser Gradio uses (python_multipart: the header's options read case-insensitively, the last `boundary` kept,
+    padding after a delimiter allowed). 0 when it is not multipart or does not parse."""
+    _, options = parse_options_header(content_type)
+    boundary = options.get(b"boundary")
+    if not boundary:
+        return 0
+    count = 0
+
+    def begin() -> None:
+        nonlocal count
+        count += 1
+
+    try:
+        parser = MultipartParser(boundary, {"on_part_begin": begin})
+        parser.write(body)
+        parser.finalize()
+    except MultipartParseError:
+        return 0
+    return count
+
+
+def _header(scope, name: bytes) -> bytes:
+    return next((v for k, v in scope.get("headers", []) if k.lower() == name), b"")
 
 
 class Guard:
@@ -183,21 +281,22 @@ class Guard:
         self.upload_limit = upload_bytes + MULTIPART_OVERHEAD
         self.temp_bytes, self.read_within_s = temp_bytes, read_within_s
         self._temp_folder = Path(temp_folder) if temp_folder else None
+        self._temp: TempFolder | None = None
         self._client_locks: dict[str, asyncio.Lock] = {}
         self._unread: dict[str, tuple[float, str | None]] = {}  # event id -> (deadline, session hash or None)
         self._reading_sessions: dict[str, int] = {}
         self._read_events: set[str] = set()
         self._watchdog: asyncio.Task | None = None
         self._params: dict | None = None
-        self._event_fns: dict[str, object] = {}  # event id -> its event, for the reasons given to its readers
         self._upload_lock: asyncio.Lock | None = None
 
     # -- the Gradio app behind us ----------------------------------------------------------------------------------
     @property
-    def temp_folder(self) -> Path:
-        if self._temp_folder is None:
-            self._temp_folder = gradio_adapter.upload_folder(self.blocks)
-        return self._temp_folder
+    def temp(self) -> TempFolder:
+        if self._temp is None:
+            folder = self._temp_folder or gradio_adapter.upload_folder(self.blocks)
+            self._temp = TempFolder(folder, self.temp_bytes)
+        return self._temp
 
     def _fns(self) -> dict:
         return dict(getattr(self.blocks, "fns", {}) or {})
@@ -226,20 +325,21 @@ class Guard:
             return None, 422, "A join must name its event (fn_index)."
         return self._fn(api_name), 404, f"This server has no endpoint named {api_name[:80]!r}."
 
-    def _parameters(self, fn) -> list[str]:
-        """The names of an event's API parameters (its inputs without state), as /gradio_api/info lists them."""
+    def _api(self, fn) -> list[dict]:
+        """An event's API parameters as /gradio_api/info lists them (name, type, component), state left out."""
         if self._params is None:
             try:
                 info = self.blocks.get_api_info(all_endpoints=True)
-                self._params = {
-                    name.lstrip("/"): [p.get("parameter_name") or p.get("label") or "?" for p in e["parameters"]]
-                    for name, e in info["named_endpoints"].items()
-                }
+                self._params = {name.lstrip("/"): e["parameters"] for name, e in info["named_endpoints"].items()}
             except Exception:
                 self._params = {}
         if fn.api_name in self._params:
             return self._params[fn.api_name]
-        return [getattr(b, "label", None) or type(b).__name__ for b in gradio_adapter.api_inputs(fn)]
+        return [{"label": getattr(b, "label", None) or type(b).__name__} for b in gradio_adapter.api_inputs(fn)]
+
+    def _parameters(self, fn) -> list[str]:
+        """The names of an event's API parameters."""
+        return [p.get("parameter_name") or p.get("label") or "?" for p in self._api(fn)]
 
     def _signature(self, fn) -> str:
         names = self._parameters(fn)
@@ -316,18 +416,17 @@ class Guard:
         )
         if body is None:
             return
-        kind = dict(scope.get("headers", [])).get(b"content-type", b"").decode("latin-1")
-        found = re.search(r'boundary="?([^";]+)"?', kind)
-        if found:
-            delimiter = b"--" + found.group(1).encode("latin-1")
-            parts = body.count(delimiter + b"\r\n")
-            if parts > 1:
-                refusal(f"refused: an upload of {parts} parts (one file per upload)")
-                return await _respond(send, 400, f"An upload carries one file; this one has {parts} parts.")
+        parts = multipart_parts(_header(scope, b"content-type"), body)
+        if parts == 0:
+            refusal("refused: an upload that is not a multipart form")
+            return await _respond(send, 400, "An upload is a multipart/form-data body carrying one file.")
+        if parts > 1:
+            refusal(f"refused: an upload of {parts} parts (one file per upload)")
+            return await _respond(send, 400, f"An upload carries one file; this one has {parts} parts.")
         if self._upload_lock is None:
             self._upload_lock = asyncio.Lock()
         async with self._upload_lock:
-            fits = await asyncio.to_thread(make_room, self.temp_folder, len(body), self.temp_bytes)
+            fits = await asyncio.to_thread(self.temp.admit, len(body))
         if not fits:
             refusal(f"refused: an upload while the temp folder is full ({self.temp_bytes:,} bytes)")
             return await _respond(
@@ -375,8 +474,7 @@ class Guard:
             return await _respond(send, 422, problem)
         engine = self._is_engine(fn)
         if not engine and getattr(fn, "queue", True) is False:  # answered at once, outside the queue
-            answer = await self._forward(scope, replay, send, fn)
-            self._remember(answer, fn)
+            await self._forward(scope, replay, send)
             return
         if direct and engine:
             refusal(f"refused: a direct call to {fn.api_name}, which runs in the queue")
@@ -408,10 +506,10 @@ class Guard:
                     f"on this server (at most {self.per_client} per visitor): wait for "
                     f"{'it' if held == 1 else 'one'} to finish, or stop it, and try again.",
                 )
-            answer = await self._forward(scope, replay, send, fn)
+            answer = await self._forward(scope, replay, send)
         if not lock.locked() and self._client_locks.get(client) is lock:
             self._client_locks.pop(client, None)
-        event_id = self._remember(answer, fn)
+        event_id = self._event_id(answer)
         if event_id and engine:
             session = doc.get("session_hash") if join else None
             if not (isinstance(session, str) and self._reading_sessions.get(session)):
@@ -420,21 +518,18 @@ class Guard:
                     session if isinstance(session, str) else None,
                 )
 
-    def _remember(self, answer: bytes, fn) -> str | None:
-        """The event id a join answered with, remembered with its event (for the reasons given to its readers)."""
+    @staticmethod
+    def _event_id(answer: bytes) -> str | None:
+        """The event id a join answered with."""
         try:
             event_id = json.loads(answer).get("event_id") if answer else None
         except (ValueError, AttributeError):
             return None
-        if not isinstance(event_id, str):
-            return None
-        self._event_fns[event_id] = fn
-        while len(self._event_fns) > 4096:
-            self._event_fns.pop(next(iter(self._event_fns)))
-        return event_id
+        return event_id if isinstance(event_id, str) else None
 
     def _check_arguments(self, fn, doc: dict, v2: bool) -> str | None:
         """Why the request's arguments do not fit the event, or None."""
+        params = self._api(fn)
         if v2:
             names = set(self._parameters(fn)) | {"oauth_token"}
             extra = sorted(str(k) for k in doc if k not in names)
@@ -443,72 +538,41 @@ class Guard:
                     f"{self._signature(fn)}; {', '.join(extra)[:200]} "
                     f"{'is not one of them' if len(extra) == 1 else 'are not among them'}."
                 )
-            return None
+            named = {p.get("parameter_name"): p for p in params}
+            return self._check_values(fn, [(named[k], v) for k, v in doc.items() if k in named])
         data = doc.get("data")
         if not isinstance(data, list):
             return None  # Gradio's own check names the field
-        allowed = {len(fn.inputs), len(gradio_adapter.api_inputs(fn))}
-        if len(data) not in allowed:
+        shown = gradio_adapter.api_inputs(fn)
+        if len(data) not in {len(fn.inputs), len(shown)}:
             return f"{self._signature(fn)}, got {len(data)}."
+        if len(data) != len(shown):  # every input's value, state included: keep those the API lists
+            data = [v for b, v in zip(fn.inputs, data, strict=True) if not getattr(b, "skip_api", False)]
+        return self._check_values(fn, list(zip(params, data, strict=False)))
+
+    def _check_values(self, fn, pairs: list[tuple[dict, object]]) -> str | None:
+        """Why a value does not fit the type its component's API lists, or None (gr.api values: their handler's)."""
+        for param, value in pairs:
+            schema = param.get("type")
+            if param.get("component") in (None, "Api") or not isinstance(schema, dict):
+                continue
+            want = types_fit(value, schema)
+            if want:
+                name = param.get("parameter_name") or param.get("label") or "a value"
+                return f"{fn.api_name or 'this event'}: {name} takes {want}, got {json.dumps(value)[:60]}."
         return None
 
-    async def _forward(self, scope, receive, send, fn=None, capture: int = 4096) -> bytes:
-        """Forward to Gradio, giving `{"error": null}` answers a reason; the first `capture` bytes of the answer."""
-        start: dict | None = None
-        status = [200]
+    async def _forward(self, scope, receive, send, capture: int = 4096) -> bytes:
+        """Forward to Gradio, passing its answer on as it is; the first `capture` bytes of the answer."""
         kept = bytearray()
 
-        def reason_for(body: bytes) -> str:
-            found = re.search(rb'"event_id"\s*:\s*"([0-9a-f]{8,64})"', body)
-            event_fn = self._event_fns.get(found.group(1).decode()) if found else None
-            return self._null_reason(fn or event_fn)
+        async def watch(message):
+            if message["type"] == "http.response.body" and len(kept) < capture:
+                kept.extend(message.get("body", b"")[: capture - len(kept)])
+            await send(message)
 
-        async def rewrite(message):
-            nonlocal start
-            if message["type"] == "http.response.start":
-                status[0] = message.get("status", 200)
-                if any(k.lower() == b"content-length" for k, _ in message.get("headers", [])):
-                    start = message  # held until the body shows whether its length changes
-                    return
-                return await send(message)  # a stream: its length is not stated, so it may change
-            if message["type"] != "http.response.body":
-                return await send(message)
-            body = message.get("body", b"")
-            failed = (
-                b"event: error" in body
-                or b'"success":false' in body
-                or b'"success": false' in body
-                or (start is not None and start.get("status", 200) >= 400)
-                or status[0] >= 400
-            )
-            new = (
-                _NULL_ERROR.sub(lambda m: m.group(1) + json.dumps(reason_for(body)).encode(), body)
-                if failed and b"null" in body
-                else body
-            )
-            if new != body:
-                refusal(f"refused: values that do not fit {getattr(fn, 'api_name', None) or 'an event'}")
-            if len(kept) < capture:
-                kept.extend(new[: capture - len(kept)])
-            if start is not None:
-                headers = list(start.get("headers", []))
-                if new != body:
-                    headers = [(k, str(len(new)).encode() if k.lower() == b"content-length" else v) for k, v in headers]
-                await send({**start, "headers": headers})
-                start = None
-            await send({**message, "body": new})
-
-        await self.app(scope, receive, rewrite)
-        if start is not None:
-            await send(start)
+        await self.app(scope, receive, watch)
         return bytes(kept)
-
-    def _null_reason(self, fn) -> str:
-        where = f"{self._signature(fn)}; " if fn is not None else ""
-        return (
-            f"The request was refused: {where}one of its values has a type or form this endpoint does not "
-            f"take (see {API}/info for each endpoint's parameters and types)."
-        )
 
     # -- readers of results ----------------------------------------------------------------------------------------
     async def _reading(
@@ -522,9 +586,8 @@ class Guard:
             for eid, (_, s) in list(self._unread.items()):
                 if s == session:
                     self._unread.pop(eid, None)
-        fn = self._fn(api) if api else None
         try:
-            await self._forward(scope, receive, send, fn, capture=0)
+            await self._forward(scope, receive, send, capture=0)
         finally:
             if event_id:
                 self._read_events.discard(event_id)

@@ -47,6 +47,7 @@ PER_CLIENT = 2
 # Jobs of any kind (uploads, the engine's) one client may have in the queue at once: one visitor cannot fill it.
 JOBS_PER_CLIENT = 4
 TEMP_BYTES = 1024 * 2**20  # Gradio's temp folder (uploads, served copies, downloads): the oldest go past it
+TEMP_FILES = 20_000  # ... and at most this many files in it (each costs an inode and a directory entry)
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # C0 controls and DEL, except tab, newline, return
 

@@ -1,127 +1,94 @@
 """The server's log, bounded: a refused request writes one short line, never its payload or a whole traceback.
 
-Gradio prints the traceback of every request it refuses (a `gr.Error` included) with the inputs it got, so each
-refusal wrote about 1.7 KB, and a 5 MB argument would land in the log whole. `bounded(stream)` wraps stdout or
-stderr so that:
+- A refusal is stopped at its source: the app raises it as `gr.Error(..., print_exception=False)` (`limits.refused`),
+  so Gradio prints no traceback for it, and the app logs one line itself with `refusal(text)`.
+- Those lines go through the stdlib logger `lade.refusals`, whose `RateFilter` lets at most `REFUSALS_PER_MINUTE`
+  through a minute; the rest are counted, and the count is written with the next line that gets through.
+- Whatever else is printed (a real bug's traceback, which should be read) passes through `bounded(stream)`, which
+  cuts any line longer than `MAX_LINE` characters with a note of how much was left out, so an argument of 5 MB in a
+  traceback is not logged whole.
 
-- a traceback becomes one line, `refused: <exception type>: <its message's first line, at most MESSAGE characters>`
-  (the writes of `traceback.print_exc()` are recognised as the formatted exception being handled and replaced);
-- at most `REFUSALS_PER_MINUTE` such lines are written a minute; the rest are counted, and the count is written
-  with the next line that gets through (`refusal(text)` is the same for a refusal the app itself logs);
-- any other line longer than `MAX_LINE` characters is cut, with a note of how much was left out.
-
-So the log grows by at most about REFUSALS_PER_MINUTE x (MESSAGE + 60) bytes a minute however many requests are
-refused (about 25 KB a minute, 36 MB a day at the very worst); the platform (a Space's log viewer) keeps its tail.
+So refusals grow the log by at most about REFUSALS_PER_MINUTE x (MAX_LINE + 60) bytes a minute however many
+requests are refused; the platform (a Space's log viewer) keeps its tail.
 """
 
 from __future__ import annotations
 
 import io
+import logging
 import sys
 import threading
 import time
-import traceback
 
 MAX_LINE = 2000
-MESSAGE = 300
 REFUSALS_PER_MINUTE = 60
-_START = "Traceback (most recent call last):"
 
 
-class _Rate:
-    """At most `per_minute` lines a minute; counts the rest."""
+class RateFilter(logging.Filter):
+    """At most `per_minute` records a minute; the rest are dropped and counted in the next record let through."""
 
     def __init__(self, per_minute: int = REFUSALS_PER_MINUTE):
+        super().__init__()
         self.per_minute, self.window, self.count, self.dropped = per_minute, 0.0, 0, 0
         self.lock = threading.Lock()
 
-    def admit(self) -> tuple[bool, int]:
-        """(whether a line may be written now, how many were dropped before it)."""
+    def filter(self, record: logging.LogRecord) -> bool:
         now = time.monotonic()
         with self.lock:
             if now - self.window >= 60:
                 self.window, self.count = now, 0
             if self.count >= self.per_minute:
                 self.dropped += 1
-                return False, 0
+                return False
             self.count += 1
             dropped, self.dropped = self.dropped, 0
-            return True, dropped
+        if dropped:
+            record.msg = f"{record.getMessage()} ({dropped:,} more refusals not logged)"
+            record.args = None
+        return True
 
 
-RATE = _Rate()
+class _Stderr(logging.StreamHandler):
+    """A handler writing to whatever sys.stderr is when the record comes (the app bounds it after logging starts)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.setStream(sys.stderr)
+        super().emit(record)
 
 
-def one_line(exc: BaseException) -> str:
-    """`refused: <type>: <first line of the message, cut>`: what a refusal leaves in the log."""
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    if len(text) > MESSAGE:
-        text = text[:MESSAGE] + "…"
-    return f"refused: {type(exc).__module__}.{type(exc).__qualname__}: {text}".replace("builtins.", "")
+RATE = RateFilter()
+LOG = logging.getLogger("lade.refusals")
+LOG.propagate = False
+LOG.setLevel(logging.INFO)
+LOG.addFilter(RATE)
+_handler = _Stderr()
+_handler.setFormatter(logging.Formatter("%(message)s"))
+LOG.addHandler(_handler)
+
+
+def refusal(line: str) -> None:
+    """Log one line about a refused request (rate-limited; cut at MAX_LINE characters)."""
+    LOG.info(line[:MAX_LINE])
 
 
 class BoundedStream(io.TextIOBase):
-    def __init__(self, stream, max_line: int = MAX_LINE, rate: _Rate | None = None):
-        self.stream, self.max_line, self.rate = stream, max_line, rate or RATE
-        self._local = threading.local()  # per thread: the rest of a traceback being swallowed
+    """A text stream whose lines are at most `max_line` characters (longer ones cut, with a note)."""
 
-    # -- refusals ------------------------------------------------------------------------------------------------
-    def refusal(self, line: str) -> None:
-        """Write one refusal line, within the rate."""
-        ok, dropped = self.rate.admit()
-        if ok:
-            more = f" ({dropped:,} more refusals not logged)" if dropped else ""
-            self._write_cut(line[: self.max_line] + more + "\n")
-
-    def _swallow(self, text: str) -> str | None:
-        """The part of `text` to write after the traceback being swallowed, or None if all of it was swallowed."""
-        rest = getattr(self._local, "rest", "")
-        if not rest:
-            return text
-        if rest.startswith(text):
-            self._local.rest = rest[len(text) :]
-            return None
-        if text.startswith(rest):  # the traceback ends inside this write
-            self._local.rest = ""
-            return text[len(rest) :] or None
-        self._local.rest = ""  # not the traceback after all: stop swallowing
-        return text
+    def __init__(self, stream, max_line: int = MAX_LINE):
+        self.stream, self.max_line = stream, max_line
 
     def write(self, text: str) -> int:
         if not isinstance(text, str):
             text = str(text)
-        out = self._swallow(text)
-        if out is None:
-            return len(text)
-        start = out.find(_START)
-        if start >= 0 and (start == 0 or out[start - 1] == "\n"):
-            exc = sys.exc_info()[1]
-            if exc is not None:
-                expected = "".join(traceback.format_exception(exc))
-                tail = out[start:]
-                if expected.startswith(tail) or tail.startswith(expected):
-                    if out[:start]:
-                        self._write_cut(out[:start])
-                    self.refusal(one_line(exc))
-                    if tail.startswith(expected):  # the whole traceback in this write: write what follows it
-                        rest = tail[len(expected) :]
-                        if rest:
-                            self.write(rest)
-                    else:
-                        self._local.rest = expected[len(tail) :]
-                    return len(text)
-        self._write_cut(out)
+        self.stream.write(
+            "\n".join(
+                line
+                if len(line) <= self.max_line
+                else f"{line[: self.max_line]}… [{len(line) - self.max_line:,} more characters left out of the log]"
+                for line in text.split("\n")
+            )
+        )
         return len(text)
-
-    def _write_cut(self, text: str) -> None:
-        lines = text.split("\n")
-        cut = [
-            line
-            if len(line) <= self.max_line
-            else f"{line[: self.max_line]}… [{len(line) - self.max_line:,} more characters left out of the log]"
-            for line in lines
-        ]
-        self.stream.write("\n".join(cut))
 
     def flush(self) -> None:
         self.stream.flush()
@@ -139,9 +106,3 @@ class BoundedStream(io.TextIOBase):
 
 def bounded(stream, max_line: int = MAX_LINE) -> BoundedStream:
     return stream if isinstance(stream, BoundedStream) else BoundedStream(stream, max_line)
-
-
-def refusal(line: str) -> None:
-    """Log one line about a refused request (on stderr, bounded and rate-limited like Gradio's refusals)."""
-    stream = sys.stderr if isinstance(sys.stderr, BoundedStream) else bounded(sys.stderr)
-    stream.refusal(line)

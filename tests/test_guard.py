@@ -58,10 +58,16 @@ class Toy:
         def add(a: int, b: int) -> int:
             return a + b
 
+        def added(a: float, b: float, how: str) -> float:
+            return a + b if how == "up" else a - b - 2
+
         with gr.Blocks() as demo:
             gr.api(slow, api_name="slow", concurrency_id=limits.ENGINE_GROUP, concurrency_limit=1)
             gr.api(slow, api_name="busy", concurrency_limit=1)  # a queued job that is not the engine's (an upload)
             gr.api(add, api_name="add")
+            a, b = gr.Number(label="a"), gr.Number(label="b")
+            how, total = gr.Radio(["up", "down"], label="how"), gr.Number()
+            gr.Button().click(added, [a, b, how], total, api_name="sum")
         demo.queue(max_size=limits.QUEUE_SIZE, api_open=False)
         self.demo = demo
         port = _free_port()
@@ -170,20 +176,79 @@ def test_an_upload_carries_one_file_and_at_most_the_trace_limit(toy):
     assert accepted.status_code == 200 and len(accepted.json()) == 1
 
 
-def test_the_temp_folder_is_capped_oldest_first(tmp_path):
+def test_the_temp_folder_is_capped_oldest_first_in_blocks_and_files(tmp_path):
     """Gradio's temp folder had no size cap for the hour its files live; before an upload is stored, the oldest
-    files go until it fits, and files younger than KEEP_S (being served) are never deleted to make room."""
+    files go until it fits, and files younger than KEEP_S (being served) are never deleted to make room. It is
+    counted in blocks on disk, not st_size (a sparse 50 MB file counted 0.6 MB), and in files."""
     now = time.time()
     for i, age in enumerate((4000, 3000, 2000, 10)):
         path = tmp_path / f"h{i}" / f"f{i}.json"
         path.parent.mkdir()
-        path.write_bytes(b"x" * 1000)
+        path.write_bytes(b"x" * 1000)  # one block each
         os.utime(path, (now - age, now - age))
-    assert guard.make_room(tmp_path, incoming=1000, cap=3000, now=now)
+    block = guard.BLOCK
+    temp = guard.TempFolder(tmp_path, cap_bytes=3 * block)
+    assert temp.admit(1000, now=now) and temp.files == 3 and temp.bytes == 3 * block
     assert sorted(_files(tmp_path)) == ["h2/f2.json", "h3/f3.json"]  # the two oldest went, with their folders
     assert not (tmp_path / "h0").exists()
-    assert not guard.make_room(tmp_path, incoming=2500, cap=3000, now=now)  # only the young file could go: refused
+    assert not temp.admit(2 * block + 1, now=now)  # only h2 could go, the young file stays: refused
     assert sorted(_files(tmp_path)) == ["h3/f3.json"]
+    by_files = guard.TempFolder(tmp_path, cap_bytes=2**30, cap_files=1)
+    assert not by_files.admit(10, now=now)  # one young file already: no second
+
+
+def test_the_temp_folder_counts_what_a_sparse_file_takes_and_keeps_a_running_total(tmp_path, monkeypatch):
+    """A file's size and what it takes differ; the folder is walked once, then kept by a running total (it walked the
+    whole folder under one lock on each upload)."""
+    sparse = tmp_path / "s" / "sparse.bin"
+    sparse.parent.mkdir()
+    with open(sparse, "wb") as f:
+        f.seek(50 * 2**20)
+        f.write(b"x")
+    dense = tmp_path / "d" / "dense.bin"
+    dense.parent.mkdir()
+    dense.write_bytes(b"x" * 3 * 2**20)
+    temp = guard.TempFolder(tmp_path, cap_bytes=2**30)
+    temp.recount()
+    assert 3 * 2**20 <= temp.bytes < 3 * 2**20 + 64 * guard.BLOCK  # the sparse file's 50 MB take a block or two
+    walks = []
+    monkeypatch.setattr(guard, "folder_files", lambda folder: walks.append(folder) or [])
+    for _ in range(20):
+        assert temp.admit(10_000)
+    assert walks == [] and temp.files == 22 and temp.bytes >= 3 * 2**20 + 20 * guard.on_disk(10_000)
+
+
+def _raw_upload(toy, body: bytes, kind: str) -> httpx.Response:
+    return httpx.post(f"{toy.url}/upload", content=body, headers={"content-type": kind})
+
+
+@pytest.mark.parametrize(
+    "how",
+    ["upper-case BOUNDARY=", "a second boundary", "padding after the delimiter"],
+)
+def test_an_upload_of_several_files_is_refused_however_its_boundary_is_written(toy, how):
+    """The guard found the boundary with a regular expression and counted delimiters, so an upper-case `BOUNDARY=`,
+    a second `boundary` parameter or padding after a delimiter let 1,000 files through in one request; it now counts
+    parts with the parser Gradio's upload route uses."""
+    before = _files(toy.folder)
+    boundary = "lade-b"
+    pad = "  \t" if how == "padding after the delimiter" else ""
+    body = (
+        b"".join(
+            f'--{boundary}{pad}\r\nContent-Disposition: form-data; name="files"; filename="f{i}.json"\r\n'
+            f"Content-Type: application/json\r\n\r\n{{}}\r\n".encode()
+            for i in range(3)
+        )
+        + f"--{boundary}--\r\n".encode()
+    )
+    kind = {
+        "upper-case BOUNDARY=": f"multipart/form-data; BOUNDARY={boundary}",
+        "a second boundary": f"multipart/form-data; boundary=decoy; boundary={boundary}",
+        "padding after the delimiter": f"multipart/form-data; boundary={boundary}",
+    }[how]
+    answer = _raw_upload(toy, body, kind)
+    assert answer.status_code == 400 and "one file" in answer.json()["error"], (answer.status_code, answer.text)
+    assert _files(toy.folder) == before
 
 
 # -- arguments -----------------------------------------------------------------------------------------------------
@@ -202,15 +267,36 @@ def test_missing_or_extra_arguments_are_refused_with_the_endpoints_signature(toy
     assert "event: complete\ndata: [3]" in toy.read("add", good.json()["event_id"])
 
 
-def test_values_a_handler_cannot_take_get_a_reason_and_no_traceback(toy):
-    """Gradio answers a value its handler fails on with {"error": null}; the guard gives that answer a reason (the
-    endpoint's parameters) and nothing of the server's traceback or paths."""
-    event = toy.call("add", ["text", {"x": 1}], read=False).json()["event_id"]
+def test_values_a_component_cannot_take_are_refused_with_their_type_and_answers_are_not_rewritten(toy):
+    """Gradio answered a value a component could not take with {"error": null} (the guard rewrote that answer's
+    body); the guard now refuses such a value before it is queued, naming the parameter and the type its API lists,
+    and passes every answer on as Gradio wrote it."""
+    for data, want in (
+        (["text", 2], 'sum: a takes a number, got "text".'),
+        ([1, True], "sum: b takes a number, got true."),
+        ([1, 2, "sideways"], 'sum: how takes one of "up", "down", got "sideways".'),
+    ):
+        if len(data) == 2:
+            data = [*data, "up"]
+        answer = toy.call("sum", data)
+        assert answer.status_code == 422 and answer.json()["error"] == want, answer.text
+    v2 = httpx.post(f"{toy.url}/call/v2/sum", json={"a": "x", "b": 1, "how": "up"})
+    assert v2.status_code == 422 and "a takes a number" in v2.json()["error"]
+    good = toy.call("sum", [1, 2, "down"], read=False)
+    assert "event: complete\ndata: [-3]" in toy.read("sum", good.json()["event_id"])
+    event = toy.call("add", ["text", {"x": 1}], read=False).json()["event_id"]  # gr.api: its handler's to check
     stream = toy.read("add", event)
-    assert "event: error" in stream
-    message = json.loads(stream.split("data: ", 1)[1].split("\n", 1)[0])["error"]
-    assert message and "add takes 2 arguments (a, b)" in message and "type or form" in message
+    assert 'event: error\ndata: {"error": null}' in stream  # Gradio's own answer, unrewritten
     assert "Traceback" not in stream and "/site-packages/" not in stream and 'File "' not in stream
+
+
+def test_the_value_check_reads_the_schemas_gradio_lists():
+    fit = guard.types_fit
+    assert fit(3, {"type": "integer"}) is None and fit(3.0, {"type": "integer"}) is None
+    assert fit(3.5, {"type": "integer"}) == "a whole number" and fit(True, {"type": "number"}) == "a number"
+    assert fit(["a", 1], {"type": "array", "items": {"enum": ["a", "b"]}}) == 'a list of one of "a", "b"'
+    assert fit(None, {"anyOf": [{"type": "string"}, {"type": "null"}]}) is None
+    assert fit({"path": "x"}, {"$ref": "#/$defs/FileData"}) is None  # more than this check reads: Gradio's
 
 
 # -- the engine's queue ----------------------------------------------------------------------------------------------
