@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -134,7 +135,7 @@ def cmd_bench(args) -> int:
     )
     if choice:
         result["auto"] = choice
-    result["command"] = "python -m lade_core " + " ".join(sys.argv[1:])
+    result["command"] = args.command_line
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1), encoding="utf-8")
         print(f"wrote {args.json}")
@@ -145,7 +146,7 @@ def _batched_curve(args, lm) -> int:
     from .measure import batched, calibrate
 
     curve = batched.measure_batched_curve(lm, args.batch, repeats=args.repeats or 7, clock=args.clock)
-    curve["command"] = "python -m lade_core " + " ".join(sys.argv[1:])
+    curve["command"] = args.command_line
     out = Path(args.out) if args.out else fresh("costcurve-cpu-batched")
     out.write_text(json.dumps(curve, indent=1), encoding="utf-8")
     print(
@@ -180,7 +181,7 @@ def cmd_costcurve(args) -> int:
         curve = calibrated_curve(lm, refresh=True, **({"repeats": args.repeats} if args.repeats else {}))
     else:
         curve = measure_cost_curve(lm, [n for n in DEFAULT_SIZES if n <= args.max_tokens], repeats=args.repeats or 9)
-    curve["command"] = "python -m lade_core " + " ".join(sys.argv[1:])
+    curve["command"] = args.command_line
     out = (
         Path(curve["cached_at"])
         if args.calibrate
@@ -219,7 +220,7 @@ def cmd_sweep(args) -> int:
         )
 
     result = sweep(lm, load_prompts(args.prompts), windows, ngrams, args.max_new_tokens, pool, on_point=point)
-    result["command"] = "python -m lade_core " + " ".join(sys.argv[1:])
+    result["command"] = args.command_line
     out = Path(args.out) if args.out else fresh(f"sweep-{pool}")
     out.write_text(json.dumps(result, indent=1), encoding="utf-8")
     print(f"wrote {out}")
@@ -231,11 +232,7 @@ def cmd_lab(args) -> int:
     from .tracefile import parse_run
 
     if args.paper:  # the paper's measured speed-ups beside the model's predictions for the same settings
-        print(
-            json.dumps(
-                {"command": "python -m lade_core " + " ".join(sys.argv[1:]), "rows": lab.paper_comparison()}, indent=1
-            )
-        )
+        print(json.dumps({"command": args.command_line, "rows": lab.paper_comparison()}, indent=1))
         return 0
     if args.page:  # everything the lab page draws that does not depend on a run
         from .measure.labdata import lab_page_data
@@ -295,7 +292,7 @@ def cmd_numerics(args) -> int:
     except (RuntimeError, NotImplementedError) as exc:  # a dtype this device's kernels do not run: say so, on file
         result = {"model": lm.name, "device": str(lm.device), "dtype": args.dtype, "ran": False, "why": str(exc)}
         print(f"{args.dtype} did not run here: {exc}")
-    result["command"] = "python -m lade_core " + " ".join(sys.argv[1:])
+    result["command"] = args.command_line
     if args.json:
         out = fresh(f"numerics-{args.dtype}") if args.json == "-" else Path(args.json)
         out.write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
@@ -424,6 +421,7 @@ def build_parser(extra: Callable | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None = None) -> int:
     """Run one command of `parser` (default: the engine's, `build_parser()`); errors end in one line, status 2."""
     args = (parser or build_parser()).parse_args(argv)
+    args.command_line = "python -m lade_core " + shlex.join(sys.argv[1:] if argv is None else argv)  # into each JSON
     try:
         return args.func(args)
     except (ConfigError, ModelLoadError, TraceError, ValueError, OSError) as exc:

@@ -3,6 +3,7 @@
 import gc
 import time
 import weakref
+from pathlib import Path
 
 import pytest
 import torch
@@ -23,7 +24,31 @@ def test_bundled_gguf_is_found_without_importing_the_package():
 
 
 @pytest.mark.model
-def test_conversion_happens_once_then_the_cache_is_reused(tmp_path, monkeypatch):
+def test_conversion_happens_once_then_the_cache_is_reused(tmp_path, monkeypatch, lm):
+    """The cache's bookkeeping, with the converter standing in for a real conversion by linking to the session's
+    converted files (the real GGUF conversion, a minute here, runs in `make test-soak` and in every fresh clone's
+    first load)."""
+    converted = Path(checkpoint.default_model_path())
+    calls = []
+
+    def link_converted(gguf, target):
+        calls.append(gguf.name)
+        target.mkdir(parents=True)
+        for f in converted.iterdir():
+            (target / f.name).symlink_to(f)
+
+    monkeypatch.setattr(checkpoint, "_convert_default", link_converted)
+    _converts_once_then_reuses(tmp_path, monkeypatch)
+    assert calls == [checkpoint.bundled_gguf().name]
+
+
+@pytest.mark.model
+@pytest.mark.soak
+def test_the_gguf_is_converted_once_then_the_cache_is_reused(tmp_path, monkeypatch):
+    _converts_once_then_reuses(tmp_path, monkeypatch)
+
+
+def _converts_once_then_reuses(tmp_path, monkeypatch):
     monkeypatch.setenv("LADE_CACHE_DIR", str(tmp_path))
     first = load_model()
     converted = list(tmp_path.glob("*/model.safetensors"))

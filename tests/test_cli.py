@@ -1,31 +1,65 @@
-"""The command line, run as a user would (`python -m lade_core`, the engine's commands; the `lade` script and
-`python -m app`, those plus the app's): answers, summaries, bench JSON, traces, the lab's JSON contract, the method
-choices and seeds, and one-line errors. Would catch a subcommand that drifts from its documented arguments or output,
-an error that ends in a traceback, or the engine's command line importing the app."""
+"""The command line as a user runs it: answers, summaries, bench JSON, traces, the lab's JSON contract, the method
+choices and seeds, and one-line errors. Each command runs in this process (`lade_core.cli.main`, the engine's
+commands; `app.cli.main`, those plus the app's), with the session's model standing in for a load of the default;
+one subprocess per entry point (`python -m lade_core`, `python -m app`, the `lade` script) shows each starts. Would
+catch a subcommand that drifts from its documented arguments or output, an error that ends in a traceback, or the
+engine's command line importing the app."""
 
 import json
 import os
 import shutil
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
 from lade_core.paths import ROOT, RUNS
 
 
-def cli(*args, timeout=600, script=False, app=False):
+def subprocess_cli(*args, script=False, app=False):
+    """`python -m lade_core`, `python -m app` or the `lade` script, as a separate process."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     command = (
         [shutil.which("lade") or str(ROOT / ".venv" / "bin" / "lade")]
         if script
         else [sys.executable, "-m", "app" if app else "lade_core"]
     )
-    return subprocess.run([*command, *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=timeout)
+    return subprocess.run([*command, *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch, request):
+    """cli(*args, app=False): one command in this process, as (returncode, stdout, stderr). A load of the default
+    model in fp32 gives the session's (loaded once); any other load is real."""
+    from lade_core import checkpoint
+
+    load = checkpoint.load_model
+
+    def session_model(model=None, device="auto", dtype=None, half_on_cpu=False, cpu_kernels="auto"):
+        if model is None and device in ("auto", "cpu") and dtype in (None, "float32") and cpu_kernels == "auto":
+            return request.getfixturevalue("lm")
+        return load(model, device, dtype, half_on_cpu, cpu_kernels)
+
+    monkeypatch.setattr(checkpoint, "load_model", session_model)
+
+    def run(*args, app=False):
+        from app.cli import main as app_main
+        from lade_core.cli import main as engine_main
+
+        capsys.readouterr()
+        try:
+            code = (app_main if app else engine_main)(list(args))
+        except SystemExit as exit_:  # argparse's own refusals
+            code = exit_.code
+        out, err = capsys.readouterr()
+        return SimpleNamespace(returncode=code, stdout=out, stderr=err)
+
+    return run
 
 
 @pytest.mark.model
-def test_generate_streams_the_answer_and_a_summary(lm):
+def test_generate_streams_the_answer_and_a_summary(cli, lm):
     from lade_core import autoregressive_generate
 
     prompt = "Write a Python function that adds two numbers."
@@ -38,7 +72,7 @@ def test_generate_streams_the_answer_and_a_summary(lm):
 
 
 @pytest.mark.model
-def test_jacobi_method_is_selectable_and_exact(lm):
+def test_jacobi_method_is_selectable_and_exact(cli, lm):
     out = cli("generate", "--method", "jacobi", "-W", "4", "--prompt", "Count to five.", "--max-new-tokens", "16")
     assert out.returncode == 0, out.stderr
     assert "[jacobi W=4" in out.stdout and "jacobi    : 16 tokens" in out.stdout and "identical to greedy" in out.stdout
@@ -46,7 +80,7 @@ def test_jacobi_method_is_selectable_and_exact(lm):
 
 @pytest.mark.model
 @pytest.mark.parametrize("method, extra", [("pld", []), ("early-exit", ["--exit-layer", "6", "-K", "4"])])
-def test_speculative_methods_are_selectable_and_exact(lm, method, extra):
+def test_speculative_methods_are_selectable_and_exact(cli, lm, method, extra):
     out = cli(
         "generate",
         "--method",
@@ -62,7 +96,7 @@ def test_speculative_methods_are_selectable_and_exact(lm, method, extra):
     assert f"{method} output identical to greedy" in out.stdout
 
 
-def test_bad_input_gives_one_line_and_status_2():
+def test_bad_input_gives_one_line_and_status_2(cli):
     for args, needle in [
         (["generate", "--prompt", "  "], "prompt is empty"),
         (["generate", "--prompt", "hi", "--window", "0"], "window (W) must be between 1"),
@@ -81,17 +115,18 @@ def test_bad_input_gives_one_line_and_status_2():
     assert out.returncode == 2 and "error:" in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
-def test_the_lade_script_is_the_engine_command_line_plus_the_apps():
+def test_the_lade_script_is_the_engine_command_line_plus_the_apps():  # the one subprocess test per entry point
     """`pip install -e .` puts `lade` on the venv's PATH; it is `python -m app`: the engine's commands
     (`python -m lade_core`) plus export-html, which only the app has."""
-    engine, app, script = cli("--help"), cli("--help", app=True), cli("--help", script=True)
+    engine, app = subprocess_cli("--help"), subprocess_cli("--help", app=True)
+    script = subprocess_cli("--help", script=True)
     assert engine.returncode == app.returncode == script.returncode == 0
     assert "export-html" in app.stdout and "export-html" not in engine.stdout and script.stdout == app.stdout
     for command in ("generate", "trace", "bench", "costcurve", "sweep", "lab"):
         assert command in engine.stdout and command in app.stdout
 
 
-def test_method_choices_and_seeds():
+def test_method_choices_and_seeds(cli):
     """--method takes the five methods; --seed sets both seeds unless one is given by its own name."""
     from lade_core.cli import build_parser
     from lade_core.cli_options import settings
@@ -115,7 +150,7 @@ def test_method_choices_and_seeds():
     assert "sets both --sample-seed and --window-seed" in cli("bench", "--help").stdout
 
 
-def test_lab_prints_its_json_contract():
+def test_lab_prints_its_json_contract(cli):
     """The interface outside checks rely on: one JSON object with the prediction, its range and its kind."""
     for device, size, k, kind in (
         ("h100", "7B", 1, "model"),
@@ -163,19 +198,19 @@ BENCH_VARIANTS = [
 
 
 @pytest.mark.model
-def test_bench_writes_the_documented_json(tmp_path, lm):
+def test_bench_writes_the_documented_json(cli, tmp_path, lm):
     """Lookahead with the output's pool and a speculative method (each a model-loading command); every option in
     `make test-soak`."""
-    _bench_writes_the_documented_json(tmp_path, [EARLY_EXIT, ["--pool-policy", "output"]])
+    _bench_writes_the_documented_json(cli, tmp_path, [EARLY_EXIT, ["--pool-policy", "output"]])
 
 
 @pytest.mark.model
 @pytest.mark.soak
-def test_bench_writes_the_documented_json_for_every_method_and_option(tmp_path, lm):
-    _bench_writes_the_documented_json(tmp_path, BENCH_VARIANTS)
+def test_bench_writes_the_documented_json_for_every_method_and_option(cli, tmp_path, lm):
+    _bench_writes_the_documented_json(cli, tmp_path, BENCH_VARIANTS)
 
 
-def _bench_writes_the_documented_json(tmp_path, variants):
+def _bench_writes_the_documented_json(cli, tmp_path, variants):
     prompts = tmp_path / "p.jsonl"
     prompts.write_text(json.dumps({"id": "fib", "kind": "code", "prompt": "Write fib(n) in Python."}) + "\n")
     for extra in variants:
@@ -224,7 +259,7 @@ def _bench_writes_the_documented_json(tmp_path, variants):
 
 
 @pytest.mark.model
-def test_trace_command_writes_a_loadable_run(tmp_path, lm):
+def test_trace_command_writes_a_loadable_run(cli, tmp_path, lm):
     from lade_core import parse_run
 
     out = cli(
@@ -264,7 +299,7 @@ def test_pool_flags_map_to_policies():
 
 
 @pytest.mark.model
-def test_numerics_writes_its_json_contract(tmp_path, lm):
+def test_numerics_writes_its_json_contract(cli, tmp_path, lm):
     """`lade numerics --dtype float32 --json PATH`: per prompt `identical` (bool), `first_divergence` and
     `logit_gap` (None where the texts agree); in fp32 lookahead is greedy's text."""
     prompts = tmp_path / "p.jsonl"
