@@ -20,6 +20,7 @@ settings.register_profile("thorough", max_examples=150)
 settings.register_profile("quick", max_examples=40)
 settings.load_profile("thorough")
 
+REFERENCE_TOKENS = 64  # the exactness tests' length
 NEEDS = {
     "lm": "model",
     "greedy": "model",
@@ -71,18 +72,32 @@ def bench_prompts():
 
 
 @pytest.fixture(scope="session")
-def greedy(lm, bench_prompts):
-    """greedy(prompt_id, n): the greedy reference's first n new tokens for a benchmark prompt, decoded once per
-    session (the longest asked for so far; a shorter answer is its prefix, since greedy decoding is deterministic)."""
+def greedy(lm, bench_prompts, tmp_path_factory):
+    """greedy(prompt_id, n): the greedy reference's first n new tokens for a benchmark prompt, decoded once per test
+    run (at least REFERENCE_TOKENS; a shorter answer is a prefix, since greedy decoding is deterministic) and shared
+    by the run's worker processes through a file per prompt under the run's temporary folder, each under a lock."""
+    import json
+
+    from filelock import FileLock
+
     from lade_core import autoregressive_generate
 
-    prompts, done = {p["id"]: p["prompt"] for p in bench_prompts}, {}
+    prompts = {p["id"]: p["prompt"] for p in bench_prompts}
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    shared = tmp_path_factory.getbasetemp()
+    shared = (shared.parent if worker else shared) / "greedy-reference"  # xdist's workers share the parent
+    shared.mkdir(exist_ok=True)
 
     def tokens(prompt_id: str, n: int) -> tuple[int, ...]:
-        have = done.get(prompt_id)
-        if have is None or (have[0] < n and len(have[1]) == have[0]):  # not yet, or too short and not ended
-            done[prompt_id] = have = (n, autoregressive_generate(lm, lm.encode_prompt(prompts[prompt_id]), n).tokens)
-        return have[1][:n]
+        path = shared / f"{prompt_id}.json"
+        with FileLock(f"{path}.lock"):
+            have = json.loads(path.read_text()) if path.exists() else None
+            if have is None or (have["n"] < n and len(have["tokens"]) == have["n"]):  # none yet, or too short
+                wanted = max(n, REFERENCE_TOKENS)
+                got = autoregressive_generate(lm, lm.encode_prompt(prompts[prompt_id]), wanted).tokens
+                have = {"n": wanted, "tokens": list(got)}
+                path.write_text(json.dumps(have))
+        return tuple(have["tokens"][:n])
 
     return tokens
 
