@@ -52,7 +52,8 @@ def main() -> None:
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
         app_kwargs={
             "middleware": [guard.middleware(demo, trust_proxy=args.trust_proxy, per_client=args.per_client)],
-            "routes": routes.routes(trust_proxy=args.trust_proxy),  # every run at one address (before Gradio's own)
+            # every run at one address (before Gradio's own)
+            "routes": routes.routes(trust_proxy=args.trust_proxy, per_client=args.per_client),
         },
         **LAUNCH_OPTIONS,
     )

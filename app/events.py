@@ -9,20 +9,13 @@ lifecycle, shared by the Run button and the `/generate` API:
 
 from __future__ import annotations
 
-import os
 import threading
 
 import gradio as gr
 
-from lade_core import RunTrace
-from lade_core.schema import SchemaError
-from lade_core.tracefile import TraceError, parse_run
-
 from . import deeplink, gallery, limits, stage, zerogpu
 from .live import LiveRun, forget, register, stop_session
 from .model import MODEL
-from .render.payload import PayloadTooLarge, payload
-from .stage import interesting_step
 from .store import STORE
 
 _ended: dict[str, LiveRun] = {}  # the last live run of each session, for settling after a cancel
@@ -40,31 +33,7 @@ def open_gallery(name):
         return gr.skip()
     if name not in gallery.names():
         return stage.notice(f"No gallery run is called {deeplink.shown(name)}.")
-    return stage.show(name, interesting_step(gallery.load(name)))
-
-
-def read_trace(path) -> RunTrace:
-    """The run in an uploaded file: size checked before it is read, validated whole, within the public limits."""
-    size = os.path.getsize(path)
-    if size > limits.UPLOAD_BYTES:
-        raise TraceError(f"the file is {size / 2**20:.1f} MiB; a trace may be at most {limits.UPLOAD_MIB} MiB")
-    with open(path, "rb") as f:
-        run = parse_run(f.read(limits.UPLOAD_BYTES + 1), limits.UPLOAD_BYTES)
-    limits.check_trace(run)
-    return run
-
-
-def open_upload(path):
-    """An uploaded trace, kept in the store once (derived when it enters), or a notice saying in one line why it
-    cannot be opened (the page stays as it was)."""
-    if not path:
-        return gr.skip()
-    try:
-        run = read_trace(path)
-        handle = STORE.add_run(run, payload(run))
-    except (SchemaError, PayloadTooLarge, ValueError, OSError) as exc:
-        return stage.notice(f"Could not open that file: {str(exc)[:300]}")
-    return stage.show(handle, interesting_step(run))
+    return stage.show(name)  # at its opening step, which the page finds (Run.interestingStep)
 
 
 # -- live runs -----------------------------------------------------------------------------------------------------

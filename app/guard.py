@@ -4,7 +4,8 @@ public server should not take. Added with `launch(app_kwargs={"middleware": [gua
 - **Paths**: a NUL byte (`%00`) anywhere in the path or query is answered 400 (Gradio's proxy route answered 500).
 - **Bodies**: an upload (`/gradio_api/upload`) carries at most one file and at most `limits.UPLOAD_BYTES` plus
   `MULTIPART_OVERHEAD`; a larger body is refused with 413 before anything is stored (by its Content-Length, or as
-  soon as a body sent without one passes it); any other request body at most `MAX_BODY_BYTES`.
+  soon as a body sent without one passes it); a trace file posted to `limits.RUNS_ROUTE` at most
+  `limits.UPLOAD_BYTES`; any other request body at most `MAX_BODY_BYTES`.
 - **Gradio's temp folder** (uploads and the copies of served files), accounted in blocks and files with a running
   total (`TempFolder`): before an upload is stored, the oldest files are deleted while the folder would be over
   `limits.TEMP_BYTES` or `limits.TEMP_FILES`; if it cannot get under (all of it younger than `KEEP_S`) the upload is
@@ -369,6 +370,10 @@ class Guard:
             return await _respond(send, 400, "A request path may not contain a NUL byte.", as_json=False)
         if method == "POST" and path.rstrip("/") == f"{API}/upload":
             return await self._upload(scope, receive, send)
+        if method == "POST" and path.rstrip("/") == limits.RUNS_ROUTE:  # a trace file posted (app/routes.py)
+            rule = f"Could not open that file: a trace file may be at most {limits.UPLOAD_MIB} MiB"
+            body = await self._body(scope, receive, send, limits.UPLOAD_BYTES, rule)
+            return None if body is None else await self.app(scope, _replay(body, receive), send)
         if method == "POST":
             return await self._post(scope, receive, send, path)
         if method == "GET":

@@ -32,6 +32,7 @@ def refused(message: str) -> gr.Error:
 
 UPLOAD_BYTES = MAX_TRACE_BYTES  # the one limit on a trace file (and on any upload), stated the same way everywhere
 UPLOAD_MIB = UPLOAD_BYTES // 2**20
+RUNS_ROUTE = "/runs"  # where a trace file is posted (app/routes.py); the guard caps its body at UPLOAD_BYTES
 # Engine runs (Run button and API) share one concurrency group with one slot: model calls never overlap on the CPU.
 ENGINE_GROUP = "engine"
 ENGINE_SLOTS = 1

@@ -6,6 +6,8 @@
                                          page has ({"parallel": 12, "baseline": 30}); {"delta": ...}
     GET runs/<handle>/trace.json         the trace file, as a download
     GET runs/<handle>/replay.html        the run as one standalone HTML page, as a download
+    POST runs                            a trace file as the body (its JSON, at most `limits.UPLOAD_BYTES`; the
+                                         guard caps the body): kept in the store, answered {"handle": ...} (201)
 
 A handle is a gallery run's name, a stored run's content hash (`u-...`) or a live run's unguessable token
 (`live-...`): `store.STORE` is the one place a run lives. The page reads all three through this one path (and the
@@ -13,7 +15,10 @@ static site and the export through theirs, which answer the same JSON). An unkno
 a sentence saying so; a handle that could not be one, 404 without looking; a bad `since`, 400 naming it. Each client
 (counted as `guard.client_of` counts it, from the right of X-Forwarded-For by the configured proxy hops) has a token
 bucket per kind of request: `RATE` payload reads per `RATE_S` seconds, `EXPORT_RATE` trace files or replays (a replay
-is a page rendered on the CPU); past it, 429 with the seconds to wait. Replays render one at a time.
+is a page rendered on the CPU), `UPLOAD_RATE` trace files posted (each parsed, checked and derived on the CPU); past
+it, 429 with the seconds to wait. Replays render one at a time, posted files are read one at a time. A posted file is
+its JSON as the body, never a form: a multipart or form body is refused (415), so no multipart parser reads it here.
+A file that cannot be opened answers 400 with one line saying why.
 """
 
 from __future__ import annotations
@@ -28,15 +33,21 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from lade_core.schema import SchemaError
 from lade_core.trace import MAX_STEPS
+from lade_core.tracefile import TraceError, parse_run
 
+from . import limits
 from .guard import client_of
 from .logs import refusal
+from .render.payload import PayloadTooLarge, payload
 from .store import STORE, Gone
 
 HANDLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 RATE, RATE_S = 120, 10.0  # payload reads per client: a live run's page asks about twice a second
 EXPORT_RATE, EXPORT_S = 6, 60.0  # trace files and replays per client
+UPLOAD_RATE, UPLOAD_S = 10, 60.0  # trace files posted per client
+FORMS = ("multipart/", "application/x-www-form-urlencoded")
 MAX_LANES = 8  # lanes a `since` may name
 MAX_CLIENTS = 10_000  # buckets kept; the oldest go first
 
@@ -85,6 +96,14 @@ def parse_since(text: str | None) -> dict[str, int] | None:
     return since
 
 
+def keep_file(data: bytes) -> str:
+    """A posted trace file, validated whole and within the public limits, kept in the store (derived as it enters):
+    its handle. TraceError, SchemaError, PayloadTooLarge or ValueError saying why it cannot be opened."""
+    run = parse_run(data, limits.UPLOAD_BYTES)
+    limits.check_trace(run)
+    return STORE.add_run(run, payload(run))
+
+
 def _error(status: int, message: str, **headers) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status, headers=headers)
 
@@ -96,12 +115,17 @@ def _gone(handle: str) -> JSONResponse:
     )
 
 
-def routes(trust_proxy: int = 0) -> list[Route]:
-    """The routes, counting clients behind `trust_proxy` proxy hops."""
+def routes(trust_proxy: int = 0, per_client: int = limits.PER_CLIENT) -> list[Route]:
+    """The routes, counting clients behind `trust_proxy` proxy hops; `per_client` 0 lifts the per-client rates, as
+    it lifts the guard's per-client caps (`--per-client 0`: a private server, or tests whose clients share one
+    address)."""
     reads, exports = Buckets(RATE, RATE_S), Buckets(EXPORT_RATE, EXPORT_S)  # read when the app is made
-    rendering = asyncio.Semaphore(1)
+    uploads = Buckets(UPLOAD_RATE, UPLOAD_S)
+    rendering, reading = asyncio.Semaphore(1), asyncio.Semaphore(1)
 
     def limited(request: Request, buckets: Buckets) -> JSONResponse | None:
+        if not per_client:
+            return None
         client = client_of(request.scope, trust_proxy)
         wait = buckets.wait(client)
         if not wait:
@@ -118,7 +142,7 @@ def routes(trust_proxy: int = 0) -> list[Route]:
         handle = request.path_params["handle"]
         return handle if HANDLE.fullmatch(handle) else None
 
-    async def payload(request: Request) -> Response:
+    async def run_json(request: Request) -> Response:
         refused = limited(request, reads)
         if refused:
             return refused
@@ -155,6 +179,22 @@ def routes(trust_proxy: int = 0) -> list[Route]:
             kind, name = "text/html; charset=utf-8", f"{handle}.html"
         return Response(body, media_type=kind, headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
+    async def add(request: Request) -> Response:
+        refused = limited(request, uploads)
+        if refused:
+            return refused
+        kind = request.headers.get("content-type", "").strip().lower()
+        if kind.startswith(FORMS):
+            refusal(f"refused: a run posted as a form ({kind[:60]})")
+            return _error(415, "Post the trace file itself as the request's body (its JSON), not as a form.")
+        data = await request.body()  # at most limits.UPLOAD_BYTES: the guard refused a longer one
+        async with reading:
+            try:
+                handle = await asyncio.to_thread(keep_file, data)
+            except (TraceError, SchemaError, PayloadTooLarge, ValueError) as exc:
+                return _error(400, f"Could not open that file: {str(exc)[:300]}")
+        return JSONResponse({"handle": handle}, status_code=201, headers={"Location": f"runs/{handle}.json"})
+
     async def trace(request: Request) -> Response:
         return await download(request, "trace")
 
@@ -162,7 +202,8 @@ def routes(trust_proxy: int = 0) -> list[Route]:
         return await download(request, "replay")
 
     return [
-        Route("/runs/{handle}.json", payload, methods=["GET"]),
+        Route(limits.RUNS_ROUTE, add, methods=["POST"]),
+        Route("/runs/{handle}.json", run_json, methods=["GET"]),
         Route("/runs/{handle}/trace.json", trace, methods=["GET"]),
         Route("/runs/{handle}/replay.html", replay, methods=["GET"]),
     ]

@@ -13,8 +13,6 @@ from __future__ import annotations
 import itertools
 import json
 
-from lade_core import RunTrace
-
 _n = itertools.count(1)
 
 
@@ -48,10 +46,3 @@ def live(handle: str, status: str, done: bool = False) -> str:
 
 def notice(text: str) -> str:
     return _value(notice=text)
-
-
-def interesting_step(run: RunTrace) -> int:
-    """Where a run opens: the first step that accepted the most tokens (the browser applies the same rule)."""
-    steps = run.parallel.steps
-    best = max((len(s.accepted) for s in steps), default=0)
-    return next((s.index for s in steps if len(s.accepted) == best), 0)

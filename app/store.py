@@ -2,15 +2,15 @@
 
 A handle names a run: a gallery run by its name; any other run (an uploaded trace, a finished live or ZeroGPU run)
 by a content hash (`u-...`); a live run still being recorded by a random token (`live-...`, unguessable, so one
-session cannot read another's race). The page asks for a handle through the stage's server function (`ui.load_run`)
+session cannot read another's race). The page reads a handle at its address, `runs/<handle>.json` (app/routes.py),
 and gets the run's payload, or, for a live run, the steps it does not have yet. The component value the server sends
 carries only the handle, so what a session costs the server does not depend on what its client does with it.
 
 A finished run is kept as its payload's JSON text, zlib-compressed (a run's view data is 3.8 MB of JSON at the
 largest public settings, about ten times that as Python objects, and a tenth of it compressed), and is answered as
-that text (`payload_text`), which the page parses. Bounds: at most `MAX_ENTRIES` runs and `MAX_BYTES` of compressed
-payloads, least recently used first out; a live run counts at its size when it finishes. A handle that was dropped
-answers with a message saying so.
+that text (`payload_text`, which the route sends as it is). Bounds: at most `MAX_ENTRIES` runs and `MAX_BYTES` of
+compressed payloads, least recently used first out; a live run counts at its size when it finishes. A handle that
+was dropped answers with a message saying so.
 """
 
 from __future__ import annotations

@@ -55,6 +55,10 @@ def title(name: str) -> str:
 
 MOUNT = "window.Lade.stage.mount(element, props, watch);"
 # The run on screen as files; the page points both at the run it shows (lade-stage.js `fileLinks`).
+OPEN_FILE = (
+    f'<p class="open-file"><button type="button" id="open-run">Open a saved run (.json, ≤ {limits.UPLOAD_MIB} MiB)'
+    '</button><input type="file" id="open-run-file" accept=".json,application/json" hidden></p>'
+)
 RUN_FILES = (
     '<p class="run-files"><a id="download-trace" class="file-link" href="#" download>Download trace (JSON)</a> '
     '<a id="export-html" class="file-link" href="#" download>Export HTML replay</a></p>'
@@ -151,13 +155,8 @@ def _sidebar() -> dict:
             label="Gallery (recorded runs, no model needed)",
             elem_id="gallery-run",
         )
-        c["upload"] = gr.UploadButton(
-            f"Open a saved run (.json, ≤ {limits.UPLOAD_MIB} MiB)",
-            file_types=[".json"],
-            type="filepath",
-            elem_id="open-run",
-            size="sm",
-        )
+        # A file the visitor chooses is posted to `runs` (app/routes.py) and opened at its address by the page.
+        c["upload"] = gr.HTML(OPEN_FILE, elem_id="open-file", padding=False)
         gr.Markdown("### Share the run on screen")
         # Links to the run on screen at its address (`runs/<handle>/...`, app/routes.py); the page keeps them on it.
         c["files"] = gr.HTML(RUN_FILES, elem_id="run-files", padding=False)
@@ -196,7 +195,6 @@ def _wire(demo, c: dict, page) -> None:
     sizes = [c["W"], c["N"], c["G"]]
     gr.on([c["W"].change, c["N"].change, c["G"].change], tokens_per_forward, sizes, c["tpf"], **light)
     c["gallery"].input(events.open_gallery, c["gallery"], shown, **light)
-    c["upload"].upload(events.open_upload, c["upload"], shown, **quiet)
     settings = [
         c["prompt"],
         c["W"],

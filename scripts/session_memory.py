@@ -1,18 +1,18 @@
-"""The server's memory with many sessions each holding a large trace: the figure SECURITY.md states.
+"""The server's memory with many visitors each opening a large trace: the figure SECURITY.md states.
 
-    python -m scripts.session_memory --trace assets/bench/largest-run.json --sessions 300 --out
+    python -m scripts.session_memory --trace assets/bench/largest-run.json --visitors 300 --out
     assets/bench/sessions.json
-    python -m scripts.session_memory --trace assets/bench/largest-run.json --sessions 300 --distinct
+    python -m scripts.session_memory --trace assets/bench/largest-run.json --visitors 300 --distinct
 
-Starts the app without the model (traces need none) and opens `--sessions` sessions through gradio_client, each
-opening the trace as the page's "Open a saved run" does (`/open_upload`). gradio_client runs none of the page's
-JavaScript: it never pulls the run, never opens it in a stage; what a session costs the server here is what it costs
-whatever its client does. Per session the server keeps a few bytes of stage value and nothing of the run (the page
-reads it at its address, `runs/<handle>.json`); the run's view data lives once in the shared, bounded `store.STORE`
-(before 0.5 each session also kept the compressed run, `stage.Held`). With `--distinct` each session opens a
-different run (the trace under another title), so the store fills to its bound and evicts instead of sharing one
-entry. The sessions stay open; the server's resident memory is read before, after each hundred and at the end. One
-run; numbers as measured here.
+Starts the app without the model (traces need none), behind one trusted proxy hop (LADE_TRUST_PROXY=1, so each
+visitor is counted by its own X-Forwarded-For address), and has `--visitors` visitors each open the trace as the page's
+"Open a saved run" does: posted to `runs` (app/routes.py), answered with its handle. Nothing runs the page's
+JavaScript: no run is pulled or drawn; what a visitor costs the server here is what it costs whatever its client
+does. The server keeps the run's view data once in the shared, bounded `store.STORE` and nothing per visitor (before
+0.5 each Gradio session also kept the compressed run, `stage.Held`; before 0.6 a file was opened through Gradio's
+upload and a queued event). With `--distinct` each visitor opens a different run (the trace under another title), so
+the store fills to its bound and evicts instead of sharing one entry. The server's resident memory is read before,
+after each hundred and at the end. One run; numbers as measured here.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import os
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -31,30 +30,33 @@ from app.process import NO_MODEL, answers, rss_mb  # noqa: E402
 from lade_core.paths import ROOT
 
 
-def variant(doc: dict, i: int, folder: Path) -> Path:
+def variant(doc: dict, i: int) -> bytes:
     """The trace under another title: another run, another handle, the same size."""
-    doc = {**doc, "run": {**doc["run"], "title": f"{doc['run'].get('title') or 'run'} #{i}"}}
-    path = folder / f"session-{i}.json"
-    path.write_text(json.dumps(doc), encoding="utf-8")
-    return path
+    return json.dumps({**doc, "run": {**doc["run"], "title": f"{doc['run'].get('title') or 'run'} #{i}"}}).encode()
 
 
 def main() -> int:
-    from gradio_client import Client, handle_file
+    import httpx
 
     from app import store
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trace", required=True)
-    parser.add_argument("--sessions", type=int, default=300)
-    parser.add_argument("--distinct", action="store_true", help="each session opens a different run")
+    parser.add_argument("--visitors", type=int, default=300)
+    parser.add_argument("--distinct", action="store_true", help="each visitor opens a different run")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     trace = Path(args.trace)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = dict(os.environ, GRADIO_SERVER_PORT=str(port), HF_HUB_OFFLINE="1", GRADIO_ANALYTICS_ENABLED="False")
+    env = dict(
+        os.environ,
+        GRADIO_SERVER_PORT=str(port),
+        HF_HUB_OFFLINE="1",
+        GRADIO_ANALYTICS_ENABLED="False",
+        LADE_TRUST_PROXY="1",
+    )
     server = subprocess.Popen(
         [sys.executable, "-c", NO_MODEL], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
@@ -62,33 +64,36 @@ def main() -> int:
     doc = json.loads(trace.read_text(encoding="utf-8")) if args.distinct else None
     try:
         answers(url, server)
-        clients, marks, values = [], {"start": rss_mb(server.pid)}, []
+        marks, answers_bytes = {"start": rss_mb(server.pid)}, []
         t0 = time.perf_counter()
-        with tempfile.TemporaryDirectory() as tmp:
-            for i in range(args.sessions):
-                path = variant(doc, i, Path(tmp)) if doc is not None else trace
-                client = Client(url, verbose=False)
-                value = client.predict(handle_file(str(path)), api_name="/open_upload")
-                values.append(len(json.dumps(value[0] if isinstance(value, (list, tuple)) else value)))
-                clients.append(client)  # kept open: the session stays
-                if doc is not None:
-                    path.unlink()
-                if (i + 1) % 100 == 0 or i + 1 == args.sessions:
-                    marks[f"after_{i + 1}_sessions"] = rss_mb(server.pid)
-                    print(f"{i + 1} sessions: RSS {marks[f'after_{i + 1}_sessions']:.0f} MB", flush=True)
-        growth = marks[f"after_{args.sessions}_sessions"] - marks["start"]
+        same = trace.read_bytes()
+        for i in range(args.visitors):
+            posted = httpx.post(
+                url + "runs",
+                content=variant(doc, i) if doc is not None else same,
+                headers={
+                    "Content-Type": "application/json",
+                    "X-Forwarded-For": f"10.{i >> 16}.{(i >> 8) & 255}.{i & 255}",
+                },
+                timeout=120,
+            )
+            posted.raise_for_status()
+            answers_bytes.append(len(posted.content))
+            if (i + 1) % 100 == 0 or i + 1 == args.visitors:
+                marks[f"after_{i + 1}_visitors"] = rss_mb(server.pid)
+                print(f"{i + 1} visitors: RSS {marks[f'after_{i + 1}_visitors']:.0f} MB", flush=True)
+        growth = marks[f"after_{args.visitors}_visitors"] - marks["start"]
         result = {
             "command": "python -m scripts.session_memory " + " ".join(sys.argv[1:]),
             "date": time.strftime("%Y-%m-%d"),
-            "client": "gradio_client (runs none of the page's JavaScript)",
+            "client": "httpx, posting to runs (runs none of the page's JavaScript)",
             "trace_bytes": trace.stat().st_size,
-            "held_bytes_per_session": 0,  # a session holds no run: it lives in the store, by handle
             "distinct_runs": args.distinct,
-            "sessions": args.sessions,
+            "visitors": args.visitors,
             "store_bound_mb": {"entries": store.MAX_ENTRIES, "bytes": round(store.MAX_BYTES / 2**20)},
-            "largest_stage_value_bytes": max(values, default=0),
+            "largest_answer_bytes": max(answers_bytes, default=0),
             "rss_mb": {k: round(v, 1) for k, v in marks.items()},
-            "growth_mb_per_session": round(growth / max(args.sessions, 1), 3),
+            "growth_mb_per_visitor": round(growth / max(args.visitors, 1), 3),
             "seconds": round(time.perf_counter() - t0, 1),
         }
         print(json.dumps(result, indent=1))

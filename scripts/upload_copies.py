@@ -1,11 +1,11 @@
-"""What one visitor's upload and export write to disk, against the uploaded file's size.
+"""What one visitor's opened file, its download and its export write to disk, against the file's size.
 
     python -m scripts.upload_copies --trace assets/bench/largest-run.json
 
-Starts the app without its model (traces need none) with a temp folder of its own, opens the trace through
-"Open a saved run" (`/open_upload`, as gradio_client sends it) and exports it (`/export`), and lists every file each
-step added to the temp folder (Gradio's uploads and cache, and the app's downloads inside it), with the total as a
-multiple of the trace's size.
+Starts the app without its model (traces need none) with a temp folder of its own, opens the trace as "Open a saved
+run" does (posted to `runs`, app/routes.py), then downloads its trace file and its HTML replay at the run's address
+(`runs/<handle>/trace.json`, `runs/<handle>/replay.html`), and lists every file each step added to the temp folder
+(Gradio's uploads and cache), with the total as a multiple of the trace's size.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def files(folder: Path) -> dict[str, int]:
 
 
 def main() -> int:
-    from gradio_client import Client, handle_file
+    import httpx
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trace", default="assets/bench/largest-run.json")
@@ -56,10 +56,16 @@ def main() -> int:
             answers(url, server)
             size = Path(args.trace).stat().st_size
             before = files(folder)
-            client = Client(url, verbose=False)
-            client.predict(handle_file(args.trace), api_name="/open_upload")
+            posted = httpx.post(
+                url + "runs",
+                content=Path(args.trace).read_bytes(),
+                headers={"Content-Type": "application/json"},
+                timeout=120,
+            )
+            handle = posted.raise_for_status().json()["handle"]
             uploaded = files(folder)
-            client.predict(api_name="/export")
+            for name in ("trace.json", "replay.html"):
+                httpx.get(f"{url}runs/{handle}/{name}", timeout=120).raise_for_status()
             exported = files(folder)
         finally:
             server.terminate()

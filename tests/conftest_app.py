@@ -84,9 +84,11 @@ def upload(page, path: Path) -> None:
     chooser.value.set_files(str(path))
 
 
-def no_model_app(log_name: str):
-    """The app as `python app.py` starts it, without its model (the lesson, gallery, traces, embeds need none)."""
-    return serve_app(["-c", NO_MODEL], log_name, HF_HUB_OFFLINE="1")
+def no_model_app(log_name: str, **env):
+    """The app as `python app.py` starts it, without its model (the lesson, gallery, traces, embeds need none).
+    Every page here is one client (127.0.0.1): the per-client limits are off unless `env` sets LADE_PER_CLIENT (they
+    are tested in tests/test_guard.py and tests/test_routes.py)."""
+    return serve_app(["-c", NO_MODEL], log_name, **{"HF_HUB_OFFLINE": "1", "LADE_PER_CLIENT": "0", **env})
 
 
 def new_page(browser, width=1280, height=900, **options):

@@ -8,7 +8,6 @@ the real app (without its model) to check that app.py installs the guard and tha
 export write is written once.
 """
 
-import json
 import os
 import socket
 import threading
@@ -433,11 +432,11 @@ def test_a_client_is_its_address_unless_the_operator_trusts_a_proxy():
 
 # -- the real app ----------------------------------------------------------------------------------------------------
 def test_the_app_is_guarded_and_writes_each_visitor_file_once(tmp_path):
-    """app.py puts the guard in front of the app and closes the REST routes that skip the queue; an uploaded trace
-    is written once (as sent) and its HTML export and download none at all: they are answered from the store at the
-    run's address (Gradio used to copy every download and export into its cache)."""
+    """app.py puts the guard in front of the app and closes the REST routes that skip the queue; a trace posted to
+    `runs` is written nowhere (kept in the store), its HTML export and download neither: they are answered from the
+    store at the run's address (Gradio used to copy every upload, download and export into its cache); a posted body
+    over the upload limit is refused by its length before it is read."""
     from conftest_app import NO_MODEL, serve_app
-    from gradio_client import Client, handle_file
 
     trace = Path(__file__).parent / "hostile" / "base-greedy.json"
     with serve_app(["-c", NO_MODEL], "guard-test.log", HF_HUB_OFFLINE="1", GRADIO_TEMP_DIR=str(tmp_path)) as (url, _):
@@ -454,14 +453,14 @@ def test_the_app_is_guarded_and_writes_each_visitor_file_once(tmp_path):
             f"generate takes {len(names)} arguments ({', '.join(names)}), got {len(names) + 1}."
         )
         before = _files(tmp_path)
-        client = Client(url, verbose=False)
-        handle = json.loads(client.predict(handle_file(str(trace)), api_name="/open_upload"))["run"]
+        posted = httpx.post(url + "runs", content=trace.read_bytes(), headers={"Content-Type": "application/json"})
+        assert posted.status_code == 201, posted.text
+        handle = posted.json()["handle"]
+        big = httpx.post(
+            url + "runs", content=b" " * (limits.UPLOAD_BYTES + 1), headers={"Content-Type": "application/json"}
+        )
+        assert big.status_code == 413 and f"at most {limits.UPLOAD_MIB} MiB" in big.json()["error"], big.text
         assert httpx.get(f"{url}runs/{handle}/replay.html").status_code == 200
         assert httpx.get(f"{url}runs/{handle}/trace.json").status_code == 200
         new = {k: v for k, v in _files(tmp_path).items() if k not in before and v}
-    htmls = [k for k in new if k.endswith(".html")]
-    jsons = [k for k in new if k.endswith(".json")]
-    assert htmls == [], new  # the export: none
-    assert len(jsons) == 1, new  # the upload as sent
-    size = trace.stat().st_size
-    print(f"\nan upload of {size:,} bytes and its export wrote {sum(new.values()) / size:.1f}x its size: {new}")
+    assert new == {}, new  # the posted file, its download and its export: nothing on disk

@@ -343,7 +343,7 @@ const LadeRun = (() => {
       });
     }
 
-    /** Where a run opens: its first step that accepted the most tokens (stage.interesting_step, the same rule). */
+    /** Where a run opens: its first step that accepted the most tokens (the one home of this rule). */
     interestingStep() {
       const steps = this.t.parallel.steps,
         best = Math.max(0, ...steps.map((s) => s.accepted.length));

@@ -248,6 +248,15 @@ const LadeStage = (() => {
       return true;
     }
 
+    /** Open a trace file the visitor chose: the server keeps it (`postRun`) and it opens at its address like any
+     * run, at its opening step; a file it cannot open leaves the page as it was, with the server's one-line reason.
+     * @param {Blob} file */
+    async openFile(file) {
+      const got = await postRun(file);
+      if (got.error || !got.handle) return this.set({ notice: got.error || "Could not open that file." });
+      return this.open(got.handle, null, {}, true);
+    }
+
     /** The server page's file links (its sidebar) point at the run on screen, at its address (app/routes.py). */
     fileLinks() {
       if (this.source.kind !== "server") return;
@@ -605,6 +614,42 @@ const LadeStage = (() => {
     return body.trace && body.derived ? { payload: body } : body;
   }
 
+  /**
+   * Post a trace file to the server's `runs` (app/routes.py), its JSON as the body: the handle it is kept under, or
+   * the server's sentence saying why it cannot be opened.
+   * @param {Blob} file @returns {Promise<{ handle?: string, error?: string }>}
+   */
+  async function postRun(file) {
+    let res;
+    try {
+      res = await fetch("runs", { method: "POST", body: file, headers: { "Content-Type": "application/json" } });
+    } catch {
+      return { error: "Could not reach the server to open that file." };
+    }
+    const body = await res.json().catch(() => null);
+    if (res.ok && body && typeof body.handle === "string") return { handle: body.handle };
+    return {
+      error: (body && typeof body.error === "string" && body.error) || `Could not open that file (${res.status}).`,
+    };
+  }
+
+  /** The sidebar's "Open a saved run" (app/ui.py): its button opens the file chooser, the chosen file opens on the
+   * stage. Listened for on the document: Gradio may draw the sidebar before or after the stage. @param {Stage} stage */
+  function openFiles(stage) {
+    document.addEventListener("click", (ev) => {
+      const button = ev.target instanceof Element ? ev.target.closest("#open-run") : null;
+      const input = /** @type {HTMLInputElement | null} */ (document.getElementById("open-run-file"));
+      if (button && input) input.click();
+    });
+    document.addEventListener("change", (ev) => {
+      const input = /** @type {HTMLInputElement} */ (ev.target);
+      if (input.id !== "open-run-file" || !input.files || !input.files[0]) return;
+      const file = input.files[0];
+      input.value = ""; // the same file may be chosen again
+      stage.openFile(file);
+    });
+  }
+
   /** The page's source of runs on the server: every run at its one address. @returns {Source} */
   const serverSource = () => ({ kind: "server", load: fetchRun });
 
@@ -671,6 +716,7 @@ const LadeStage = (() => {
       const stage = hook(new Stage(host, { boot: readBoot(), source: serverSource() }));
       follow(stage, () => stage.apply(props.value));
       watch("value", () => stage.apply(props.value));
+      openFiles(stage);
       if (!tameSidebar()) {
         // Gradio may mount the sidebar after the stage: watch the page until it is there
         const seen = new MutationObserver(() => {
