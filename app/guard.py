@@ -22,7 +22,7 @@ public server should not take. Added with `launch(app_kwargs={"middleware": [gua
   `gr.Error` and Gradio sends no exception's text otherwise.
 - **Jobs per client**: a client (its connecting address; the X-Forwarded-For entry `trust_proxy` hops from the
   right when the operator says the server is behind that many proxies) may have at most `limits.JOBS_PER_CLIENT`
-  jobs of any kind (an upload too) waiting or running in the queue, and at most `per_client` of the engine events
+  jobs of any kind waiting or running in the queue, and at most `per_client` of the engine events
   (`limits.ENGINE_GROUP`: the Run button, `/generate`, Auto); one more is refused with 429 and a message.
   (`per_client` 0 lifts both.) What the guard reads of Gradio's queue goes through `gradio_adapter`.
 - **Jobs nobody reads**: an engine job posted to the REST route (`/call/<api>`) or joined with a session whose

@@ -67,10 +67,11 @@ RUN_FILES = (
 
 def tokens_per_forward(window, ngram, guess) -> str:
     """The cost of one step for the next live run's settings."""
-    W, N, G = int(window), int(ngram), int(guess)
+    config = LookaheadConfig(window=int(window), ngram=int(ngram), guess=int(guess))
+    W, N, G = config.window, config.ngram, config.guess
     return (
-        f"Each step feeds at most 1 + (W+G)(N-1) = 1 + ({W}+{G})·({N}-1) = **{1 + (W + G) * (N - 1)}** tokens; a "
-        f"full match accepts up to N = {N} tokens per step."
+        f"Each step feeds at most 1 + (W+G)(N-1) = 1 + ({W}+{G})·({N}-1) = **{config.tokens_per_forward}** tokens; "
+        f"a full match accepts up to N = {config.most_accepted} tokens per step."
     )
 
 

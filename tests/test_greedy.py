@@ -8,13 +8,16 @@ from lade_core import greedy_generate
 
 
 @pytest.mark.parametrize("index", [0, 2, 4, 7])
-def test_greedy_equals_generate(lm, bench_prompts, index):
-    ids = lm.encode_prompt(bench_prompts[index]["prompt"])
-    run = greedy_generate(lm, ids, 40)
+def test_greedy_equals_generate(lm, bench_prompts, greedy, index):
+    """The session's greedy reference (`autoregressive_generate`, decoded once per test run) against transformers;
+    the steps of a short run: one token each, after the prefill."""
+    prompt = bench_prompts[index]
+    ids = lm.encode_prompt(prompt["prompt"])
     with torch.inference_mode():
         ref = lm.model.generate(torch.tensor([ids]), max_new_tokens=40, do_sample=False)[0, len(ids) :].tolist()
-    assert list(run.tokens) == ref
-    assert [len(s.accepted) for s in run.steps] == [1] * len(run.tokens)
+    assert list(greedy(prompt["id"], 40)) == ref
+    run = greedy_generate(lm, ids, 8)
+    assert list(run.tokens) == ref[:8] and [len(s.accepted) for s in run.steps] == [1] * len(run.tokens)
     assert run.steps[0].kind == "prefill" and all(s.kind == "autoregressive" for s in run.steps[1:])
 
 
