@@ -19,15 +19,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-from app.process import NO_MODEL, answers, rss_mb  # noqa: E402
-from lade_core.paths import ROOT
+from app.process import NO_MODEL, rss_mb, start_server  # noqa: E402
 
 
 def variant(doc: dict, i: int) -> bytes:
@@ -47,23 +43,10 @@ def main() -> int:
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     trace = Path(args.trace)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = dict(
-        os.environ,
-        GRADIO_SERVER_PORT=str(port),
-        HF_HUB_OFFLINE="1",
-        GRADIO_ANALYTICS_ENABLED="False",
-        LADE_TRUST_PROXY="1",
-    )
-    server = subprocess.Popen(
-        [sys.executable, "-c", NO_MODEL], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    url = f"http://127.0.0.1:{port}/"
+    # each visitor is counted by its own X-Forwarded-For address, as behind one trusted proxy
+    server, url = start_server({"LADE_TRUST_PROXY": "1"}, code=NO_MODEL)
     doc = json.loads(trace.read_text(encoding="utf-8")) if args.distinct else None
     try:
-        answers(url, server)
         marks, answers_bytes = {"start": rss_mb(server.pid)}, []
         t0 = time.perf_counter()
         same = trace.read_bytes()
