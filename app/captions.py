@@ -119,7 +119,7 @@ def bench_speedups(run: RunTrace) -> list[float]:
 
 
 def speedup(run: RunTrace) -> float:
-    time = lambda m: sum(s.forward_s + s.overhead_s + getattr(s, "draft_s", 0.0) for s in m.steps)  # noqa: E731
+    time = lambda m: sum(s.seconds for s in m.steps)  # noqa: E731
     return time(run.baseline) / time(run.parallel) if time(run.parallel) else 0.0
 
 
@@ -139,7 +139,7 @@ def facts(run: RunTrace) -> dict:
 
     def mean_step(method):
         steps = method.steps[1:]
-        return statistics.fmean(s.forward_s + s.overhead_s for s in steps) if steps else 0.0
+        return statistics.fmean(s.seconds for s in steps) if steps else 0.0
 
     bench, parses = bench_speedups(run), python_parses(run)
     on_cpu = (

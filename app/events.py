@@ -13,7 +13,7 @@ import threading
 
 import gradio as gr
 
-from . import deeplink, gallery, limits, stage, zerogpu
+from . import gallery, limits, stage, zerogpu
 from .live import LiveRun, forget, register, stop_session
 from .model import MODEL
 from .store import STORE
@@ -32,7 +32,7 @@ def open_gallery(name):
     if not name:  # the menu was left without a choice
         return gr.skip()
     if name not in gallery.names():
-        return stage.notice(f"No gallery run is called {deeplink.shown(name)}.")
+        return stage.notice("No gallery run has that name; the gallery menu lists them.")
     return stage.show(name)  # at its opening step, which the page finds (Run.interestingStep)
 
 
@@ -157,10 +157,3 @@ def curve_source(curve: dict) -> str:
     """Which cost curve a prediction read, in words: measured on this machine, or the shipped one."""
     where = curve.get("machine_description") or curve.get("machine") or "an unrecorded machine"
     return f"the cost curve {curve.get('source', 'shipped')} ({where})"
-
-
-def load_page(request: gr.Request):
-    """The page-load handler. The page reads its own link (`?run=&step=&view=&embed=1`, `?lesson=`); the server
-    follows it for what only the server has: no sidebar in an embed."""
-    query = dict(getattr(request, "query_params", {}) or {})
-    return gr.Sidebar(visible=not deeplink.resolve(query, gallery.names()).embed)

@@ -78,7 +78,7 @@ def tokens_per_forward(window, ngram, guess) -> str:
 def _sidebar() -> dict:
     d = LookaheadConfig()
     c = {}
-    with gr.Sidebar(open=False, elem_id="sidebar", width=420) as c["sidebar"]:
+    with gr.Sidebar(open=False, elem_id="sidebar", width=420):  # not in an embed (lade.css)
         gr.Markdown(
             "### Run it yourself\nA live race of lookahead decoding against greedy decoding on this server's "
             "model. The page shows it step by step as it runs."
@@ -187,9 +187,8 @@ def build_demo(model: str | None = None, preload: bool = True) -> gr.Blocks:
 
 def _wire(demo, c: dict, page) -> None:
     quiet = dict(show_progress="hidden")
-    # The light events (a page load, a slider's arithmetic, a gallery run: lookups, no work) answer at once outside
-    # the queue. Its bound is for work that waits; a class arriving together must not be told the queue is full when
-    # they open the page.
+    # The light events (a slider's arithmetic, a gallery run: lookups, no work) answer at once outside the queue. Its
+    # bound is for work that waits; a class arriving together must not be told the queue is full when they open a run.
     light = dict(quiet, queue=False)
     engine = dict(concurrency_id=limits.ENGINE_GROUP, concurrency_limit=limits.ENGINE_SLOTS)
     shown = [page]  # the stage's value: what to show
@@ -216,5 +215,4 @@ def _wire(demo, c: dict, page) -> None:
     c["stop"].click(events.stop_live, None, None, **quiet)
     run_event.failure(events.settle_run, None, shown, **quiet)
     c["auto"].click(events.auto_settings, None, [c["W"], c["N"], c["G"], c["pool"], c["tpf"]], **quiet, **engine)
-    demo.load(events.load_page, None, c["sidebar"], **light)
     gr.api(api.generate, api_name="generate", **engine)

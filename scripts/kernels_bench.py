@@ -62,7 +62,7 @@ def main() -> None:
         for name, lm in models.items():
             greedy_generate(lm, ids, 4)  # warm-up
             runs[name] = greedy_generate(lm, ids, args.max_new_tokens)
-        step_s = {k: statistics.fmean(s.forward_s + s.overhead_s for s in r.steps[1:]) for k, r in runs.items()}
+        step_s = {k: statistics.fmean(s.seconds for s in r.steps[1:]) for k, r in runs.items()}
         same = all(r.tokens == runs["stock"].tokens for r in runs.values())
         rows.append(
             {

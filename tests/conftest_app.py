@@ -29,6 +29,7 @@ CHROMIUM_ARGS = [
 ]
 OUT = ROOT / "out"
 SHOTS = OUT / "screenshots"
+CHAPTERS = 9  # the lesson's chapters (app/static/lade-lesson.js), as the tests expect them
 
 
 @contextmanager

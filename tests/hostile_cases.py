@@ -1048,6 +1048,25 @@ def write(folder: Path, names=None) -> dict[str, Path]:
     return paths
 
 
+# Links the page reads (lade-page.js links.read): each is bad somewhere, so each gets a notice.
+LONG_VALUE = "A" * 100_000
+QUERIES = [
+    {"run": "![x](http://attacker/p.png)"},
+    {"run": "[Log in again](https://evil.example)"},
+    {"run": "code-class", "step": "<script>"},
+    {"run": "code-class", "view": "<img>"},
+    {"run": "code-class", "step": "<script>alert(1)</script>", "view": "<img src=x onerror=alert(1)>"},
+    {"lesson": "99"},
+    {"lesson": "<svg onload=alert(1)>"},
+    {"run": LONG_VALUE, "step": LONG_VALUE, "view": LONG_VALUE},
+    {"run": "code-class", "step": LONG_VALUE, "view": LONG_VALUE, "embed": LONG_VALUE},
+    {"lesson": LONG_VALUE},
+    {"run": "code\x00-class\u202e\n", "step": "1\r\n2", "view": "\x1b[31m"},
+    {"run": "code-class", "step": "\u0661\u0662", "view": "![x](http://attacker/p.png)"},
+    {"run": "[a](javascript:alert(1))", "view": "`code`"},
+]
+
+
 def main(argv: list[str]) -> None:
     if argv[:1] == ["--bases"]:  # all of them, or the names given after it
         for name, (recorded, keep) in BASES.items():

@@ -12,11 +12,11 @@ import json
 import re
 
 import pytest
+from conftest_app import CHAPTERS as CHAPTER_COUNT
 from conftest_app import OUT, SHOTS, new_page, open_app, state
 from lesson_facts import OPTIONS, new_guesses, right, shown_step
 
 from app import gallery
-from app.deeplink import CHAPTERS as CHAPTER_COUNT
 from app.render.export import render_html
 from app.render.views import VIEW_GROUPS
 from lade_core.paths import ROOT

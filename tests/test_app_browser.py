@@ -17,6 +17,7 @@ import time
 
 import pytest
 from conftest_app import (
+    CHAPTERS,
     OUT,
     SHOTS,
     new_page,
@@ -30,7 +31,6 @@ from lesson_facts import OPTIONS, answer, assert_facts, landing, last_step, show
 
 from app import gallery
 from app.captions import bench_speedups
-from app.deeplink import CHAPTERS
 from lade_core import parse_run
 from lade_core.paths import ROOT
 

@@ -7,9 +7,9 @@ out/screenshots/ (look at them when a layout test fails).
 """
 
 import pytest
+from conftest_app import CHAPTERS as CHAPTER_COUNT
 from conftest_app import SHOTS, new_page, open_app
 
-from app.deeplink import CHAPTERS as CHAPTER_COUNT
 from app.render.views import VIEW_GROUPS, VIEW_IDS
 
 pytest.importorskip("playwright.sync_api")

@@ -10,8 +10,6 @@ import time
 import pytest
 from hostile_cases import BASES, CASES, HERE, MARKUP, TELLTALES, base_doc, dumps
 
-from app import gallery
-from app.deeplink import resolve
 from app.limits import UPLOAD_BYTES, check_trace
 from app.render.export import render_html
 from app.render.payload import payload
@@ -180,33 +178,3 @@ def test_loading_time_grows_linearly_with_the_file():
         assert times * 0.75 < growth < times * 1.25
         ratio = _seconds(large) / base
         assert growth / 3 < ratio < growth * 3, (times, growth, ratio)
-
-
-LONG = "A" * 100_000
-QUERIES = [
-    {"run": "![x](http://attacker/p.png)"},
-    {"run": "[Log in again](https://evil.example)"},
-    {"run": "code-class", "step": "<script>"},
-    {"run": "code-class", "view": "<img>"},
-    {"run": "code-class", "step": "<script>alert(1)</script>", "view": "<img src=x onerror=alert(1)>"},
-    {"lesson": "99"},
-    {"lesson": "<svg onload=alert(1)>"},
-    {"run": LONG, "step": LONG, "view": LONG},
-    {"run": "code-class", "step": LONG, "view": LONG, "embed": LONG},
-    {"lesson": LONG},
-    {"run": "code\x00-class\u202e\n", "step": "1\r\n2", "view": "\x1b[31m"},
-    {"run": "code-class", "step": "\u0661\u0662", "view": "![x](http://attacker/p.png)"},
-    {"run": "[a](javascript:alert(1))", "view": "`code`"},
-]
-
-
-@pytest.mark.parametrize("query", QUERIES, ids=range(len(QUERIES)))
-def test_deep_link_notices_are_short_plain_text(query):
-    """Would catch a deep link whose notice echoes markup (`<`, a Markdown `[text](url)` or image), control or
-    direction characters, or a whole long value, or resolve raising on a hostile query."""
-    link = resolve(query, gallery.names())
-    notice = link.notice
-    assert notice, "every query here is bad somewhere: the visitor is told"
-    assert not re.search(r"[<>\[\]`]|\]\(|!\[", notice), notice
-    assert all(ch.isprintable() for ch in notice), ascii(notice)
-    assert len(notice) <= 200 and "A" * 41 not in notice, notice

@@ -11,7 +11,7 @@ the Python reading itself against what the engine recorded.
 import re
 
 import pytest
-from conftest_app import SHOTS
+from conftest_app import CHAPTERS, SHOTS
 from lesson_facts import (
     OPTIONS,
     RULES,
@@ -30,7 +30,6 @@ from lesson_facts import (
 
 from app import gallery
 from app.captions import bench_speedups
-from app.deeplink import CHAPTERS
 from app.render.assets import source
 from app.render.export import render_html
 

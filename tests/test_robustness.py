@@ -104,15 +104,16 @@ def test_engine_events_share_one_slot():
 
 
 def test_light_events_answer_outside_the_queue_and_the_rest_wait_in_it():
-    """A page load, a slider's arithmetic and a gallery run from the store are answered outside the queue, so a full
-    queue never refuses them; the engine's events wait in it (a file to open is posted to a route of its own,
-    app/routes.py, and is no event)."""
+    """A slider's arithmetic and a gallery run from the store are answered outside the queue, so a full queue never
+    refuses them; the engine's events wait in it (a page load runs no event; a file to open is posted to a route of
+    its own, app/routes.py, and is no event)."""
     from app.ui import build_demo
 
     fns = {f.api_name: f for f in build_demo(preload=False).fns.values()}
-    light = {"load_page", "tokens_per_forward", "open_gallery"}
+    light = {"tokens_per_forward", "open_gallery"}
     assert all(fns[name].queue is False for name in light)
-    assert all(fns[name].queue for name in ("run_live", "generate", "auto_settings")) and "open_upload" not in fns
+    assert all(fns[name].queue for name in ("run_live", "generate", "auto_settings"))
+    assert not {"open_upload", "load_page"} & set(fns)
 
 
 @pytest.mark.parametrize(
@@ -235,14 +236,12 @@ def test_cancel_frees_the_slot_and_a_flood_is_told_the_queue_is_full(server, lm)
     full = [j for j in flood if j.done() and isinstance(j.exception(), QueueError)]
     print(f"\nflood of {len(flood)} with the engine busy: {len(full)} told 'Queue is full'")
     assert len(full) >= 3 and "Queue is full" in str(full[0].exception())
-    # A visitor who opens the page now still gets it: its load event is answered outside the full queue.
-    load = httpx.post(
-        url + "gradio_api/run/predict",
-        params={"run": "code-class"},
-        timeout=30,
-        json={"data": [], "fn_index": fn_index(url, "load_page"), "session_hash": "late-visitor"},
+    # A visitor who opens a run now still gets it: the page and the run's address are no queued events.
+    page, run = (
+        httpx.get(url + "?run=code-class", timeout=30),
+        httpx.get(url + "runs/code-class-W7N4G7.json", timeout=30),
     )
-    assert load.status_code == 200 and len(load.json()["data"]) == 1, load.text[:200]  # the sidebar, for an embed
+    assert page.status_code == run.status_code == 200 and run.json(), (page.text[:200], run.text[:200])
     for job in flood:
         job.cancel()
 

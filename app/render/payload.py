@@ -78,6 +78,7 @@ class PoolState(TypedDict):
 
 class DerivedStep(TypedDict):
     layout: int  # index into `Derived.layouts`; -1 for a prefill or a one-token step
+    kept: int  # draft tokens the step kept (`StepTrace.n_accepted_from_candidate`)
     pool: NotRequired[PoolState]  # lookahead lanes only
 
 
@@ -197,9 +198,9 @@ class Deriver:
         }
 
     def step(self, step: StepTrace, lane: int = 0) -> DerivedStep:
-        """A step's derived data: its layout's index, and the pool around it (lookahead lanes only). `lane` 0 is
-        the main lane, i the run's lanes[i - 1]; steps of one lane arrive in order."""
-        out: DerivedStep = {"layout": self.layout(step)}
+        """A step's derived data: its layout's index, the draft tokens it kept, and the pool around it (lookahead
+        lanes only). `lane` 0 is the main lane, i the run's lanes[i - 1]; steps of one lane arrive in order."""
+        out: DerivedStep = {"layout": self.layout(step), "kept": step.n_accepted_from_candidate}
         if lane in self.pools:
             out["pool"] = self.pool_rows(step, self.pools[lane])
         return out

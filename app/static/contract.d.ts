@@ -38,6 +38,7 @@ export interface DerivedLane {
  * via the `definition` "DerivedStep".
  */
 export interface DerivedStep {
+  kept: number;
   layout: number;
   pool?: PoolState;
 }

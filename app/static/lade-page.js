@@ -263,7 +263,9 @@ const LadePage = (() => {
       return `${base}?${new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)]))}`;
     },
     /**
-     * What the address asks for, as the server reads it (app/deeplink.py: the same rules and notices).
+     * What the address asks for: the one reading of a link (the server reads none; an embed hides the server page's
+     * sidebar by the page's mode, lade.css). A bad value falls back (chapter 1, the run's opening step, every view)
+     * with a one-line notice that echoes the address as plain text (`shown`).
      * @param {string} search @param {Boot} boot @param {number} chapters @returns {Link}
      */
     read(search, boot, chapters) {

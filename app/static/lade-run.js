@@ -134,7 +134,7 @@ const LadeRun = (() => {
 
     /** @param {number} k @returns {DerivedStep} */
     derived(k) {
-      return this.d.steps[this.clock(PARALLEL, k)] || { layout: -1 };
+      return this.d.steps[this.clock(PARALLEL, k)] || { layout: -1, kept: 0 };
     }
 
     /** @param {number} k @returns {LayoutRow | null} */
@@ -225,10 +225,10 @@ const LadeRun = (() => {
       return pos - this.promptLength;
     }
 
-    /** Draft tokens a step kept: the winner's matched prefix, cut where the run ended inside it. @param {Step} step */
+    /** Draft tokens a step of the parallel method kept, as the engine counts them (its derived row). @param {Step} step */
     fromCandidate(step) {
-      const matched = step.winner >= 0 ? step.match_lengths[step.winner] : 0;
-      return Math.min(matched, step.accepted.length);
+      const d = this.d.steps[step.index];
+      return d ? d.kept : 0;
     }
 
     /** Whether the step's last token is the model's own (the bonus). @param {Step} step */

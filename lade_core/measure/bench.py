@@ -82,7 +82,7 @@ def bench_prompt(
         "overhead_s": la.overhead_s,
         "draft_s": la.draft_s,
         "draft_passes": sum(s.draft_passes for s in la.steps),
-        "overhead_share": la.overhead_s / max(la.forward_s + la.overhead_s + la.draft_s, 1e-12),
+        "overhead_share": la.overhead_s / max(sum(s.seconds for s in la.steps), 1e-12),
         "lookahead_step_s": la_step,
         "greedy_step_s": ar_step,
         "step_cost_ratio": la_step / max(ar_step, 1e-12),
