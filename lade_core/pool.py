@@ -3,16 +3,17 @@
 An N-gram (t0, t1, ..., t_{N-1}) is stored as the continuation (t1, ..., t_{N-1}) under the key t0. When the last
 accepted token is t0, the continuations under t0 become the step's verification candidates.
 
-Policy: at most `per_key` continuations per key, no duplicates, least recently used evicted first. Adding a
-continuation that is already there counts as a use: it moves to the front and nothing is evicted. `lookup` returns
-the most recently used first, so ties in verification go to the freshest guess. Each continuation remembers where
-it came from last ("window" or "text"), so that adaptive sizes can tell what the window's n-grams earn.
+Policy: at most `per_key` continuations per key, no duplicates, least recently added evicted first. Adding a
+continuation that is already there adds it again: it moves to the front and nothing is evicted; a lookup moves
+nothing. `lookup` returns the most recently added first, so ties in verification go to the freshest guess. Each
+continuation remembers where it came from last ("window" or "text"), so that adaptive sizes can tell what the
+window's n-grams earn.
 
 Worked example, per_key = 2, N = 3:
     add((5, 1, 2))  -> {5: [(1, 2)]}
     add((5, 3, 4))  -> {5: [(3, 4), (1, 2)]}
     add((5, 1, 2))  -> {5: [(1, 2), (3, 4)]}          duplicate: refreshed, nothing evicted
-    add((5, 7, 8))  -> {5: [(7, 8), (1, 2)]}          (3, 4) was least recently used: evicted
+    add((5, 7, 8))  -> {5: [(7, 8), (1, 2)]}          (3, 4) was least recently added: evicted
     lookup(5, 1)    -> [(7, 8)]
 """
 
@@ -79,7 +80,7 @@ class NGramPool:
         return bucket.get(tuple(cont)) if bucket else None
 
     def lookup(self, key: int, limit: int | None = None) -> list[tuple[int, ...]]:
-        """Continuations stored under `key`, most recently used first, at most `limit` of them."""
+        """Continuations stored under `key`, most recently added first, at most `limit` of them."""
         bucket = self._by_key.get(key)
         if not bucket:
             return []
@@ -87,7 +88,7 @@ class NGramPool:
         return found if limit is None else found[:limit]
 
     def items(self) -> dict[int, list[tuple[int, ...]]]:
-        """A plain copy: key -> continuations, most recently used first."""
+        """A plain copy: key -> continuations, most recently added first."""
         return {key: list(reversed(bucket)) for key, bucket in self._by_key.items() if bucket}
 
 

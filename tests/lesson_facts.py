@@ -111,8 +111,8 @@ def tokens_fed(step, prompt_length: int) -> int:
 
 def pool_replay(run: RunTrace):
     """The n-gram pool after each step, replayed from the steps' added n-grams by the policy the chapter states: at
-    most G n-grams per key, a new one evicts the least recently used, adding one already there is a use. Yields
-    (step, {key: continuations, least recently used first}); the dict is the same object, updated in place."""
+    most G n-grams per key, a new one evicts the least recently added, adding one already there adds it again. Yields
+    (step, {key: continuations, least recently added first}); the dict is the same object, updated in place."""
     pool: dict[int, list] = {}
     for step in run.parallel.steps:
         for gram in step.ngrams_added:
@@ -186,7 +186,9 @@ def _jacobi(run, k, step, lab):
         stranded += sum(marks[n:])  # right, but behind the kept prefix: not kept
     out.update(right_guesses=rights, fed_guesses=fed, kept_guesses=kept_all, stranded=stranded)
     if step.kind == "jacobi":
-        out.update(step_right_fed=sum(right(run, fed_guesses(step))), step_kept=kept(step))
+        out.update(
+            step_right_fed=sum(right(run, fed_guesses(step))), step_kept=kept(step), step_wrote=len(step.accepted)
+        )
     return out
 
 
@@ -355,7 +357,8 @@ def _relatives(run, k, step, lab):
         for s in decoding_steps(early):
             offered += len({tuple(c[: i + 1]) for c in s.candidates for i in range(len(c))})
             kept_all += kept(s)
-        out["early_exit_rate"] = f"{int(100 * kept_all / offered + 0.5) if offered else 0}%"
+        share = 100 * kept_all / offered if offered else 0  # whole percents, one decimal under 10
+        out["early_exit_rate"] = f"{int(10 * share + 0.5) / 10:.1f}%" if 0 < share < 10 else f"{int(share + 0.5)}%"
         out["early_exit_speed"] = greedy_s / max(sum(map(seconds, early.steps)), 1e-9)
     return out
 

@@ -454,7 +454,7 @@ def test_each_term_opens_its_one_definition_on_hover_focus_and_tap(chromium, ser
     button.click()
     page.mouse.move(0, 0)
     assert tip.is_visible(), "a tap keeps the definition open"
-    assert {"argmax", "kv cache", "mt-bench", "least recently used"} <= set(seen_tips), sorted(seen_tips)
+    assert {"argmax", "kv cache", "mt-bench", "least recently added"} <= set(seen_tips), sorted(seen_tips)
     assert page.errors == []
     page.close()
 

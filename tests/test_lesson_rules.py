@@ -34,6 +34,13 @@ from app.render.assets import source
 from app.render.export import render_html
 
 NAMES = gallery.names()
+# A count of one read with a plural: "1 of them were", "1 guesses were", "1 tokens" (a decimal or "=1" is no count).
+AGREEMENT = re.compile(
+    r"(?<![\d.,=])1 (?:of them (?:were|are)\b|[a-z-]+s (?:were|are)\b"
+    r"|(?:tokens|guesses|steps|n-grams|candidates|keys)\b)"
+)
+# Zero written with decimals ("differ by 0.000", "0.0%"): it reads as a rounded small value, or hides one.
+ZERO = re.compile(r"(?<![\d.])0\.0+(?![\d])")
 CHAPTER_RULES = "() => Lade.lesson.CHAPTERS.map(c => ({title: c.title, role: c.role, rules: c.start.map(r => r.rule)}))"
 
 
@@ -117,6 +124,9 @@ def test_every_chapter_lands_where_its_rules_say_and_states_true_facts(chromium,
             chapter_rules,
             used,
         )
+        said = text.inner_text()
+        assert not AGREEMENT.findall(said), (n, AGREEMENT.findall(said))  # "1 of them were", "the other 1 guesses"
+        assert not ZERO.findall(said), (n, ZERO.findall(said))  # "differ by 0.000": a zero is "0", a small value more
         note = page.locator("#lade-main .rule")
         if used == 0:
             assert note.count() == 0, (n, note.all_inner_texts())

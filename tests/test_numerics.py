@@ -2,13 +2,14 @@
 and a bf16 divergence on file that reproduces, same position and same gap, when it is run again."""
 
 import json
+import math
 
 import pytest
 import torch
 
 from lade_core import LookaheadConfig, greedy_generate
 from lade_core.measure import numerics
-from lade_core.paths import BENCH
+from lade_core.paths import BENCH, ROOT
 
 SHIPPED = {d: BENCH / f"numerics-{d}.json" for d in ("float32", "bfloat16")}
 
@@ -26,6 +27,16 @@ def test_a_longer_output_diverges_where_greedy_stopped():
     logits of its own, so no gap is claimed."""
     d = numerics._divergence([1, 2], [1, 2, 5], [0.5, 0.1])
     assert (d["first_divergence"], d["logit_gap"], d["gap_percentile"]) == (2, None, None)
+
+
+def test_what_benchmarks_says_of_the_formats_is_what_torch_stores():
+    """bf16 stores 7 mantissa bits (8 significant), fp16 10: three more, which BENCHMARKS.md says (it said two)."""
+    stored = {d: -round(math.log2(torch.finfo(d).eps)) for d in (torch.bfloat16, torch.float16)}
+    assert stored == {torch.bfloat16: 7, torch.float16: 10}
+    text = " ".join((ROOT / "BENCHMARKS.md").read_text(encoding="utf-8").split())
+    assert "bf16 keeps 8 bits of mantissa: logits between 16 and 32 are spaced 0.125 apart" in text
+    assert 2.0 ** (4 - stored[torch.bfloat16]) == 0.125  # 16 = 2**4; one step at that scale
+    assert "fp16** has three more bits of mantissa than bf16 (10 stored against 7)" in text
 
 
 def test_the_shipped_results_say_how_they_were_made():

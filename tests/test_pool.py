@@ -1,4 +1,7 @@
-"""The n-gram pool, by hand: LRU eviction per key, de-duplication, lookup order, prompt seeding."""
+"""The n-gram pool, by hand: eviction of the least recently added per key, de-duplication, lookup order, prompt
+seeding."""
+
+from pathlib import Path
 
 from lade_core.pool import NGramPool, sequence_ngrams
 
@@ -11,10 +14,25 @@ def test_docstring_example():
     assert pool.add((5, 1, 2)) is None  # duplicate: refreshed, nothing evicted
     assert len(pool) == 2
     assert pool.lookup(5) == [(1, 2), (3, 4)]
-    assert pool.add((5, 7, 8)) == (5, 3, 4)  # least recently used goes
+    assert pool.add((5, 7, 8)) == (5, 3, 4)  # least recently added goes
     assert pool.lookup(5) == [(7, 8), (1, 2)]
     assert pool.lookup(5, 1) == [(7, 8)]
     assert len(pool) == 2
+
+
+def test_a_lookup_moves_nothing_so_the_page_says_least_recently_added():
+    """The pool evicts the n-gram added longest ago, whatever was looked up since: the page's glossary and pool view
+    name that rule (they once said "least recently used", which a lookup would refresh)."""
+    pool = NGramPool(per_key=2)
+    pool.add_all([(5, 1, 2), (5, 3, 4)])
+    assert pool.lookup(5) == [(3, 4), (1, 2)] and pool.lookup(5, 1) == [(3, 4)]
+    assert pool.add((5, 7, 8)) == (5, 1, 2)  # looked up twice, still the first to go
+    static = Path(__file__).resolve().parent.parent / "app" / "static"
+    page = " ".join(
+        static.joinpath(f).read_text(encoding="utf-8")
+        for f in ("lade-notes.js", "lade-lesson.js", "lade-step-views.js")
+    )
+    assert "recently used" not in page and page.count("least recently added") >= 3
 
 
 def test_keys_are_independent_and_size_counts_all():

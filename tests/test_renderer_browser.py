@@ -7,6 +7,7 @@ from the trace fails here.
 """
 
 import dataclasses
+from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
 from conftest_app import SHOTS
@@ -102,6 +103,10 @@ def test_export_opens_offline_small_with_every_view(chromium, exports, name):
     plain = "greedy" if run.sampling.greedy else "plain sampling"
     assert f"wrote {run.parallel.compression:.2f} tokens per step against 1 for {plain}" in note, note
     assert f"took {mean(run.parallel) / mean(run.baseline):.2f}x as long" in note, note
+    fed = [s.n_input for s in run.parallel.steps[1:]]  # what the steps fed, copied candidates included
+    most = f"{max(fed)} token{'s' * (max(fed) != 1)}"
+    mean_fed = Decimal(sum(fed) / len(fed)).quantize(Decimal("0.1"), ROUND_HALF_UP)  # as JS's toFixed rounds
+    assert f"fed the model up to {most} ({mean_fed} on average)" in note, note
     assert f"wall-clock ratio is {seconds(run.baseline) / seconds(run.parallel):.2f}x" in note, note
     assert "1.8x on MT-bench on one GPU" in note and "not a single-device figure" in note
     assert page.locator(".explain").count() >= 4
@@ -369,4 +374,83 @@ def test_a_hybrid_lane_is_named_and_its_copies_labelled(chromium, tmp_path):
     assert "Lookahead + prompt lookup" in page.inner_text("#relatives-view")
     assert "Lookahead + prompt lookup" in page.inner_text("#counter")
     assert page.errors == []
+    page.close()
+
+
+def test_the_metrics_table_says_when_nothing_was_drafted_and_keeps_small_shares(chromium, tmp_path):
+    """Greedy drafts nothing: its draft acceptance cell says so (it read "0%", as if every draft failed). A share
+    under 10% keeps one decimal (early exit's 3 of 600 kept drafts read "1%")."""
+    from lade_core.metrics import run_metrics
+    from lade_core.paths import ROOT
+
+    run = parse_run((ROOT / "tests" / "fixtures" / "hybrid-race.json").read_bytes())
+    path = tmp_path / "race.html"
+    path.write_text(render_html(run, "race"), encoding="utf-8")
+    page = open_export(chromium, path)
+    assert page.evaluate("[3 / 600, 0, 0.25, 0.0996].map(Lade.dom.pct)") == ["0.5%", "0%", "25%", "10.0%"]
+    cells = page.eval_on_selector_all(
+        "#relatives-view tr[class^='lane-']",
+        "rows => rows.map(r => [r.className, [...r.cells].map(c => c.textContent)])",
+    )
+    lanes = {"lane-parallel": run.parallel, "lane-baseline": run.baseline}
+    lanes.update({f"lane-lane{i}": lane.run for i, lane in enumerate(run.lanes)})
+    assert {name for name, _ in cells} == set(lanes)
+    for name, row in cells:
+        m = run_metrics(lanes[name])
+        share = 100 * m["draft_acceptance_rate"]
+        want = (
+            "– (nothing drafted)"
+            if not m["drafted_tokens"]
+            else f"{share:.1f}%"
+            if 0 < share < 10
+            else f"{round(share)}%"
+        )
+        assert row[4] == want, (name, row)
+    assert dict(cells)["lane-baseline"][4] == "– (nothing drafted)"
+    assert page.errors == []
+    page.close()
+
+
+def test_the_mask_names_only_the_marks_its_step_has(chromium, tmp_path):
+    """A step that fed no candidates: its mask caption says nothing of a token tree and its legend has no candidate
+    key (chapter 7 explained a token tree beside a mask with no candidate in it); a step that fed some has both."""
+    run = parse_run((RUNS / "code-class-W7N4G7.json").read_bytes())
+    empty = next(s for s in run.parallel.steps[1:] if s.tree and not s.layout.nodes)
+    fed = next(s for s in run.parallel.steps[1:] if s.tree and s.layout.nodes)
+    path = tmp_path / "code-class.html"
+    path.write_text(render_html(run, "code-class"), encoding="utf-8")
+    page = open_export(chromium, path)
+    go(page, empty.index)
+    said = page.inner_text("#mask-view")
+    assert "0 verification tokens" in said and "token tree" not in said and "candidate token" not in said, said
+    go(page, fed.index)
+    said = page.inner_text("#mask-view")
+    assert "a token tree: shared prefixes fed once" in said and "sees a candidate token" in said, said
+    assert page.errors == []
+    page.close()
+
+
+@pytest.mark.parametrize(
+    ("name", "source"),
+    [
+        ("code-bsearch-paper-W7N4G7", "(the window's full columns;"),
+        (
+            "code-bsearch-W7N4G7",
+            "(the window's full columns, then the n-grams its accepted tokens complete in the text;",
+        ),
+    ],
+)
+def test_the_pool_view_says_what_a_step_adds(chromium, tmp_path, name, source):
+    """The student could not tell what "added" counts: the pool view says where a step's n-grams come from under
+    the run's policy (the window's columns; the text's n-grams too unless the pool is the paper's), that one
+    already held counts again, and the count is the step's own."""
+    run = parse_run((RUNS / f"{name}.json").read_bytes())
+    step = next(s for s in run.parallel.steps[1:] if s.kind == "lookahead" and s.ngrams_added)
+    path = tmp_path / f"{name}.html"
+    path.write_text(render_html(run, name), encoding="utf-8")
+    page = open_export(chromium, path)
+    go(page, step.index)
+    said = " ".join(page.inner_text("#pool-view").split())
+    n = len(step.ngrams_added)
+    assert f"added {n} n-gram{'s' * (n != 1)} {source} one already held counts again" in said, said
     page.close()

@@ -101,8 +101,11 @@ const LadeDom = (() => {
   const plural = (n, one, many = one + "s") => `${n} ${n === 1 ? one : many}`;
   /** @param {number} x @param {number} [digits] */
   const fmt = (x, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) : "–");
-  /** @param {number} x */
-  const pct = (x) => `${Math.round(100 * x)}%`;
+  /** A share as a percentage: whole percents, one decimal below 10% (3 of 600 is 0.5%, not 1%). @param {number} x */
+  const pct = (x) => {
+    const p = 100 * x;
+    return p > 0 && p < 10 ? `${p.toFixed(1)}%` : `${Math.round(p)}%`;
+  };
 
   /**
    * The bits of a mask (base64, row-major, most significant bit first) as (row, col) -> visible, decoded once.

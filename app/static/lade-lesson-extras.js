@@ -5,7 +5,7 @@
 const LadeLessonExtras = (() => {
   "use strict";
   const Lade = /** @type {LadeNamespace} */ (window.Lade);
-  const { h, fmt } = Lade.dom;
+  const { h, fmt, pct } = Lade.dom;
   const GPU = { device: "h100", name: "H100", size: "7B" }; // the GPU the lesson compares with (the lab has all)
 
   /**
@@ -158,9 +158,17 @@ const LadeLessonExtras = (() => {
         P(
           `On the prompt “${ex.prompt.slice(0, 60)}${ex.prompt.length > 60 ? "…" : ""}” in bf16 the texts part at token #`,
           fact("bf16_divergence", Number(ex.first_divergence)),
-          ", where the model's two most likely tokens differ by ",
-          fact("bf16_gap", fmt(Number(ex.logit_gap), 3)),
-          " in logit: greedy goes on “",
+          ...(Number(ex.logit_gap) === 0
+            ? [
+                ", where the model's two most likely tokens are tied (a logit gap of ",
+                fact("bf16_gap", 0),
+                " after bf16's rounding, so either is the argmax): greedy goes on “",
+              ]
+            : [
+                ", where the model's two most likely tokens differ by ",
+                fact("bf16_gap", fmt(Number(ex.logit_gap), 4)),
+                " in logit: greedy goes on “",
+              ]),
           h("span", { class: "tk" }, Lade.dom.proseText(ex.greedy_text)),
           "”, lookahead “",
           h("span", { class: "tk" }, Lade.dom.proseText(ex.lookahead_text)),
@@ -303,7 +311,7 @@ const LadeLessonExtras = (() => {
           P(
             "The early-exit draft is this model's own first layers: no extra weights, but this model was not trained to exit ",
             "early, so only ",
-            fact("early_exit_rate", `${Math.round(100 * rate(early.id))}%`),
+            fact("early_exit_rate", pct(rate(early.id))),
             " of its draft tokens were kept and it ran at ",
             fact("early_exit_speed", fmt(run.time("baseline") / Math.max(run.time(early.id), 1e-9))),
             "x greedy's speed: a draft pays only as ",

@@ -117,12 +117,13 @@ const LadeLesson = (() => {
         ];
         if (s && s.kind === "jacobi") {
           const w = run.window(s),
-            kept = run.fromCandidate(s);
+            kept = run.fromCandidate(s),
+            wrote = s.accepted.length;
           out.push(
             P(
               `In step ${s.index} the block fed ${W} guesses; `,
               fact("step_right_fed", w.rightFed),
-              " of them were right for ",
+              ` of them ${w.rightFed === 1 ? "was" : "were"} right for `,
               "their positions, and the step kept ",
               fact("step_kept", kept),
               w.rightFed > kept
@@ -130,6 +131,14 @@ const LadeLesson = (() => {
                 : w.rightFed
                   ? ": every right guess here sat behind right guesses only."
                   : ".",
+              " The step wrote ",
+              fact("step_wrote", wrote),
+              ` ${wrote === 1 ? "token" : "tokens"}: `,
+              !run.hasBonus(s)
+                ? "kept guesses only (the run ended inside them)."
+                : kept
+                  ? "the kept guesses, then the model's own next token."
+                  : "the model's own next token, as plain decoding writes one.",
             ),
           );
         }
@@ -142,9 +151,9 @@ const LadeLesson = (() => {
             " guesses fed were right ",
             "for their positions, and ",
             fact("kept_guesses", t.kept),
-            " were kept; the other ",
+            ` ${t.kept === 1 ? "was" : "were"} kept; the other `,
             fact("stranded", t.stranded),
-            " right guesses were thrown away. Lookahead decoding keeps these trajectories instead.",
+            ` right ${t.stranded === 1 ? "guess was" : "guesses were"} thrown away. Lookahead decoding keeps these trajectories instead.`,
           ),
         );
         return out;
@@ -199,7 +208,7 @@ const LadeLesson = (() => {
             fact("levels", s.levels_before.length),
             ` of its ${c.ngram - 1} levels; the model's output at the newest level is a new level, and `,
             fact("new_right", w.rightNew),
-            ` of its ${s.new_level.length} guesses are right.`,
+            ` of its ${plural(s.new_level.length, "guess", "guesses")} ${w.rightNew === 1 || s.new_level.length === 1 ? "is" : "are"} right.`,
           ),
           w.full
             ? P(
@@ -256,9 +265,10 @@ const LadeLesson = (() => {
         return [
           P(
             `The pool keeps n-grams under their first token. In this run it takes ${policy}. When the last accepted token `,
-            "is x, the n-grams stored under x become the step's candidates. Each key keeps at most G n-grams; a new one evicts the ",
-            term("least recently used"),
-            ".",
+            "is x, the n-grams stored under x become the step's candidates. A key is one exact token, its leading space ",
+            "included: “␣class” and “class” are two tokens, so two keys. Each key keeps at most G n-grams; a new one evicts the ",
+            term("least recently added"),
+            ". An n-gram the pool already holds counts as added again: it moves to the front and evicts nothing.",
           ),
           P(
             `Before step ${s.index}'s forward pass, the lookup under x = `,

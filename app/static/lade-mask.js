@@ -153,7 +153,7 @@ const LadeMask = (() => {
       );
     const head = muted(
       `Step ${step.index}'s attention mask: ${layout.size} × ${layout.size} tokens = x, ${plural(layout.levels, "window level")} of `,
-      `W=${layout.window}, ${plural(layout.nodes, "verification token")}${step.tree ? " (a token tree: shared prefixes fed once)" : ""}. `,
+      `W=${layout.window}, ${plural(layout.nodes, "verification token")}${step.tree && layout.nodes ? " (a token tree: shared prefixes fed once)" : ""}. `,
       "Row = the token that looks, column = the token it may see. This is the matrix the model used.",
     );
     if (!maskBits(layout))
@@ -162,7 +162,7 @@ const LadeMask = (() => {
         {},
         frame(title, head, note("This layout's bits were left out (the run's masks are over the size budget).")),
       );
-    return h("div", {}, frame(title, head, drawing(run, layout), legends.mask(), table(run, layout)));
+    return h("div", {}, frame(title, head, drawing(run, layout), legends.mask(layout), table(run, layout)));
   };
 
   return { summary, reason };

@@ -39,8 +39,8 @@ const LadeNotes = (() => {
       "The keys and values of the tokens already processed, kept so that each new token attends to them without recomputing them.",
     "Jacobi iteration": "Guessing several future tokens at once and refining all the guesses in one forward pass.",
     "n-gram": "A sequence of n tokens in a row.",
-    "least recently used":
-      "The eviction rule of the pool: when a key holds too many n-grams, the one used longest ago leaves.",
+    "least recently added":
+      "The pool's eviction rule: when a key holds more than G n-grams, the one added longest ago leaves. Adding one that is already there counts as adding it again; looking it up does not.",
     "token tree": "Candidates fed with their shared prefixes once, each branch seeing only its own ancestors.",
     compression: "Tokens written per step (per forward pass): an upper bound on the speed-up, not the speed-up.",
     "MT-bench": "A benchmark of multi-turn chat questions, which the paper uses for its single-GPU speed-up.",
@@ -98,17 +98,12 @@ const LadeNotes = (() => {
 
   /** The speed of the run on screen, honestly: compression is a bound, the step's cost decides. @param {Run} run @param {LabPage | null} lab */
   function honestNote(run, lab) {
-    const c = run.config,
-      compression = run.compression();
+    const compression = run.compression();
     const ratio = run.meanStep("baseline") > 0 ? run.meanStep("parallel") / run.meanStep("baseline") : 0;
     const speedup = run.time("parallel") > 0 ? run.time("baseline") / run.time("parallel") : 0;
     const plain = run.greedy ? "greedy" : "plain sampling";
-    const fed =
-      run.method === "jacobi"
-        ? c.window + 1
-        : run.method === "lookahead"
-          ? 1 + (c.window + c.guess) * (c.ngram - 1) + 2 * (c.lookup || 0)
-          : Math.ceil(run.meanFed());
+    const fed = run.t.parallel.steps.slice(1).map((s) => run.tokensFed(s)),
+      most = fed.length ? Math.max(...fed) : 1;
     const flat = lab && lab.cpu ? Lade.lab.flatUpTo(Lade.lab.cpuPoints(lab)) : null;
     return h(
       "div",
@@ -116,7 +111,7 @@ const LadeNotes = (() => {
       h("b", {}, "An honest note on speed. "),
       `This run wrote ${fmt(compression)} tokens per step against 1 for ${plain}. `,
       "Tokens per step is an upper bound on the speed-up, not the speed-up: ",
-      `a step of this run ${run.method === "lookahead" || run.method === "jacobi" ? "could feed up to" : "fed about"} ${fed} tokens through the model. On ${run.t.device} a step of it took `,
+      `a step of this run fed the model up to ${plural(most, "token")} (${fmt(run.meanFed(), 1)} on average). On ${run.t.device} a step of it took `,
       `${fmt(ratio)}x as long as a ${plain} step on average, so the measured wall-clock ratio is ${fmt(speedup)}x `,
       `(${plain} time / ${run.laneWord("parallel")} time). `,
       "Extra tokens are nearly free only where decoding is memory-bound, such as a GPU running a model much larger ",

@@ -257,6 +257,13 @@ const LadeStepViews = (() => {
       cls === "fresh" ? sr(" (new)") : cls === "evicted" ? sr(" (evicted)") : null,
     );
 
+  /** What a lookahead step adds to the pool, by the run's pool policy (lade_core/lookahead.py, step 4). */
+  const ADDED_FROM = {
+    paper: "the window's full columns",
+    output: "the window's full columns, then the n-grams its accepted tokens complete in the text",
+    prompt: "the window's full columns, then the n-grams its accepted tokens complete in the text",
+  };
+
   views["pool-view"] = ({ run, k, compact }) => {
     const step = run.step(k),
       d = run.derived(k);
@@ -315,7 +322,8 @@ const LadeStepViews = (() => {
       step.kind === "prefill"
         ? `The prompt gave ${plural(step.ngrams_added.length, "n-gram")}.`
         : `Looking up x = ${JSON.stringify(run.text(x))} before the forward pass found ${plural(found, "candidate")}; then the step ` +
-          `added ${plural(step.ngrams_added.length, "n-gram")} and evicted ${step.ngrams_evicted.length}` +
+          `added ${plural(step.ngrams_added.length, "n-gram")} (${ADDED_FROM[/** @type {keyof typeof ADDED_FROM} */ (run.config.pool)] || ADDED_FROM.paper}; one already held counts again and moves to the front) ` +
+          `and evicted ${step.ngrams_evicted.length}` +
           (held !== found ? `, so the key now holds ${held}.` : ".");
     return h(
       "div",
@@ -324,7 +332,7 @@ const LadeStepViews = (() => {
         "The n-gram pool",
         muted(
           `After step ${step.index}: ${plural(pool.size, "n-gram")} under `,
-          `${plural(pool.keys, "key")} (at most G=${run.config.guess} per key; the least recently used goes first). ${said}`,
+          `${plural(pool.keys, "key")} (at most G=${run.config.guess} per key; the least recently added goes first). ${said}`,
         ),
         scroller(
           `pool after step ${step.index}`,

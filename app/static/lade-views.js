@@ -10,7 +10,7 @@
 const LadeViews = (() => {
   "use strict";
   const Lade = /** @type {LadeNamespace} */ (window.Lade);
-  const { h, tok, plural, fmt, memo, scroller, COLORS } = Lade.dom;
+  const { h, tok, plural, fmt, pct, memo, scroller, COLORS } = Lade.dom;
   /** @type {Record<string, ViewFn>} */
   const views = {};
 
@@ -44,13 +44,15 @@ const LadeViews = (() => {
         key("not checked", "unchecked", "·"),
         key("the model's own next token (bonus)", "bonus", "+"),
       ),
-    mask: () =>
+    /** The mask's marks, those this layout has: no candidate key on a step that fed no candidates.
+     * @param {{levels: number, nodes: number}} layout */
+    mask: (layout) =>
       h(
         "div",
         { class: "legend" },
         key("sees x (solid dark)", "m-x"),
-        key("sees a window token (solid blue)", "m-win"),
-        key("sees a candidate token (hatched amber)", "m-ver"),
+        layout.levels ? key("sees a window token (solid blue)", "m-win") : null,
+        layout.nodes ? key("sees a candidate token (hatched amber)", "m-ver") : null,
         key("hidden (pale)", "m-off"),
         "Everything also sees the committed text (the KV cache).",
       ),
@@ -309,7 +311,7 @@ const LadeViews = (() => {
         h("td", { class: "needs" }, Object.hasOwn(NEEDS, lane.kind) ? NEEDS[lane.kind] : ""),
         h("td", {}, fmt(run.compression(lane.id))),
         h("td", {}, x ? fmt(x.mean_acceptance_length) : "–"),
-        h("td", {}, x ? `${Math.round(100 * x.draft_acceptance_rate)}%` : "–"),
+        h("td", {}, x && x.drafted_tokens ? pct(x.draft_acceptance_rate) : "– (nothing drafted)"),
         h("td", {}, x ? fmt(x.drafted_per_step, 1) : "–"),
         h("td", {}, fmt(ms, 1)),
         h("td", {}, run.time(lane.id) > 0 ? `${fmt(run.time("baseline") / run.time(lane.id))}x` : "–"),
@@ -321,7 +323,7 @@ const LadeViews = (() => {
       ? `Per-position acceptance of ${run.laneName("parallel").toLowerCase()}: ` +
         per
           .slice(0, 6)
-          .map((/** @type {number} */ r, /** @type {number} */ i) => `draft token ${i}: ${Math.round(100 * r)}%`)
+          .map((/** @type {number} */ r, /** @type {number} */ i) => `draft token ${i}: ${pct(r)}`)
           .join(", ") +
         "."
       : "";
