@@ -2,10 +2,8 @@
 
 A caption is a template written by hand (assets/gallery.json); it may use only these facts, so a re-recorded run
 keeps a true caption. Claim words are predicates too: "its code parses" is `ast.parse` of the answer's Python block
-(never run), "identical" compares the two lanes' tokens, and "faster" or "slower" is said only when every
-measurement this project has of that prompt and setting on this CPU (the recording, and the bench rows of the same
-prompt and settings) falls on the same side of 1 by more than the noise measured between two greedy runs of the same
-prompt (`assets/bench/adaptive-vs-auto.json`); otherwise the caption says "about as fast".
+(never run), "identical" compares the two lanes' tokens, and "faster", "slower" or "about as fast" is the project's
+one noise rule (`app.speed`).
 """
 
 from __future__ import annotations
@@ -20,6 +18,8 @@ from lade_core import RunTrace
 from lade_core.config import METHOD_NAMES
 from lade_core.measure.prompts import load_prompts
 from lade_core.paths import BENCH
+
+from . import speed
 
 _FENCE = re.compile(r"```(?:python|py)\s*\n(.*?)(?:```|\Z)", re.S)
 
@@ -78,13 +78,6 @@ def python_parses(run: RunTrace) -> bool | None:
 
 
 @lru_cache(maxsize=1)
-def noise() -> float:
-    """The largest ratio between two greedy runs of the same prompt measured in one run (1.04 means 4%)."""
-    path = BENCH / "adaptive-vs-auto.json"
-    return json.loads(path.read_text())["summary"]["greedy_noise_max"] if path.exists() else 1.05
-
-
-@lru_cache(maxsize=1)
 def _bench_rows() -> tuple[tuple[dict, dict], ...]:
     rows = []
     for path in sorted(BENCH.glob("bench-*.json")):
@@ -118,42 +111,24 @@ def bench_speedups(run: RunTrace) -> list[float]:
     return found
 
 
-def speedup(run: RunTrace) -> float:
-    time = lambda m: sum(s.seconds for s in m.steps)  # noqa: E731
-    return time(run.baseline) / time(run.parallel) if time(run.parallel) else 0.0
-
-
-def verdict(run: RunTrace) -> str:
-    """ "faster than greedy", "slower than greedy", or "about as fast as greedy", as the measurements allow."""
-    values, band = [speedup(run), *bench_speedups(run)], noise()
-    if all(v > band for v in values):
-        return "faster than greedy"
-    if all(v < 1 / band for v in values):
-        return "slower than greedy"
-    return "about as fast as greedy"
-
-
 def facts(run: RunTrace) -> dict:
     """The numbers and words a caption may use, read off the run."""
     p, b = run.parallel, run.baseline
-
-    def mean_step(method):
-        steps = method.steps[1:]
-        return statistics.fmean(s.seconds for s in steps) if steps else 0.0
-
+    mean_step = speed.mean_step_s
     bench, parses = bench_speedups(run), python_parses(run)
+    ratio, verdict = speed.speedup(run), speed.against_greedy([speed.speedup(run), *bench])
     on_cpu = (
-        f"{speedup(run):.2f}x greedy's speed"
+        f"{ratio:.2f}x greedy's speed"
         + (f"; the bench measured this prompt and setting at {', '.join(f'{v:.2f}x' for v in bench)}" if bench else "")
-        + f", so on this CPU it is {verdict(run)} "
-        f"(two greedy runs of one prompt differ by up to {round(100 * (noise() - 1))}%)"
+        + f", so on this CPU it is {verdict} "
+        f"(greedy runs of one prompt here have differed by up to {round(100 * (speed.band()['ratio'] - 1))}%)"
     )
     return {
         "compression": round(p.compression, 2),
         "tokens": len(p.tokens),
         "steps": len(p.steps),
         "baseline_steps": len(b.steps),
-        "speedup": round(speedup(run), 2),
+        "speedup": round(ratio, 2),
         "step_cost": round(mean_step(p) / mean_step(b), 2) if mean_step(b) else 0.0,
         "identical": "identical to" if p.tokens == b.tokens else "different from",
         "W": run.config.window,
@@ -165,7 +140,7 @@ def facts(run: RunTrace) -> dict:
         "repeat_pct": round(100 * repeat_share(run)),
         **repetition(run),
         "tokens_per_forward": run.config.tokens_per_forward,
-        "verdict": verdict(run),
+        "verdict": verdict,
         "on_cpu": on_cpu,
         "parses": {True: "parses", False: "does not parse", None: "is not there"}[parses],
         "window_pct": round(100 * sum(1 for s in p.steps[1:] if s.window) / max(len(p.steps) - 1, 1)),

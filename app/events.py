@@ -129,24 +129,32 @@ def settle_run(request: gr.Request):
     return stage.show(live.handle, "last", notice="Live run stopped.")
 
 
+AUTO_WHAT = (
+    "Auto picks, among the swept settings, the W, N, G and pool with the best predicted speed-up over greedy on this "
+    "server's measured cost curve (the median over the benchmark prompts). It needs the engine, so it waits its turn "
+    "behind live runs."
+)
+
+
 def auto_settings():
     """W, N, G and the pool policy with the best predicted tokens per second on this device, and why (with the
     spread over the benchmark prompts). The device's cost curve is measured at most once per process."""
     from lade_core.measure import autoconfig
 
     try:
-        curve = MODEL.cost_curve()
-        best = autoconfig.best(autoconfig.load_sweeps(), curve)
+        curve, points = MODEL.cost_curve(), autoconfig.load_sweeps()
+        best = autoconfig.best(points, curve)
     except Exception as exc:
         raise limits.refused(f"Auto needs the cost curve and the sweeps in assets/ and the model: {exc}") from None
-    return best["window"], best["ngram"], best["guess"], best["pool"], auto_reason(best)
+    return best["window"], best["ngram"], best["guess"], best["pool"], auto_reason(best, len(points))
 
 
-def auto_reason(best: dict) -> str:
+def auto_reason(best: dict, swept: int) -> str:
     low, high = best["predicted_speedup_range"]
     verdict = "" if best["predicted_speedup_median"] >= 1 else " No setting is predicted to beat plain decoding here."
     return (
-        f"Auto: W={best['window']}, N={best['ngram']}, G={best['guess']} with the {best['pool']} pool feeds "
+        f"Auto chose the best predicted speed-up of {swept} swept settings: "
+        f"W={best['window']}, N={best['ngram']}, G={best['guess']} with the {best['pool']} pool feeds "
         f"{best['mean_tokens_fed']:.1f} tokens a step at {best['step_cost']:.2f}x the cost of a greedy step and is "
         f"predicted to run at {best['predicted_speedup_median']:.2f}x greedy's speed (median over the benchmark "
         f"prompts; {low:.2f}x to {high:.2f}x), read off {curve_source(best.get('cost_curve') or {})}.{verdict}"

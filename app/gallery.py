@@ -64,25 +64,17 @@ def caption(name: str, run: RunTrace | None = None) -> str:
 
 
 def listing() -> list[dict]:
-    """What the page shows of each gallery run: name, title, caption, method, and what its speed on this CPU means
-    (the recording's speed-up, the bench's for the same prompt and settings, the verdict they allow)."""
-    from . import captions
-
+    """What the page shows of each gallery run: name, title, caption, method (its speed is in its payload's derived
+    rows, `app.speed`)."""
     out = []
     for e in spec():
         run = load(e["name"])
-        speed = {
-            "recording": captions.speedup(run),
-            "bench": captions.bench_speedups(run),
-            "verdict": captions.verdict(run),
-        }
         out.append(
             {
                 "name": e["name"],
                 "title": e["title"],
                 "caption": caption(e["name"]),
                 "method": run.method,
-                "speed": speed,
             }
         )
     return out

@@ -117,6 +117,7 @@ def _sidebar() -> dict:
                 elem_id="pool-policy",
             )
             c["tpf"] = gr.Markdown(tokens_per_forward(d.window, d.ngram, d.guess), elem_id="tokens-per-forward")
+            c["auto_reason"] = gr.Markdown(events.AUTO_WHAT, elem_id="auto-reason")
             c["max_new"] = gr.Slider(
                 *limits.MAX_NEW_TOKENS, value=64, step=1, label="Max new tokens", elem_id="max-new-tokens"
             )
@@ -214,5 +215,12 @@ def _wire(demo, c: dict, page) -> None:
     c["stop"].click(None, None, None, cancels=[run_event])
     c["stop"].click(events.stop_live, None, None, **quiet)
     run_event.failure(events.settle_run, None, shown, **quiet)
-    c["auto"].click(events.auto_settings, None, [c["W"], c["N"], c["G"], c["pool"], c["tpf"]], **quiet, **engine)
+    c["auto"].click(
+        events.auto_settings,
+        None,
+        [c["W"], c["N"], c["G"], c["pool"], c["auto_reason"]],
+        show_progress="minimal",  # it waits its turn behind live runs: the queue's place shows where its answer goes
+        show_progress_on=c["auto_reason"],
+        **engine,
+    )
     gr.api(api.generate, api_name="generate", **engine)

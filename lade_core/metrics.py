@@ -13,14 +13,45 @@ the winner's matched prefix. Over a run's decoding steps (the prefill left out):
     drafted_per_step         drafted / decoding steps            drafted tokens per step (vLLM "Drafted" per step)
     tokens_per_step          new tokens / all steps              this project's compression (prefill included)
 
+What other projects and papers call these, with where each definition was read, is the register
+assets/lab/metrics.json (`terms`): the page names them from there.
+
 Left out: throughputs (tokens per second are in the bench), and trees counted by node rather than by path.
 """
 
 from __future__ import annotations
 
+import json
+from functools import lru_cache
+
 from typing_extensions import TypedDict  # pydantic reads it on Python 3.11 (app/render/contract.py)
 
+from .paths import ASSETS
 from .trace import MethodRun, StepTrace
+
+TERMS = ASSETS / "lab" / "metrics.json"
+
+
+class TermSource(TypedDict):
+    name: str
+    url: str
+    where: str
+
+
+class MetricTerm(TypedDict):
+    """One column of the methods table: its label, this project's definition, and what it is called elsewhere."""
+
+    id: str  # a `RunMetrics` field
+    label: str
+    ours: str
+    elsewhere: str
+    sources: list[TermSource]
+
+
+@lru_cache(maxsize=1)
+def terms() -> list[MetricTerm]:
+    """The register of the metrics' names elsewhere (assets/lab/metrics.json)."""
+    return json.loads(TERMS.read_text(encoding="utf-8"))["terms"]
 
 
 def drafted(step: StepTrace) -> int:

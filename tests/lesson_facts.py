@@ -14,6 +14,7 @@ import types
 
 from lade_core import RunTrace
 from lade_core.config import HYBRID, METHOD_NAMES
+from lade_core.paths import ROOT
 
 # The chapters this reading knows, by the title the page gives them (a chapter retitled or added fails the walk
 # until it is read here: its sentences must be read by someone, not skipped).
@@ -135,6 +136,13 @@ def pool_after(run: RunTrace, k: int) -> dict[int, list]:
     return {}
 
 
+def noise_band() -> float:
+    """The measured band two timings must differ by (app.speed's data: a measurement, not a rule applied here)."""
+    from app.speed import band
+
+    return band()["ratio"]
+
+
 def decoding_steps(method):
     """Every step but step 0, which reads the prompt."""
     return method.steps[1:]
@@ -199,6 +207,7 @@ def _window(run, k, step, lab):
         return {}
     made = [c for s in decoding_steps(run.parallel) for c in new_guesses(s)]
     return {
+        **_relabelled(run),
         "W": run.config.window,
         "N": run.config.ngram,
         "levels": len(step.levels_before),
@@ -206,6 +215,27 @@ def _window(run, k, step, lab):
         "guesses_right": sum(right(run, made)),
         "guesses_made": len(made),
     }
+
+
+def _relabelled(run) -> dict:
+    """ "Step s accepted A tokens; ... at the next step every guess the window kept, its token unchanged, stands D
+    positions further on": the run's first full-window step (two levels or more) that accepted several tokens and
+    whose next step fed the full window at the same width, and how far its level-1 column-0 guess moved, read from
+    the positions each step fed it at."""
+    steps, levels = run.parallel.steps, run.config.ngram - 1
+    before = 0
+    for i, s in enumerate(steps):
+        nxt = steps[i + 1] if i + 1 < len(steps) else None
+        full = lambda st: len(st.levels_before) == levels >= 2  # noqa: E731
+        if i > 0 and nxt and len(s.accepted) >= 2 and full(s) and full(nxt) and nxt.window == s.window:
+            assert nxt.levels_before[0] == s.levels_before[1], "the kept level changed its tokens"
+            p_now = len(run.prompt_ids) + before - 1  # x, the last accepted token, is fed at p
+            p_next = p_now + len(s.accepted)
+            at_now = p_now + int(s.layout.positions()[1 + s.window])  # level 1, column 0
+            at_next = p_next + int(nxt.layout.positions()[1])  # level 0, column 0
+            return {"multi_step": s.index, "multi_accepted": len(s.accepted), "multi_shift": at_next - at_now}
+        before += len(s.accepted)
+    return {}
 
 
 def _pool(run, k, step, lab):
@@ -261,7 +291,12 @@ def numerics(run: RunTrace) -> dict:
         if not r["identical"] and r["first_divergence"] is not None and r["logit_gap"] is not None
     ]
     example = next((r for r in parted if text.get(r["id"]) == run.prompt), parted[0] if parted else None)
-    if example is not None:
+    if example is not None:  # "Over the P prompts whose bf16 texts parted, greedy's own wider pass first differs at
+        # the same token on K of them"
+        out["bf16_parted"] = len(parted)
+        out["bf16_reproduced"] = sum(
+            (r.get("batch_shape") or {}).get("first_divergence") == r["first_divergence"] for r in parted
+        )
         out.update(bf16_divergence=example["first_divergence"], bf16_gap=float(example["logit_gap"]))
         wide = (example.get("batch_shape") or {}).get("first_divergence")
         if wide is not None:
@@ -289,11 +324,12 @@ def _speed(run, k, step, lab):
         "compression": compression,
         "fed": fed,
         "step_cost": mean_seconds(p) / mean_seconds(b),
+        "greedy_ms": 1000 * mean_seconds(b),
         "speedup": sum(map(seconds, b.steps)) / max(sum(map(seconds, p.steps)), 1e-9),
     }
     # "On this CPU that is V": faster or slower only when every measurement of this prompt and setting (this
     # recording and the bench's) is beyond the noise between two greedy runs of one prompt, else about as fast
-    noise = lab["noise"]["ratio"] if lab.get("noise") else 1.0
+    noise = noise_band()
     measured = [out["speedup"], *lab["bench"]]
     out["verdict"] = (
         "faster than greedy"
@@ -305,11 +341,31 @@ def _speed(run, k, step, lab):
     # "The speed lab's roofline model (a prediction) puts this run's steps on one H100 running a 7B model at C x a
     # one-token forward, so the same compression would give about S x there": C is the model's (lade_core's lab,
     # the page's source for it), S follows from the words
+    if lab.get("paper"):  # "up to X on HumanEval (completion) (CodeLlama 13B, the blog's figure)": the register's
+        # best single-device code-completion row
+        register = json.loads((ROOT / "assets" / "lab" / "paper.json").read_text())
+        one_gpu = [
+            r["speedup"]
+            for r in register["rows"]
+            if r.get("devices", register["rows_defaults"]["devices"]) == 1 and "completion" in r["dataset"]
+        ]
+        out["paper_code_one_gpu"] = max(one_gpu)
     if lab.get("gpu_curves"):
         from lade_core.measure.lab import predict_run
 
         cost = predict_run(run, "h100", "7B")["step_cost"]
         out.update(gpu_cost=cost, gpu_speedup=compression / cost)
+        single = (lab.get("cpu") or {}).get("single")
+        # "the curve ... reads Y x at F tokens ... this run's steps fed from A to B tokens": the CPU curve at the
+        # run's mean width, straight between its points on the chart's log axis (said only inside the curve)
+        if single and decoding and single["tokens"][0] <= fed <= single["tokens"][-1]:
+            import numpy as np
+
+            widths = [tokens_fed(s, len(run.prompt_ids)) for s in decoding]
+            curve_x, curve_y = np.log(single["tokens"]), single["relative"]
+            out.update(
+                curve_at_fed=float(np.interp(np.log(fed), curve_x, curve_y)), fed_min=min(widths), fed_max=max(widths)
+            )
     return out
 
 
@@ -324,9 +380,8 @@ def lane_kind(lane) -> str:
 def _relatives(run, k, step, lab):
     # "X wrote T tokens per step" for each method beside greedy; "All N texts are identical to greedy's"; "Fewest
     # steps: NAME, S for X, ..."; "Fastest on the clock: NAME, at V x greedy's speed" (or "A and B were about as
-    # fast (V x and W x ...)" when the two fastest are within the noise band); where prompt lookup needed the fewest
-    # and a plain lookahead lane raced: "up to K tokens at a time ... at most N - 1 guessed tokens"; "only R% of its
-    # [the early-exit lane's] draft tokens were kept, and it ran at S x greedy's speed"
+    # fast (V x to W x ...)" when lanes are within the noise band of the fastest); "only R% of its [the early-exit
+    # lane's] draft tokens were kept, and it ran at S x greedy's speed"
     lanes = list(run.all_lanes)
     out = {f"tps_{lane_kind(lane)}": len(lane.run.tokens) / len(lane.run.steps) for lane in lanes}
     if run.sampling.temperature == 0 and all(lane.run.tokens == run.baseline.tokens for lane in lanes):
@@ -339,18 +394,17 @@ def _relatives(run, k, step, lab):
     greedy_s = sum(map(seconds, run.baseline.steps))
     speed = {id(lane): greedy_s / max(sum(map(seconds, lane.run.steps)), 1e-9) for lane in lanes}
     ranked = sorted(lanes, key=lambda lane: -speed[id(lane)])
-    noise = (lab or {}).get("noise", {}).get("ratio", 1)
-    if len(ranked) > 1 and speed[id(ranked[0])] / speed[id(ranked[1])] <= noise:
+    noise = noise_band()
+    tied = [lane for lane in ranked if speed[id(ranked[0])] <= noise * speed[id(lane)]]
+    if len(tied) > 1:
+        words = [LANE_NAMES[lane_kind(lane)] for lane in tied]
         out.update(
-            fastest=f"{LANE_NAMES[lane_kind(ranked[0])]} and {LANE_NAMES[lane_kind(ranked[1])]}",
-            fastest_speed=speed[id(ranked[0])],
-            second_speed=speed[id(ranked[1])],
+            fastest=", ".join(words[:-1]) + " and " + words[-1],
+            fastest_speed=speed[id(tied[0])],
+            second_speed=speed[id(tied[-1])],
         )
     else:
         out.update(fastest=LANE_NAMES[lane_kind(ranked[0])], fastest_speed=speed[id(ranked[0])])
-    plain = next((lane for lane in lanes if lane_kind(lane) == "lookahead"), None)
-    if lane_kind(fewest) == "pld" and plain is not None:
-        out.update(pld_tokens=fewest.draft.tokens, la_candidate=plain.config.ngram - 1)
     early = next((lane.run for lane in lanes if lane.method == "early-exit"), None)
     if early is not None:
         offered = kept_all = 0

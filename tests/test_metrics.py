@@ -80,3 +80,16 @@ def test_a_run_that_never_drafts():
     )
     m = run_metrics(run)
     assert m["mean_acceptance_length"] == 1.0 and m["drafted_per_step"] == 0 and m["per_position_acceptance"] == []
+
+
+def test_every_metric_column_says_what_it_is_called_elsewhere_with_its_source():
+    """The methods table used vLLM's counters under the literature's names: each column now has one register entry
+    (assets/lab/metrics.json) with this project's definition, the others' names, and a source for each."""
+    from lade_core.metrics import RunMetrics, terms
+
+    ids = [t["id"] for t in terms()]
+    assert ids == ["tokens_per_step", "mean_acceptance_length", "draft_acceptance_rate"]
+    assert set(ids) <= set(RunMetrics.__annotations__)
+    for t in terms():
+        assert t["label"] and t["ours"] and t["elsewhere"] and t["sources"]
+        assert all(s["url"].startswith("https://") and s["where"] for s in t["sources"])

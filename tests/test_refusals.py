@@ -59,11 +59,25 @@ def test_auto_measures_the_cost_curve_once_per_process(monkeypatch):
     assert len(calls) == 1
 
 
-def test_auto_runs_in_the_engine_slot():
+def test_auto_runs_in_the_engine_slot_and_says_what_it_chose_and_why():
+    """Auto waited about 100 s behind live runs with no word, then set W=4 N=2 G=4 without saying why: its reason
+    went to the tokens-per-forward line, which the sliders' change at once overwrote. Its reason now has a place of
+    its own that says beforehand what Auto optimises and that it queues, and shows the queue while it waits."""
+    from app import events
     from app.ui import build_demo
 
     fns = {f.api_name: f for f in build_demo(preload=False).fns.values()}
-    assert fns["auto_settings"].concurrency_id == fns["run_live"].concurrency_id == limits.ENGINE_GROUP
+    auto = fns["auto_settings"]
+    assert auto.concurrency_id == fns["run_live"].concurrency_id == limits.ENGINE_GROUP
+    ids = [o.elem_id for o in auto.outputs]
+    assert "auto-reason" in ids and "tokens-per-forward" not in ids
+    assert auto.show_progress == "minimal" and [o.elem_id for o in auto.show_progress_on] == ["auto-reason"]
+    assert "best predicted speed-up" in events.AUTO_WHAT and "waits its turn" in events.AUTO_WHAT
+    best = {
+        "window": 4, "ngram": 2, "guess": 4, "pool": "prompt", "mean_tokens_fed": 6.4, "step_cost": 1.1,
+        "predicted_speedup_median": 1.2, "predicted_speedup_range": [1.1, 1.3], "cost_curve": {},
+    }  # fmt: skip
+    assert events.auto_reason(best, 78).startswith("Auto chose the best predicted speed-up of 78 swept settings")
 
 
 def test_the_stage_names_runs_and_the_page_pulls_them():

@@ -378,8 +378,9 @@ def test_a_hybrid_lane_is_named_and_its_copies_labelled(chromium, tmp_path):
 
 
 def test_the_metrics_table_says_when_nothing_was_drafted_and_keeps_small_shares(chromium, tmp_path):
-    """Greedy drafts nothing: its draft acceptance cell says so (it read "0%", as if every draft failed). A share
-    under 10% keeps one decimal (early exit's 3 of 600 kept drafts read "1%")."""
+    """Greedy drafts nothing: its draft acceptance cells say so (they read "0%" and "1.00", as if every draft
+    failed). A share under 10% keeps one decimal (early exit's 3 of 600 kept drafts read "1%"). The columns' names
+    come from the register of what they are called elsewhere (assets/lab/metrics.json)."""
     from lade_core.metrics import run_metrics
     from lade_core.paths import ROOT
 
@@ -407,6 +408,14 @@ def test_the_metrics_table_says_when_nothing_was_drafted_and_keeps_small_shares(
         )
         assert row[4] == want, (name, row)
     assert dict(cells)["lane-baseline"][4] == "– (nothing drafted)"
+    # the same for its acceptance length (it read "1.00"), and the columns say whose names they are: vLLM's
+    # counters are not the literature's mean accepted tokens or Leviathan et al.'s per-token acceptance rate
+    assert dict(cells)["lane-baseline"][3] == "– (nothing drafted)"
+    heads = page.eval_on_selector_all("#relatives-view table.methods th[scope=col]", "t => t.map(c => c.textContent)")
+    assert heads[2:5] == ["tokens/step", "acceptance length (vLLM)", "drafted tokens kept"], heads
+    note = " ".join(page.inner_text("#relatives-view").split())
+    for term in ("Spec-Bench", "EAGLE", "Medusa", "Leviathan", "at most one wins", "leaves out the steps that drafted"):
+        assert term in note, term
     assert page.errors == []
     page.close()
 

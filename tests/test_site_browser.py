@@ -169,5 +169,12 @@ def test_the_lab_says_what_fits_and_why_lookahead_stops_paying(chromium, site):
     assert "above batch" not in servers and "removed in vLLM v0.10.0" in servers
     parallel = page.inner_text(".lab-text")
     assert "W=64 N=5 is compute-bound on one NVIDIA A100 80GB SXM with a 7B model" in parallel, parallel
+    # both scenarios from one sweep (a 64-token sweep's compression was set beside a 128-token bench's), and why the
+    # simulation stays far under the paper's multi-GPU figure; the paper table says whose figure and that G = W
+    scenarios = page.evaluate("window.ladeStage.boot.lab.parallelism")
+    assert f"Both come from one sweep ({scenarios['wide']['source']})" in parallel, parallel
+    assert "never passes the compression it starts from" in parallel and "measured with CodeLlama models" in parallel
+    caption = page.inner_text(".lab-table caption")
+    assert "blog Figure 7" in caption and "G = W follows the blog's" in caption, caption
     assert page.errors == [] and page.foreign == []
     page.close()

@@ -19,15 +19,15 @@ from .views import VIEW_GROUPS, VIEW_IDS
 
 def lab_data() -> dict:
     """The speed lab's page data (lade_core.measure.labdata: everything that does not depend on the run), plus what
-    the lesson reads beside it: the noise of a speed-up measured on this CPU, the bench's medians at the paper's two
-    settings on this CPU, and what the numerics experiment measured in fp32 and bf16."""
+    the lesson reads beside it: the noise band of a speed-up measured on this CPU (`app.speed`), the bench's medians
+    at the paper's two settings on this CPU, and what the numerics experiment measured in fp32 and bf16."""
     from lade_core.measure.labdata import lab_page_data
 
-    from ..captions import noise
+    from ..speed import band
 
     return {
         **lab_page_data(),
-        "noise": {"ratio": noise(), "source": "assets/bench/adaptive-vs-auto.json"},
+        "noise": band(),
         "cpu_choice": _cpu_choice(),
         "numerics": _numerics(),
     }
@@ -77,6 +77,7 @@ def _numerics(cut: int = 80) -> dict | None:
             "wide_identical": data["summary"].get("batch_shape_identical"),
             "rows": rows,
             "source": f"assets/bench/{path.name}",
+            "machine": f"{data.get('machine', 'unknown machine')}, {data.get('threads', 1)} thread(s)",
             "command": data.get("command", ""),
         }
     return out

@@ -34,7 +34,7 @@ from typing_extensions import TypedDict
 from lade_core import RunTrace, StepTrace
 from lade_core.config import METHOD_NAMES
 from lade_core.layout import REASONS, StepLayout
-from lade_core.metrics import RunMetrics
+from lade_core.metrics import MetricTerm, RunMetrics, run_metrics, terms
 from lade_core.pool import NGramPool
 from lade_core.schema import to_data
 
@@ -65,7 +65,7 @@ class PoolItem(TypedDict):
 
 class PoolRow(TypedDict):
     key: int
-    items: list[PoolItem]  # most recently used first
+    items: list[PoolItem]  # most recently added first
     evicted: list[list[int]]
 
 
@@ -86,6 +86,25 @@ class DerivedLane(TypedDict):
     steps: list[DerivedStep]
 
 
+class LaneSpeed(TypedDict):
+    speedup: float  # greedy's time over the lane's, on the recording's one clock
+    bench: list[float]  # the bench's speed-ups of the same prompt and setting (the main lane only)
+    verdict: str  # "faster than greedy", "slower than greedy" or "about as fast as greedy" (`app.speed`)
+
+
+class Band(TypedDict):
+    ratio: float  # two speed-ups within this ratio are about as fast (1.17: 17%)
+    parts: list[dict[str, Any]]  # each measured spread it is the largest of, with its source
+
+
+class Speed(TypedDict):
+    """A finished run's speed as the one noise rule (`app.speed`) reads it."""
+
+    band: Band
+    lanes: dict[str, LaneSpeed]  # by the page's lane ids
+    fastest: list[str]  # the lanes about as fast as the fastest, fastest first
+
+
 class Derived(TypedDict):
     layouts: list[LayoutRow]
     steps: list[DerivedStep]  # the main lane's
@@ -94,6 +113,8 @@ class Derived(TypedDict):
     rules: list[list[list[int]]]  # `reason_rules()`
     names: dict[str, str]  # every way of decoding by name (`config.METHOD_NAMES`)
     metrics: NotRequired[dict[str, RunMetrics]]  # by the page's lane ids
+    speed: NotRequired[Speed]  # a finished run's (a live run has it once it ends)
+    metric_terms: NotRequired[list[MetricTerm]]  # the metrics' names elsewhere (`lade_core.metrics.terms`)
     # the speed lab's predictions: nested by device, size and setting, documented at `labdata.lab_run_data`; the page
     # declares it as `LabRunData` (types.d.ts)
     lab: NotRequired[Annotated[dict[str, Any], WithJsonSchema({"type": "object", "tsType": "LabRunData"})]]
@@ -226,23 +247,35 @@ def derive(run: RunTrace) -> Derived:
     return {**empty_derived(), "layouts": deriver.layouts, "steps": steps, "lanes": lanes}
 
 
-def metrics(run: RunTrace) -> dict[str, RunMetrics]:
-    """The practitioners' acceptance metrics of every lane (`lade_core.metrics.run_metrics`), by the page's lane ids:
-    "parallel", "baseline", then "lane0", "lane1", ... for the run's extra lanes."""
-    from lade_core.metrics import run_metrics
-
-    lanes = {
+def lane_methods(run: RunTrace) -> dict:
+    """The run's lanes by the page's lane ids: "parallel", "baseline", then "lane0", "lane1", ... for its extra
+    lanes."""
+    return {
         "parallel": run.parallel,
         "baseline": run.baseline,
         **{f"lane{i}": lane.run for i, lane in enumerate(run.lanes)},
     }
-    return {name: run_metrics(method) for name, method in lanes.items()}
+
+
+def metrics(run: RunTrace) -> dict[str, RunMetrics]:
+    """The practitioners' acceptance metrics of every lane (`lade_core.metrics.run_metrics`), by lane id."""
+    return {name: run_metrics(method) for name, method in lane_methods(run).items()}
+
+
+def speed(run: RunTrace) -> Speed:
+    """Every lane but greedy's speed-up and verdict by the one noise rule (`app.speed`)."""
+    from .. import speed as rule
+    from ..captions import bench_speedups
+
+    lanes = {k: m for k, m in lane_methods(run).items() if k != "baseline"}
+    return rule.speed(run, lanes, bench_speedups(run))
 
 
 def payload(run: RunTrace, lab: bool = True) -> dict:  # a Payload, the trace as JSON data
-    """The run for the renderer: {"trace": the trace file's own JSON, "derived": layouts, masks, pool rows and the
-    speed lab's predictions for it (`lade_core.measure.labdata.lab_run_data`; `lab=False` leaves them out)}."""
-    derived = {**derive(run), "metrics": metrics(run)}
+    """The run for the renderer: {"trace": the trace file's own JSON, "derived": layouts, masks, pool rows, the
+    lanes' metrics and speed, and the speed lab's predictions for it (`lade_core.measure.labdata.lab_run_data`;
+    `lab=False` leaves them out)}."""
+    derived = {**derive(run), "metrics": metrics(run), "speed": speed(run), "metric_terms": terms()}
     if lab and len(run.parallel.steps) > 1:
         from lade_core.measure.labdata import lab_run_data
 

@@ -16,6 +16,7 @@ export interface Derived {
   lab?: LabRunData;
   lanes: DerivedLane[];
   layouts: LayoutRow[];
+  metric_terms?: MetricTerm[];
   metrics?: {
     [k: string]: RunMetrics;
   };
@@ -24,6 +25,7 @@ export interface Derived {
   };
   reasons: string[];
   rules: number[][][];
+  speed?: Speed;
   steps: DerivedStep[];
 }
 /**
@@ -88,6 +90,28 @@ export interface LayoutRow {
   window: number;
 }
 /**
+ * One column of the methods table: its label, this project's definition, and what it is called elsewhere.
+ *
+ * This interface was referenced by `Payload`'s JSON-Schema
+ * via the `definition` "MetricTerm".
+ */
+export interface MetricTerm {
+  elsewhere: string;
+  id: string;
+  label: string;
+  ours: string;
+  sources: TermSource[];
+}
+/**
+ * This interface was referenced by `Payload`'s JSON-Schema
+ * via the `definition` "TermSource".
+ */
+export interface TermSource {
+  name: string;
+  url: string;
+  where: string;
+}
+/**
  * What `run_metrics` answers (the page's metrics table reads these names).
  *
  * This interface was referenced by `Payload`'s JSON-Schema
@@ -102,6 +126,38 @@ export interface RunMetrics {
   mean_acceptance_length: number;
   per_position_acceptance: number[];
   tokens_per_step: number;
+}
+/**
+ * A finished run's speed as the one noise rule (`app.speed`) reads it.
+ *
+ * This interface was referenced by `Payload`'s JSON-Schema
+ * via the `definition` "Speed".
+ */
+export interface Speed {
+  band: Band;
+  fastest: string[];
+  lanes: {
+    [k: string]: LaneSpeed;
+  };
+}
+/**
+ * This interface was referenced by `Payload`'s JSON-Schema
+ * via the `definition` "Band".
+ */
+export interface Band {
+  parts: {
+    [k: string]: unknown;
+  }[];
+  ratio: number;
+}
+/**
+ * This interface was referenced by `Payload`'s JSON-Schema
+ * via the `definition` "LaneSpeed".
+ */
+export interface LaneSpeed {
+  bench: number[];
+  speedup: number;
+  verdict: string;
 }
 /**
  * A recorded run: one prompt decoded by a main method (`method`, with `config` or `draft`, in `parallel`: what

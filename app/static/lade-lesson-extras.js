@@ -8,24 +8,18 @@ const LadeLessonExtras = (() => {
   const { h, fmt, pct } = Lade.dom;
   const GPU = { device: "h100", name: "H100", size: "7B" }; // the GPU the lesson compares with (the lab has all)
 
-  /**
-   * The measured speed-up of the run and what it means: "faster" or "slower" only when every measurement of this
-   * prompt and setting (this recording, and for a gallery run the bench's, from the gallery listing) is beyond the
-   * noise between two greedy runs of one prompt (app/captions.py applies the same rule to the captions).
-   * @param {Run} run @param {LabPage | null} lab @param {Boot} boot
-   */
-  function measured(run, lab, boot) {
-    const speedup = run.time("baseline") / Math.max(run.time("parallel"), 1e-9);
-    const noise = lab && lab.noise ? lab.noise.ratio : 1;
-    const entry = boot.gallery.find((g) => g.name === run.handle),
-      bench = entry && entry.speed ? entry.speed.bench : [];
-    const all = [speedup, ...bench];
-    const verdict = all.every((v) => v > noise)
-      ? "faster than greedy"
-      : all.every((v) => v < 1 / noise)
-        ? "slower than greedy"
-        : "about as fast as greedy";
-    return { speedup, noise, bench, verdict };
+  /** The band two timings must differ by to count, in words: its percentage and the spreads it was measured from.
+   * @param {Band} band */
+  function bandWords(band) {
+    const gallery = /** @type {any} */ (band.parts.find((p) => p.ms));
+    return [
+      `greedy runs of one prompt here have differed by up to ${Math.round(100 * (band.ratio - 1))}%`,
+      gallery
+        ? ` (the gallery's ${gallery.runs} greedy runs of one prompt, recorded at different times on one machine, took ` +
+          `${fmt(gallery.ms[0], 1)} to ${fmt(gallery.ms[1], 1)} ms a step)`
+        : "",
+      ", so smaller differences are noise",
+    ];
   }
 
   /** @param {Run} run @param {LessonContext} ctx @param {typeof Lade.lesson.fact} fact @param {typeof Lade.lesson.P} P */
@@ -33,7 +27,7 @@ const LadeLessonExtras = (() => {
     const lab = ctx.lab,
       fed = run.meanFed();
     const ratio = run.meanStep("baseline") ? run.meanStep("parallel") / run.meanStep("baseline") : 0;
-    const m = measured(run, lab, ctx.boot);
+    const m = run.d.speed ? run.d.speed.lanes.parallel : null;
     const out = [
       P(
         "Compression, tokens per step, is only an upper bound on the speed-up: each step also pays for the tokens it ",
@@ -43,16 +37,24 @@ const LadeLessonExtras = (() => {
         fact("fed", fmt(fed, 1)),
         ` tokens per step on average. On ${run.t.device} such a step took `,
         fact("step_cost", fmt(ratio)),
-        "x as long as a one-token step, so this recording ran at ",
-        fact("speedup", fmt(m.speedup)),
-        "x greedy's speed",
-        m.bench.length
-          ? `; the bench measured the same prompt and setting at ${m.bench.map((v) => `${fmt(v)}x`).join(", ")}`
-          : "",
-        `. On this CPU that is `,
-        fact("verdict", m.verdict),
-        ` (two greedy runs of one prompt differ by up to `,
-        `${Math.round(100 * (m.noise - 1))}%, so smaller differences are noise).`,
+        "x as long as a one-token step (greedy's took ",
+        fact("greedy_ms", fmt(1000 * run.meanStep("baseline"), 1)),
+        " ms here)",
+        m
+          ? [
+              ", so this recording ran at ",
+              fact("speedup", fmt(m.speedup)),
+              "x greedy's speed",
+              m.bench.length
+                ? `; the bench measured the same prompt and setting at ${m.bench.map((v) => `${fmt(v)}x`).join(", ")}`
+                : "",
+              ". On this CPU that is ",
+              fact("verdict", m.verdict),
+              ": ",
+              bandWords(/** @type {Speed} */ (run.d.speed).band),
+              ".",
+            ]
+          : ". Its speed-up is judged when the run ends.",
       ),
     ];
     const gpu = lab && lab.gpu_curves ? lab.gpu_curves[GPU.device][GPU.size]["1"] : null;
@@ -72,15 +74,8 @@ const LadeLessonExtras = (() => {
         ),
       );
     }
-    out.push(
-      P(
-        "That is why the paper's single-GPU figure is up to 1.8x on ",
-        Lade.notes.term("MT-bench"),
-        ", while its 4x on code ",
-        "completion needs strong scaling over several GPUs (Lookahead Parallelism): each GPU carries part of a much wider window, so ",
-        "compression grows while the time per step does not. The Speed lab has both, with their assumptions.",
-      ),
-    );
+    const paper = paperFigures(lab, fact);
+    if (paper) out.push(P(...paper));
     if (gpu && lab) {
       const pts = lab.tokens.map((t, i) => [t, gpu.mid[i], gpu.low[i], gpu.high[i]]);
       out.push(
@@ -107,8 +102,63 @@ const LadeLessonExtras = (() => {
           hover: (x) => `${x} tokens`,
         }).node,
       );
+      const curve = Lade.lab.cpuPoints(lab),
+        widths = run.t.parallel.steps.slice(1).map((st) => run.tokensFed(st));
+      if (curve.length > 1 && widths.length && fed >= curve[0][0] && fed <= curve[curve.length - 1][0])
+        out.push(
+          P(
+            "The marker is this recording's own ratio; the curve was measured apart (",
+            lab.cpu.single.source,
+            ") and reads ",
+            fact("curve_at_fed", fmt(alongLogX(curve, fed))),
+            `x at ${fmt(fed, 1)} tokens. They were measured at different times, and this run's steps fed from `,
+            fact("fed_min", Math.min(...widths)),
+            " to ",
+            fact("fed_max", Math.max(...widths)),
+            " tokens: the mean cost of steps of many widths need not sit on the curve at their mean width.",
+          ),
+        );
     }
     return out;
+  }
+
+  /** A curve's value at x, read along a log-x axis as the chart draws it (straight between its points there).
+   * @param {number[][]} points [x, y], x ascending @param {number} x */
+  function alongLogX(points, x) {
+    const found = points.findIndex((p) => p[0] >= x);
+    const i = Math.max(1, found < 0 ? points.length - 1 : found);
+    const [x0, y0] = points[i - 1],
+      [x1, y1] = points[i];
+    const f = (Math.log(x) - Math.log(x0)) / (Math.log(x1) - Math.log(x0));
+    return y0 + f * (y1 - y0);
+  }
+
+  /** The paper's figures as its register states them (assets/lab/paper.json): they differ in data set as well as in
+   * device count, so each is named with both. @param {LabPage | null} lab @param {typeof Lade.lesson.fact} fact */
+  function paperFigures(lab, fact) {
+    const paper = lab && lab.paper;
+    if (!paper) return null;
+    const one = paper.headline.find((/** @type {any} */ c) => c.devices === 1),
+      many = paper.headline.find(
+        (/** @type {any} */ c) => typeof c.devices !== "number" && /strong scaling/.test(c.claim),
+      );
+    const code = paper.rows
+      .filter((/** @type {any} */ r) => r.devices === 1 && /completion/.test(r.dataset))
+      .sort((/** @type {any} */ a, /** @type {any} */ b) => b.speedup - a.speedup)[0];
+    if (!one || !many || !code) return null;
+    const [before, after] = one.claim.split("MT-bench");
+    return [
+      "The paper's figures differ in their data as well as in their devices. On one GPU: “",
+      before,
+      Lade.notes.term("MT-bench"),
+      after,
+      "” (chat, the abstract), and up to ",
+      fact("paper_code_one_gpu", fmt(code.speedup)),
+      `x on ${code.dataset} (${code.model} ${code.model_size}, the blog's figure). On several GPUs: “`,
+      many.claim,
+      "” (the abstract), with Lookahead Parallelism: each GPU carries part of a much wider window, so compression can ",
+      "grow while the time per step does not. The Speed lab has each figure with its source.",
+    ];
   }
 
   /** @type {Prediction} */
@@ -140,7 +190,9 @@ const LadeLessonExtras = (() => {
     const ex = parted.find((r) => r.prompt === ctx.run.t.prompt) || parted[0];
     const out = [
       P(
-        "Is it really identical? Measured on this CPU (",
+        "Is it really identical? Measured on the project's measurement host (",
+        f32.machine,
+        "; ",
         f32.source,
         ", ",
         bf.source,
@@ -182,6 +234,21 @@ const LadeLessonExtras = (() => {
               ],
         ),
       );
+      const reproduced = parted.filter((r) => r.wide_first_divergence === r.first_divergence).length;
+      out.push(
+        P(
+          "Over the ",
+          fact("bf16_parted", parted.length),
+          " prompts whose bf16 texts parted, greedy's own wider pass first differs at the same token on ",
+          fact("bf16_reproduced", reproduced),
+          reproduced === parted.length
+            ? ": every divergence is the wider pass's rounding."
+            : [
+                `; on the other ${parted.length - reproduced} it parts elsewhere or not at all, so this control `,
+                `accounts for ${reproduced} of the ${parted.length} divergences, not all of them.`,
+              ],
+        ),
+      );
     }
     return out;
   }
@@ -213,45 +280,39 @@ const LadeLessonExtras = (() => {
   }
 
   /** Who needed the fewest steps and who was fastest on the clock, and why, for the race on screen.
-   * @param {Run} run @param {LessonContext} ctx @param {typeof Lade.lesson.fact} fact @param {typeof Lade.lesson.P} P */
-  function raceVerdict(run, ctx, fact, P) {
+   * @param {Run} run @param {typeof Lade.lesson.fact} fact @param {typeof Lade.lesson.P} P */
+  function raceVerdict(run, fact, P) {
     const others = run.lanes().filter((l) => l.id !== "baseline");
     const name = (/** @type {any} */ l) => run.laneWord(l.id);
     const fewest = others.reduce((a, b) => (b.run.steps.length < a.run.steps.length ? b : a));
-    const speed = (/** @type {any} */ l) => run.time("baseline") / Math.max(run.time(l.id), 1e-9);
-    const bySpeed = [...others].sort((a, b) => speed(b) - speed(a));
-    const noise = ctx.lab && ctx.lab.noise ? ctx.lab.noise.ratio : 1;
-    const tie = bySpeed.length > 1 && speed(bySpeed[0]) / speed(bySpeed[1]) <= noise;
+    const sp = run.d.speed;
+    const speed = (/** @type {any} */ l) => (sp ? sp.lanes[l.id].speedup : 0);
+    const bySpeed = sp ? sp.fastest.map((id) => others.find((l) => l.id === id)) : [];
+    const tie = bySpeed.length > 1;
     const steps = others.map((l, i) => [i ? ", " : "", `${name(l)} `, fact(`steps_${l.kind}`, l.run.steps.length)]);
-    const clock = tie
-      ? [
-          "on the clock ",
-          fact("fastest", `${name(bySpeed[0])} and ${name(bySpeed[1])}`),
-          " were about as fast (",
-          fact("fastest_speed", fmt(speed(bySpeed[0]))),
-          "x and ",
-          fact("second_speed", fmt(speed(bySpeed[1]))),
-          `x greedy's speed, within the ${Math.round(100 * (noise - 1))}% two greedy runs differ by).`,
-        ]
-      : [
-          "fastest on the clock: ",
-          fact("fastest", name(bySpeed[0])),
-          ", at ",
-          fact("fastest_speed", fmt(speed(bySpeed[0]))),
-          "x greedy's speed.",
-        ];
-    const pld = others.find((l) => l.kind === "pld"),
-      plain = others.find((l) => l.kind === "lookahead");
-    const why =
-      fewest === pld && plain
+    const names = (/** @type {any[]} */ ls) =>
+      ls.map((l, i) => (i ? (i === ls.length - 1 ? " and " : ", ") : "") + name(l)).join("");
+    const clock = !sp
+      ? ["the clock's verdict comes when the race ends."]
+      : tie
         ? [
-            " Prompt lookup copies the prompt up to ",
-            fact("pld_tokens", run.settings(pld.id).draft.tokens),
-            " tokens at a time, while a lookahead candidate is at most ",
-            fact("la_candidate", run.settings(plain.id).config.ngram - 1),
-            " guessed tokens (N − 1); on new text it finds only what the text already holds.",
+            "on the clock ",
+            fact("fastest", names(bySpeed)),
+            " were about as fast (",
+            fact("fastest_speed", fmt(speed(bySpeed[0]))),
+            "x to ",
+            fact("second_speed", fmt(speed(bySpeed[bySpeed.length - 1]))),
+            "x greedy's speed): ",
+            bandWords(sp.band),
+            ".",
           ]
-        : [];
+        : [
+            "fastest on the clock: ",
+            fact("fastest", name(bySpeed[0])),
+            ", at ",
+            fact("fastest_speed", fmt(speed(bySpeed[0]))),
+            "x greedy's speed.",
+          ];
     return [
       P(
         "Fewest steps: ",
@@ -262,7 +323,6 @@ const LadeLessonExtras = (() => {
         fact("steps_greedy", run.baseline.steps.length),
         "); ",
         clock,
-        why,
       ),
     ];
   }
@@ -273,7 +333,7 @@ const LadeLessonExtras = (() => {
     role: "race",
     focus: ["relatives-view", "progress-plot"],
     start: [{ rule: "the race's last step", at: (run) => run.lastStep() }],
-    text: (run, _k, ctx) => {
+    text: (run) => {
       const fact = Lade.lesson.fact,
         P = Lade.lesson.P,
         others = run.lanes().filter((l) => l.id !== "baseline");
@@ -303,17 +363,18 @@ const LadeLessonExtras = (() => {
           `, against 1 for greedy decoding. `,
           same ? ["All ", fact("identical_lanes", run.lanes().length), " texts are identical to greedy's."] : "",
         ),
-        ...raceVerdict(run, ctx, fact, P),
+        ...raceVerdict(run, fact, P),
       ];
-      const early = others.find((l) => l.method === "early-exit");
-      if (early) {
+      const early = others.find((l) => l.method === "early-exit"),
+        sp = run.d.speed;
+      if (early && sp) {
         out.push(
           P(
             "The early-exit draft is this model's own first layers: no extra weights, but this model was not trained to exit ",
             "early, so only ",
             fact("early_exit_rate", pct(rate(early.id))),
             " of its draft tokens were kept and it ran at ",
-            fact("early_exit_speed", fmt(run.time("baseline") / Math.max(run.time(early.id), 1e-9))),
+            fact("early_exit_speed", fmt(sp.lanes[early.id].speedup)),
             "x greedy's speed: a draft pays only as ",
             "often as its guesses are right.",
           ),
@@ -338,7 +399,9 @@ const LadeLessonExtras = (() => {
           step: k,
           text:
             `${longer} of its ${steps.length} steps accepted more than N = ${N} tokens (at most ${most} in one step), ` +
-            `while a lookahead step accepts at most N: ${N - 1} guessed tokens and the model's own next one.`,
+            `while a lookahead step accepts at most N: ${N - 1} guessed tokens and the model's own next one. Prompt ` +
+            `lookup copies up to ${run.settings(pld.id).draft.tokens} tokens of the text at a time, so where the answer ` +
+            "repeats the prompt it can take long strides; on new text it finds only what the text already holds.",
         };
       },
     },

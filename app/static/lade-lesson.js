@@ -17,6 +17,36 @@ const LadeLesson = (() => {
   const fact = (name, value) => h("span", { class: "fact", dataset: { fact: name } }, String(value));
   /** @param {...any} children */
   const P = (...children) => h("p", {}, ...children);
+  /** What the window does when a step accepts several tokens, on the run's first such full-window step whose next
+   * step feeds the full window at the same width: nothing moves, positions count from the last accepted token, so
+   * every kept guess stands further on. @param {Run} run */
+  function relabelled(run) {
+    const steps = run.t.parallel.steps,
+      levels = run.config.ngram - 1;
+    const full = (/** @type {Step} */ st) => levels >= 2 && st.levels_before.length === levels;
+    const s = steps.find(
+      (st, i) =>
+        i > 0 &&
+        i < steps.length - 1 &&
+        st.accepted.length >= 2 &&
+        full(st) &&
+        full(steps[i + 1]) &&
+        steps[i + 1].window === st.window,
+    );
+    if (!s) return null;
+    const shift = s.accepted.length - 1;
+    return P(
+      "When a step accepts several tokens the window is not rebuilt. Step ",
+      fact("multi_step", s.index),
+      " accepted ",
+      fact("multi_accepted", s.accepted.length),
+      " tokens; positions count from the last accepted token, so at the next step every guess the window kept, its ",
+      "token unchanged, stands ",
+      fact("multi_shift", shift),
+      ` ${shift === 1 ? "position" : "positions"} further on than it did.`,
+    );
+  }
+
   /** @param {number} n @param {number[]} edges */
   const bucket = (n, edges) => {
     const i = edges.findIndex((e) => n <= e);
@@ -199,6 +229,7 @@ const LadeLesson = (() => {
             "Each level is the previous iteration's guesses, shifted one position, so a column read top to bottom is one ",
             "trajectory: successive guesses for positions one apart.",
           ),
+          relabelled(run),
           P(
             "This run uses W = ",
             fact("W", c.window),

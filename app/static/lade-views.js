@@ -293,7 +293,10 @@ const LadeViews = (() => {
 
   views["relatives-view"] = ({ run, k }) => {
     const m = run.d.metrics || {},
-      base = run.meanStep("baseline");
+      base = run.meanStep("baseline"),
+      terms = run.d.metric_terms || [];
+    const label = (/** @type {string} */ id, /** @type {string} */ plain) =>
+      (terms.find((t) => t.id === id) || { label: plain }).label;
     const rows = run.lanes().map((lane) => {
       const x = m[lane.id],
         n = run.lane(lane.id).tokens.length,
@@ -310,7 +313,7 @@ const LadeViews = (() => {
         h("th", { scope: "row" }, run.laneName(lane.id)),
         h("td", { class: "needs" }, Object.hasOwn(NEEDS, lane.kind) ? NEEDS[lane.kind] : ""),
         h("td", {}, fmt(run.compression(lane.id))),
-        h("td", {}, x ? fmt(x.mean_acceptance_length) : "–"),
+        h("td", {}, x && x.drafted_tokens ? fmt(x.mean_acceptance_length) : "– (nothing drafted)"),
         h("td", {}, x && x.drafted_tokens ? pct(x.draft_acceptance_rate) : "– (nothing drafted)"),
         h("td", {}, x ? fmt(x.drafted_per_step, 1) : "–"),
         h("td", {}, fmt(ms, 1)),
@@ -333,10 +336,11 @@ const LadeViews = (() => {
       frame(
         "The methods side by side",
         muted(
-          `Each lane's whole run on ${run.t.device} (a greedy step: `,
-          `${fmt(1000 * base, 1)} ms here). Tokens per step is this project's compression; the next three are what vLLM, TensorRT-LLM `,
-          "and llama.cpp print: mean acceptance length (tokens per step that verified a draft), draft acceptance rate (draft tokens ",
-          "kept / fed) and draft tokens fed per step.",
+          `Each lane's whole run on ${run.t.device} (a greedy step: ${fmt(1000 * base, 1)} ms here).`,
+          ...terms.map(
+            (t) =>
+              ` ${t.label[0].toUpperCase()}${t.label.slice(1)}: ${t.ours}; ${t.elsewhere} (${t.sources.map((src) => src.name).join("; ")}).`,
+          ),
         ),
         scroller(
           "the methods side by side",
@@ -346,7 +350,7 @@ const LadeViews = (() => {
             h(
               "caption",
               { class: "sr-only" },
-              "Each method: what it needs, tokens per step, mean acceptance length, draft acceptance rate, draft tokens per step, ms per token, speed against greedy, and whether its text is greedy's",
+              "Each method: what it needs, tokens per step, acceptance length, drafted tokens kept, draft tokens per step, ms per token, speed against greedy, and whether its text is greedy's",
             ),
             h(
               "tr",
@@ -354,9 +358,9 @@ const LadeViews = (() => {
               [
                 "method",
                 "needs",
-                "tokens/step",
-                "mean acceptance length",
-                "draft acceptance",
+                label("tokens_per_step", "tokens/step"),
+                label("mean_acceptance_length", "acceptance length"),
+                label("draft_acceptance_rate", "drafted tokens kept"),
                 "drafted/step",
                 "ms/token",
                 "vs greedy",

@@ -15,6 +15,8 @@ type PoolRow = import("./contract").PoolRow;
 type DerivedStep = import("./contract").DerivedStep;
 type Derived = import("./contract").Derived;
 type Payload = import("./contract").Payload;
+type Band = import("./contract").Band;
+type Speed = import("./contract").Speed;
 /** The speed lab's predictions for a run (lade_core/measure/labdata.py lab_run_data, documented there). */
 type LabRunData = any;
 /** What a live run's page lacks (app/live.py LiveRun.pull). */
@@ -59,7 +61,6 @@ interface GalleryEntry {
   title: string;
   caption: string;
   method: string;
-  speed?: { recording: number; bench: number[]; verdict: string };
 }
 /** The lab's page data (lade_core/measure/labdata.py lab_page_data, documented there) and the lesson's extras
  * (app/render/boot.py lab_data). */
@@ -79,6 +80,7 @@ interface Numerics {
   wide_identical: number;
   rows: NumericsRow[];
   source: string;
+  machine: string;
   command: string;
 }
 interface LabPage {
@@ -87,7 +89,7 @@ interface LabPage {
   gpu_curves: Record<string, Record<string, Record<string, any>>>;
   cpu: { single: any | null; batched: any | null };
   cpu_choice?: { narrow: number; wide: number } | null;
-  noise?: { ratio: number; source: string };
+  noise?: Band;
   numerics?: { float32: Numerics; bfloat16: Numerics } | null;
   [part: string]: any;
 }

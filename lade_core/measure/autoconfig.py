@@ -46,12 +46,15 @@ def rank_configs(points: list[dict], cost: StepCost, pool: str | None = None) ->
 
 
 def load_sweeps(paths=SWEEPS) -> list[dict]:
-    """The points of every saved sweep."""
+    """The points of every saved sweep, each with its sweep's pool, token budget and file."""
     points = []
     for path in map(Path, paths):
         if path.exists():
             sweep = json.loads(path.read_text(encoding="utf-8"))
-            points += [{**p, "pool": sweep["pool"]} for p in sweep["points"]]
+            points += [
+                {**p, "pool": sweep["pool"], "max_new_tokens": sweep["max_new_tokens"], "file": f"assets/{path.name}"}
+                for p in sweep["points"]
+            ]
     return points
 
 

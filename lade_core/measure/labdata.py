@@ -20,7 +20,7 @@ from ..paths import ASSETS
 from .autoconfig import load_sweeps
 from .calibrate import lab_cpu_curves
 from .lab import bootstrap, break_even_batch, predict, predict_run, run_target, spread
-from .paper import benches, engine_best, paper_comparison, paper_figures
+from .paper import engine_best, paper_comparison, paper_figures
 from .roofline import (
     ACCELERATORS,
     ASSUME,
@@ -135,22 +135,21 @@ def _scenario(point: dict, device: str, size: str, label: str, source: str) -> d
 
 def _parallelism() -> dict:
     """Both on a 7B model on A100 80GB devices (the paper ran Lookahead Parallelism on 7B and 13B models; every
-    device holds the whole model, so a scenario must fit one): the default 7/4/7 (128-token bench), memory-bound on
-    one device, beside the widest swept window, where one device is past its compute/memory crossover and dealing
+    device holds the whole model, so a scenario must fit one), both from one sweep (one pool, one token budget, one
+    set of prompts, so their compressions compare): the swept point nearest the default 7/4/7, memory-bound on one
+    device, beside the widest swept window at N=5, where one device is past its compute/memory crossover and dealing
     the step out over devices is what pays."""
-    default = next(b for b in benches() if (b["window"], b["ngram"], b["guess"], b["pool"]) == (7, 4, 7, "prompt"))
-    wide = max((p for p in load_sweeps() if p["ngram"] == 5), key=lambda p: (p["window"], p["compression"]))
+    sweep = [p for p in load_sweeps() if p["pool"] == "prompt"]
+    near = min((p for p in sweep if p["ngram"] == 4), key=lambda p: (abs(p["window"] - 7), p["window"]))
+    wide = max((p for p in sweep if p["ngram"] == 5), key=lambda p: (p["window"], p["compression"]))
+
+    def scenario(point: dict, label: str) -> dict:
+        source = f"{point['file']} ({point['max_new_tokens']} new tokens)"
+        return {**_scenario(point, "a100-80gb", "7B", label, source), "max_new_tokens": point["max_new_tokens"]}
+
     return {
-        "default": _scenario(
-            default, "a100-80gb", "7B", "the default setting, 7/4/7", f"{default['file']} (128 new tokens)"
-        ),
-        "wide": _scenario(
-            wide,
-            "a100-80gb",
-            "7B",
-            f"the widest swept window, W={wide['window']} N=5",
-            f"assets/sweep-{wide['pool']}.json (64 new tokens)",
-        ),
+        "default": scenario(near, f"W={near['window']} N=4, the swept window nearest the default 7/4/7"),
+        "wide": scenario(wide, f"the widest swept window, W={wide['window']} N=5"),
     }
 
 
@@ -187,6 +186,8 @@ def _paper() -> dict:
         "missing": figures["missing"],
         "rows_source": figures["rows_defaults"]["figure"],
         "baseline": figures["rows_defaults"]["baseline"],
+        "models": figures["models"],
+        "configs_note": figures["configs_note"],
     }
 
 
@@ -218,7 +219,7 @@ def lab_page_data(curves: dict | None = None) -> dict:
     engine_best: {bench_mean, sweep_mean, best_prompt: {compression, file, setting, max_new_tokens, prompt?}}
     parallelism: {default, wide: {label, source, device, model_size, setting, compression, tokens_fed, devices
                   [1..8], predicted_speedup [8], range [[low, high] x 8], range_parts [{compression, assumptions}
-                  x 8], step_cost [8], tokens_per_device [8], bound [8], kind [8], fits_in_memory}}
+                  x 8], step_cost [8], tokens_per_device [8], bound [8], kind [8], fits_in_memory, max_new_tokens}}
     thresholds: assets/lab/thresholds.json as it is ({what, read_on, how_read, servers: [{server, setting,
                 applies_to, status?, default, example_value, compares?, off_from_batch (the first batch at which the
                 example drafts nothing), rule, sources: [{url | repo + path, what}]}],
