@@ -175,6 +175,6 @@ def check_methods(methods, config: LookaheadConfig) -> list[MethodSpec]:
         "lookahead": lambda: MethodSpec("lookahead", config),
         "jacobi": lambda: MethodSpec("jacobi", jacobi_config(config.window)),
         "pld": lambda: MethodSpec("pld", draft=DraftConfig()),
-        "early-exit": lambda: MethodSpec("early-exit", draft=DraftConfig()),
+        "early-exit": lambda: MethodSpec("early-exit", draft=DraftConfig(schedule="heuristic")),
     }
     return [lanes[m]() for m in methods]

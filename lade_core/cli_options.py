@@ -13,7 +13,9 @@ from dataclasses import replace
 
 from .config import (
     METHODS,
+    MODEL_DRAFTS,
     POOL_POLICIES,
+    SCHEDULES,
     ConfigError,
     DraftConfig,
     LookaheadConfig,
@@ -104,6 +106,14 @@ def decoding_args(p: argparse.ArgumentParser) -> None:
         help=f"early-exit: the draft is the model's first K layers (default {k.exit_layer})",
     )
     p.add_argument("--draft-model", default="", help="draft: hub id or folder of a draft model with the same tokenizer")
+    p.add_argument(
+        "--draft-schedule",
+        choices=SCHEDULES,
+        default=k.schedule,
+        help="early-exit, draft: K every step (constant), or two more after a fully kept draft and one fewer "
+        f"otherwise (heuristic, as transformers' opt-in schedule); prompt lookup always copies up to K (default "
+        f"{k.schedule})",
+    )
     p.add_argument("--max-new-tokens", type=int, default=128)
     p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (exact); > 0 samples")
     p.add_argument("--top-k", type=int, default=0)
@@ -143,7 +153,8 @@ def settings(args, lm=None) -> tuple[MethodSpec, Sampling, dict | None]:
     """(method spec, sampling, Auto's choice or None) from the arguments; with --auto, `lm` is needed."""
     sample_seed, window_seed = seeds(args)
     sampling = Sampling(args.temperature, args.top_k, args.top_p, sample_seed)
-    draft = DraftConfig(args.draft_tokens, args.match, args.exit_layer, args.draft_model)
+    schedule = args.draft_schedule if args.method in MODEL_DRAFTS else "constant"
+    draft = DraftConfig(args.draft_tokens, args.match, args.exit_layer, args.draft_model, schedule)
     if args.method == "jacobi":
         return MethodSpec("jacobi", jacobi_config(args.window, window_seed), draft), sampling, None
     if args.method != "lookahead":

@@ -18,6 +18,7 @@ MAX_WINDOW = 256
 MAX_NGRAM = 16
 MAX_GUESS = 256
 MAX_DRAFT = 64  # tokens a draft may propose per step
+SCHEDULES = ("constant", "heuristic")  # how a draft's length K moves from step to step (`DraftConfig.schedule`)
 
 # Where the pool's n-grams come from: the window alone (the paper's plain method), plus the n-grams of the text
 # generated so far, plus those of the prompt as well (the paper's "prompt as reference").
@@ -26,6 +27,7 @@ POOL_POLICIES = ("paper", "output", "prompt")
 # The decoding methods: lookahead decoding, Jacobi decoding, and the speculative ones, where a draft proposes and
 # the model verifies in one forward (prompt lookup decoding, an early-exit draft of the model, a draft model).
 DRAFT_KINDS = ("pld", "early-exit", "draft")
+MODEL_DRAFTS = ("early-exit", "draft")  # the drafts a model writes (a schedule may move their length)
 METHODS = ("lookahead", "jacobi", *DRAFT_KINDS)
 HYBRID = "lookahead+pld"  # a lookahead lane that also verifies prompt lookup's copies: named as the hybrid it is
 
@@ -122,18 +124,28 @@ class DraftConfig:
         their first earlier occurrence (transformers' `max_matching_ngram_size`, default 2).
     exit_layer: the early-exit draft runs the model's first `exit_layer` layers, then its final norm and LM head.
     draft_model: a hub id or folder of a separate draft model with the model's tokenizer ("" for none).
+    schedule: "constant" drafts K tokens every step; "heuristic" starts at K and drafts two more after a step that
+        kept its whole draft, one fewer (at least 1) otherwise (transformers' opt-in
+        `num_assistant_tokens_schedule="heuristic"`), so a draft that is seldom right stops paying for long guesses.
     """
 
     tokens: int = field(default=10, metadata=schema.spec(1, MAX_DRAFT, label="draft tokens (K)"))
     match: int = field(default=2, metadata=schema.spec(1, MAX_NGRAM, label="matching n-gram size"))
     exit_layer: int = field(default=4, metadata=schema.spec(1, 1024, label="exit layer"))
     draft_model: str = field(default="", metadata=schema.spec(max_len=200, label="draft model"))
+    schedule: str = field(default="constant", metadata=schema.spec(choices=SCHEDULES, label="draft length schedule"))
 
     def __post_init__(self):
         schema.check(self, ConfigError)
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def next_tokens(self, k: int, proposed: int, kept: int) -> int:
+        """The draft length after a step that drafted `k`, proposed `proposed` tokens and kept `kept` of them."""
+        if self.schedule == "constant":
+            return self.tokens
+        return min(k + 2, MAX_DRAFT) if proposed and kept == proposed else max(1, k - 1)
 
 
 @dataclass(frozen=True)

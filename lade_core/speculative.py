@@ -47,6 +47,7 @@ class SpeculativeDecoder(DecoderState):
         super().__init__(lm, prompt_ids, sampling)
         self.kind, self.draft = method, draft
         self.proposer = proposer(lm, method, draft)
+        self.k = draft.tokens  # this step's draft length (`DraftConfig.schedule` moves it)
 
     def step(self) -> StepTrace:
         clock = StepClock()
@@ -54,7 +55,7 @@ class SpeculativeDecoder(DecoderState):
 
         # 1. the draft: at most K tokens after x, never past the model's context
         with clock.timed("draft", self.proposer.lm):
-            proposal = self.proposer.propose(self.committed, min(self.draft.tokens, self.lm.max_positions - 1 - p))
+            proposal = self.proposer.propose(self.committed, min(self.k, self.lm.max_positions - 1 - p))
         candidates = proposal.candidates
         layout = StepLayout.tree(0, 0, candidates)
 
@@ -66,15 +67,17 @@ class SpeculativeDecoder(DecoderState):
         # 3. verification: the longest accepted prefix plus the model's next token
         verdict = self.verify(candidates, logits, argmax, layout.prediction_rows)
 
-        # 4. the KV cache keeps x and the accepted draft tokens
+        # 4. the KV cache keeps x and the accepted draft tokens; the schedule sets the next draft's length
         self.lm.keep_in_cache(self.cache, p, layout.cache_rows(max(verdict.winner, 0), verdict.matched))
+        k, proposed = self.k, len(candidates[0]) if candidates else 0
+        self.k = self.draft.next_tokens(k, proposed, verdict.matched)
         return StepTrace(
             index=self.index,
             kind=self.kind,
             position=p,
             input_token=x,
             accepted=verdict.accepted,
-            ngram=self.draft.tokens + 1,
+            ngram=k + 1,
             guess=1,
             tree=True,
             candidates=candidates,

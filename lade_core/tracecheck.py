@@ -74,6 +74,7 @@ def _check_method(run: RunTrace, lane: Lane | None, method: MethodRun, where: st
         _fail(f"{where}.stop_reason", "'length' but fewer tokens than max_new_tokens")
     position, x, emitted = len(run.prompt_ids) - 1, run.prompt_ids[-1], 0
     seen = set(run.prompt_ids)  # the tokens the text holds before each step (what prompt lookup may copy)
+    k = lane.draft.tokens if lane else 0  # a speculative step's draft length, as the lane's schedule moves it
     for i, step in enumerate(method.steps):
         at = f"{where}.steps[{i}]"
         if step.index != i:
@@ -86,7 +87,10 @@ def _check_method(run: RunTrace, lane: Lane | None, method: MethodRun, where: st
             _fail(f"{at}.input_token", "is not the last token accepted before this step")
         if tuple(method.tokens[emitted : emitted + len(step.accepted)]) != step.accepted:
             _fail(f"{at}.accepted", "does not match the run's output at this point")
-        _check_step(run, lane, step, at, seen)
+        _check_step(run, lane, step, at, seen, k)
+        if lane and step.kind in DRAFT_KINDS:
+            matched = step.match_lengths[step.winner] if step.winner >= 0 else 0
+            k = lane.draft.next_tokens(k, len(step.candidates[0]) if step.candidates else 0, matched)
         seen.update(step.accepted)
         position, x, emitted = position + len(step.accepted), step.accepted[-1], emitted + len(step.accepted)
 
@@ -99,7 +103,7 @@ def _ids(rows, vocab: int, at: str, width: int | None = None) -> None:
             _fail(f"{at}[{r}]", f"a token id is outside the run's vocabulary of {vocab:,} tokens")
 
 
-def _check_step(run: RunTrace, lane: Lane | None, step: StepTrace, at: str, seen: set) -> None:
+def _check_step(run: RunTrace, lane: Lane | None, step: StepTrace, at: str, seen: set, k: int = 0) -> None:
     cfg, vocab = lane.config if lane else run.config, run.vocab_size
     most = {
         "prefill": 1,
@@ -135,7 +139,7 @@ def _check_step(run: RunTrace, lane: Lane | None, step: StepTrace, at: str, seen
         _ids(step.ngrams_added, vocab, f"{at}.ngrams_added", cfg.ngram)
         return
     if step.kind in DRAFT_KINDS:
-        _check_draft(lane, step, at, vocab, seen)
+        _check_draft(lane, step, at, vocab, seen, k)
     else:
         if step.window > cfg.window:
             _fail(f"{at}.window", f"is {step.window}; the run's W is {cfg.window}")
@@ -188,11 +192,10 @@ def _check_lookahead(cfg, step: StepTrace, at: str, vocab: int, seen: set) -> No
         _fail(f"{at}.ngrams_added", f"{len(step.ngrams_added)} n-grams; a step adds at most W + {cfg.most_accepted}")
 
 
-def _check_draft(lane: Lane, step: StepTrace, at: str, vocab: int, seen: set) -> None:
-    """A speculative step: no window and no pool, at most one proposal of 1 to K tokens verified as a token tree,
-    its predictions one longer than it; a draft model's passes are its tokens, prompt lookup makes none and copies
-    only tokens the text already holds."""
-    K = lane.draft.tokens
+def _check_draft(lane: Lane, step: StepTrace, at: str, vocab: int, seen: set, K: int) -> None:
+    """A speculative step: no window and no pool, at most one proposal of 1 to K tokens verified as a token tree
+    (K the lane's draft length at this step, by its schedule), its predictions one longer than it; a draft model's
+    passes are its tokens, prompt lookup makes none and copies only tokens the text already holds."""
     if (
         step.window
         or step.levels_before

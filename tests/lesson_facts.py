@@ -377,11 +377,11 @@ def lane_kind(lane) -> str:
     return HYBRID if lane.method == "lookahead" and lane.config.lookup else lane.method
 
 
-def _relatives(run, k, step, lab):
+def _race(run, key: str = "") -> dict:
     # "X wrote T tokens per step" for each method beside greedy; "All N texts are identical to greedy's"; "Fewest
     # steps: NAME, S for X, ..."; "Fastest on the clock: NAME, at V x greedy's speed" (or "A and B were about as
-    # fast (V x to W x ...)" when lanes are within the noise band of the fastest); "only R% of its [the early-exit
-    # lane's] draft tokens were kept, and it ran at S x greedy's speed"
+    # fast (V x to W x ...)" when lanes are within the noise band of the fastest); where the fewest steps were not
+    # the fastest, "each of its steps took C x as long as a greedy step". `key` prefixes every name.
     lanes = list(run.all_lanes)
     out = {f"tps_{lane_kind(lane)}": len(lane.run.tokens) / len(lane.run.steps) for lane in lanes}
     if run.sampling.temperature == 0 and all(lane.run.tokens == run.baseline.tokens for lane in lanes):
@@ -405,6 +405,18 @@ def _relatives(run, k, step, lab):
         )
     else:
         out.update(fastest=LANE_NAMES[lane_kind(ranked[0])], fastest_speed=speed[id(ranked[0])])
+    if all(lane is not fewest for lane in tied):
+        out["fewest_cost"] = mean_seconds(fewest.run) / mean_seconds(run.baseline)
+    return {key + name: value for name, value in out.items()}
+
+
+def _relatives(run, k, step, lab):
+    # the race on screen (`_race`); "only R% of its [the early-exit lane's] draft tokens were kept, and it ran at
+    # S x greedy's speed"; and where the page carries the second race (an answer that is new text), that race read
+    # the same way from its gallery run, each name prefixed "new_"
+    out = _race(run)
+    lanes = list(run.all_lanes)
+    greedy_s = sum(map(seconds, run.baseline.steps))
     early = next((lane.run for lane in lanes if lane.method == "early-exit"), None)
     if early is not None:
         offered = kept_all = 0
@@ -414,6 +426,10 @@ def _relatives(run, k, step, lab):
         share = 100 * kept_all / offered if offered else 0  # whole percents, one decimal under 10
         out["early_exit_rate"] = f"{int(10 * share + 0.5) / 10:.1f}%" if 0 < share < 10 else f"{int(share + 0.5)}%"
         out["early_exit_speed"] = greedy_s / max(sum(map(seconds, early.steps)), 1e-9)
+    if lab.get("second_race"):
+        from app import gallery
+
+        out.update(_race(gallery.load(gallery.by_role("race-new-text")), "new_"))
     return out
 
 
@@ -558,7 +574,7 @@ def shown_facts(page) -> tuple[dict, int, str]:
     for el in page.locator("#lesson-text .fact").all():
         name = el.get_attribute("data-fact")
         assert name not in shown, f"the fact {name} is stated twice"
-        shown[name] = el.inner_text()
+        shown[name] = el.text_content()  # a fact inside a closed <details> is on the page too
     return shown, int(text.get_attribute("data-step")), text.get_attribute("data-run")
 
 

@@ -76,6 +76,33 @@ def test_every_relative_equals_greedy_on_every_prompt(lm, bench_prompts, greedy,
         _relative_is_exact(lm, p, greedy, tiny_draft, method)
 
 
+def test_the_heuristic_draft_length_moves_as_transformers_schedule_and_stays_exact(lm, greedy):
+    """Early exit drafted an always-10-token draft (3 of 600 kept): with `schedule="heuristic"` (transformers' opt-in
+    `num_assistant_tokens_schedule="heuristic"`) its length starts at K and grows by two after a fully kept draft,
+    shrinks by one (to at least 1) otherwise; the text is still greedy's, and the trace checker holds each step to
+    the rule. Read here from the steps, not from the engine's code."""
+    from lade_core.config import MAX_DRAFT
+
+    prompt = GROUNDED[0]
+    spec = MethodSpec("early-exit", draft=DraftConfig(tokens=10, exit_layer=8, schedule="heuristic"))
+    run = decode(lm, lm.encode_prompt(prompt["prompt"]), spec, MAX_NEW)
+    assert run.tokens == greedy(prompt["id"], MAX_NEW)
+    k, lengths = 10, []
+    for step in run.steps[1:]:
+        assert step.ngram == k + 1  # the step drafted at most k, and says so
+        proposed = len(step.candidates[0]) if step.candidates else 0
+        kept = step.match_lengths[step.winner] if step.winner >= 0 else 0
+        lengths.append(k)
+        k = min(k + 2, MAX_DRAFT) if proposed and kept == proposed else max(1, k - 1)
+    assert min(lengths) < 10, "a draft that is seldom right shrinks"
+    race = record_run(lm, prompt["prompt"], [spec], 16)
+    parse_run(race.to_json().encode())  # the checker reads the schedule back
+    bad = json.loads(race.to_json())
+    bad["run"]["draft"]["schedule"] = "constant"  # the same steps, claimed as a constant K: refused
+    with pytest.raises(ValueError, match="K = 10"):
+        parse_run(json.dumps(bad).encode())
+
+
 def _copies_are_exact(lm, prompts, greedy) -> int:
     """Lookahead with prompt lookup's copies among its candidates writes greedy's tokens; the longest step kept."""
     spec = MethodSpec("lookahead", config=LookaheadConfig(window=4, ngram=3, guess=4, lookup=10))

@@ -413,7 +413,7 @@ def test_the_metrics_table_says_when_nothing_was_drafted_and_keeps_small_shares(
     assert dict(cells)["lane-baseline"][3] == "– (nothing drafted)"
     heads = page.eval_on_selector_all("#relatives-view table.methods th[scope=col]", "t => t.map(c => c.textContent)")
     assert heads[2:5] == ["tokens/step", "acceptance length (vLLM)", "drafted tokens kept"], heads
-    note = " ".join(page.inner_text("#relatives-view").split())
+    note = " ".join(page.text_content("#relatives-view details.terms").split())
     for term in ("Spec-Bench", "EAGLE", "Medusa", "Leviathan", "at most one wins", "leaves out the steps that drafted"):
         assert term in note, term
     assert page.errors == []

@@ -30,6 +30,55 @@ def lab_data() -> dict:
         "noise": band(),
         "cpu_choice": _cpu_choice(),
         "numerics": _numerics(),
+        "second_race": second_race(),
+    }
+
+
+def second_race() -> dict | None:
+    """Chapter 6's second race, an answer that is new text (the gallery's "race-new-text" run): its prompt, and per
+    lane (greedy's first) the method's name, steps, tokens per step, and speed-up and verdict by the one noise rule
+    (`app.speed`, as the run's payload carries them), with the lanes about as fast as the fastest."""
+    from lade_core.config import HYBRID, METHOD_NAMES
+
+    from ..speed import mean_step_s
+    from .payload import lane_methods, speed
+
+    name = gallery.by_role("race-new-text")
+    if name is None:
+        return None
+    run = gallery.load(name)
+    kinds = {
+        "baseline": "greedy" if run.sampling.temperature == 0 else "sampling",
+        **{
+            lane_id: HYBRID if lane.method == "lookahead" and lane.config.lookup else lane.method
+            for lane_id, lane in zip(["parallel", *(f"lane{i}" for i in range(len(run.lanes)))], run.all_lanes)
+        },
+    }
+    sp = speed(run)
+    lanes = [
+        {
+            "id": lane_id,
+            "kind": kinds[lane_id],
+            "name": METHOD_NAMES[kinds[lane_id]],
+            "steps": len(method.steps),
+            "compression": method.compression,
+            "step_cost": mean_step_s(method) / mean_step_s(run.baseline),
+            **(
+                {"speedup": sp["lanes"][lane_id]["speedup"], "verdict": sp["lanes"][lane_id]["verdict"]}
+                if lane_id in sp["lanes"]
+                else {}
+            ),
+        }
+        for lane_id, method in lane_methods(run).items()
+    ]
+    identical = run.sampling.temperature == 0 and all(lane.run.tokens == run.baseline.tokens for lane in run.all_lanes)
+    return {
+        "name": name,
+        "prompt": run.prompt,
+        "lanes": lanes,
+        "fastest": sp["fastest"],
+        "band": sp["band"],
+        "identical": len(run.all_lanes) + 1 if identical else 0,
     }
 
 
@@ -85,7 +134,7 @@ def _numerics(cut: int = 80) -> dict | None:
 
 def boot_data(source: str, live_url: str | None = None, lab: dict | None = None) -> dict:
     """The boot document for a page whose runs come from `source`; `live_url` links "Run it live" (static site)."""
-    roles = {role: gallery.by_role(role) for role in ("lookahead", "jacobi", "race")}
+    roles = {role: gallery.by_role(role) for role in ("lookahead", "jacobi", "race", "race-new-text")}
     return {
         "source": source,
         "views": {"ids": list(VIEW_IDS), "groups": {k: list(v) for k, v in VIEW_GROUPS.items()}},

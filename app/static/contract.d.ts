@@ -327,6 +327,9 @@ export interface LookaheadConfig {
  *     their first earlier occurrence (transformers' `max_matching_ngram_size`, default 2).
  * exit_layer: the early-exit draft runs the model's first `exit_layer` layers, then its final norm and LM head.
  * draft_model: a hub id or folder of a separate draft model with the model's tokenizer ("" for none).
+ * schedule: "constant" drafts K tokens every step; "heuristic" starts at K and drafts two more after a step that
+ *     kept its whole draft, one fewer (at least 1) otherwise (transformers' opt-in
+ *     `num_assistant_tokens_schedule="heuristic"`), so a draft that is seldom right stops paying for long guesses.
  *
  * This interface was referenced by `Payload`'s JSON-Schema
  * via the `definition` "DraftConfig".
@@ -335,6 +338,7 @@ export interface DraftConfig {
   draft_model: string;
   exit_layer: number;
   match: number;
+  schedule: "constant" | "heuristic";
   tokens: number;
 }
 /**

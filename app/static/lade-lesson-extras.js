@@ -78,7 +78,7 @@ const LadeLessonExtras = (() => {
     if (paper) out.push(P(...paper));
     if (gpu && lab) {
       const pts = lab.tokens.map((t, i) => [t, gpu.mid[i], gpu.low[i], gpu.high[i]]);
-      out.push(
+      const chart = [
         Lade.charts.line({
           title: "Cost of one forward, relative to one token",
           xLabel: "tokens fed",
@@ -101,11 +101,11 @@ const LadeLessonExtras = (() => {
           extra: [{ x: fed, y: ratio, label: "this run, here", color: Lade.dom.COLORS.wrong }],
           hover: (x) => `${x} tokens`,
         }).node,
-      );
+      ];
       const curve = Lade.lab.cpuPoints(lab),
         widths = run.t.parallel.steps.slice(1).map((st) => run.tokensFed(st));
       if (curve.length > 1 && widths.length && fed >= curve[0][0] && fed <= curve[curve.length - 1][0])
-        out.push(
+        chart.push(
           P(
             "The marker is this recording's own ratio; the curve was measured apart (",
             lab.cpu.single.source,
@@ -118,6 +118,7 @@ const LadeLessonExtras = (() => {
             " tokens: the mean cost of steps of many widths need not sit on the curve at their mean width.",
           ),
         );
+      out.push(Lade.lesson.More("This CPU's measured cost beside the GPU model's, on one chart", ...chart));
     }
     return out;
   }
@@ -205,8 +206,9 @@ const LadeLessonExtras = (() => {
       ),
     ];
     if (ex) {
+      const more = [];
       const same = ex.wide_first_divergence === ex.first_divergence;
-      out.push(
+      more.push(
         P(
           `On the prompt “${ex.prompt.slice(0, 60)}${ex.prompt.length > 60 ? "…" : ""}” in bf16 the texts part at token #`,
           fact("bf16_divergence", Number(ex.first_divergence)),
@@ -235,7 +237,7 @@ const LadeLessonExtras = (() => {
         ),
       );
       const reproduced = parted.filter((r) => r.wide_first_divergence === r.first_divergence).length;
-      out.push(
+      more.push(
         P(
           "Over the ",
           fact("bf16_parted", parted.length),
@@ -249,6 +251,7 @@ const LadeLessonExtras = (() => {
               ],
         ),
       );
+      out.push(Lade.lesson.More("Where bf16 parted from greedy", ...more));
     }
     return out;
   }
@@ -279,50 +282,118 @@ const LadeLessonExtras = (() => {
     );
   }
 
-  /** Who needed the fewest steps and who was fastest on the clock, and why, for the race on screen.
-   * @param {Run} run @param {typeof Lade.lesson.fact} fact @param {typeof Lade.lesson.P} P */
-  function raceVerdict(run, fact, P) {
-    const others = run.lanes().filter((l) => l.id !== "baseline");
-    const name = (/** @type {any} */ l) => run.laneWord(l.id);
-    const fewest = others.reduce((a, b) => (b.run.steps.length < a.run.steps.length ? b : a));
-    const sp = run.d.speed;
-    const speed = (/** @type {any} */ l) => (sp ? sp.lanes[l.id].speedup : 0);
-    const bySpeed = sp ? sp.fastest.map((id) => others.find((l) => l.id === id)) : [];
-    const tie = bySpeed.length > 1;
-    const steps = others.map((l, i) => [i ? ", " : "", `${name(l)} `, fact(`steps_${l.kind}`, l.run.steps.length)]);
-    const names = (/** @type {any[]} */ ls) =>
-      ls.map((l, i) => (i ? (i === ls.length - 1 ? " and " : ", ") : "") + name(l)).join("");
-    const clock = !sp
+  /**
+   * @typedef {{ id: string, kind: string, word: string, steps: number, compression: number, speedup: number | null,
+   *   cost: number }} RaceLane
+   * @typedef {{ lanes: RaceLane[], greedy: { word: string, steps: number }, fastest: string[] | null,
+   *   band: Band | null, identical: number }} Race
+   */
+
+  /** The race on screen, as chapter 6 words a race. @param {Run} run @returns {Race} */
+  function raceOf(run) {
+    const sp = run.d.speed,
+      base = run.meanStep("baseline");
+    const same = run.greedy && run.lanes().every((l) => l.run.tokens.join() === run.baseline.tokens.join());
+    return {
+      lanes: run
+        .lanes()
+        .filter((l) => l.id !== "baseline")
+        .map((l) => ({
+          id: l.id,
+          kind: l.kind,
+          word: run.laneWord(l.id),
+          steps: l.run.steps.length,
+          compression: run.compression(l.id),
+          speedup: sp ? sp.lanes[l.id].speedup : null,
+          cost: base ? run.meanStep(l.id) / base : 0,
+        })),
+      greedy: { word: run.laneWord("baseline"), steps: run.baseline.steps.length },
+      fastest: sp ? sp.fastest : null,
+      band: sp ? sp.band : null,
+      identical: same ? run.lanes().length : 0,
+    };
+  }
+
+  /** The lab's summary of the second race (app/render/boot.py second_race), as chapter 6 words a race.
+   * @param {any} s @returns {Race} */
+  function raceOfSummary(s) {
+    const greedy = s.lanes.find((/** @type {any} */ l) => l.id === "baseline");
+    return {
+      lanes: s.lanes
+        .filter((/** @type {any} */ l) => l.id !== "baseline")
+        .map((/** @type {any} */ l) => ({ ...l, word: l.name, cost: l.step_cost })),
+      greedy: { word: greedy.name, steps: greedy.steps },
+      fastest: s.fastest,
+      band: s.band,
+      identical: s.identical,
+    };
+  }
+
+  /** A race's tokens per step, who needed the fewest steps and who was fastest on the clock, and, where the fewest
+   * steps did not win the clock, the step cost that is why. `key` prefixes the facts' names (one race per prefix).
+   * @param {Race} race @param {any[]} intro @param {string} key @param {typeof Lade.lesson.fact} fact
+   * @param {typeof Lade.lesson.P} P */
+  function raceWords(race, intro, key, fact, P) {
+    const others = race.lanes,
+      byId = (/** @type {string} */ id) => /** @type {RaceLane} */ (others.find((l) => l.id === id));
+    const fewest = others.reduce((a, b) => (b.steps < a.steps ? b : a));
+    const fastest = race.fastest ? race.fastest.map(byId) : [];
+    const list = (/** @type {RaceLane[]} */ ls) =>
+      ls.map((l, i) => (i ? (i === ls.length - 1 ? " and " : ", ") : "") + l.word).join("");
+    const clock = !fastest.length
       ? ["the clock's verdict comes when the race ends."]
-      : tie
+      : fastest.length > 1
         ? [
             "on the clock ",
-            fact("fastest", names(bySpeed)),
+            fact(`${key}fastest`, list(fastest)),
             " were about as fast (",
-            fact("fastest_speed", fmt(speed(bySpeed[0]))),
+            fact(`${key}fastest_speed`, fmt(fastest[0].speedup || 0)),
             "x to ",
-            fact("second_speed", fmt(speed(bySpeed[bySpeed.length - 1]))),
+            fact(`${key}second_speed`, fmt(fastest[fastest.length - 1].speedup || 0)),
             "x greedy's speed): ",
-            bandWords(sp.band),
+            bandWords(/** @type {Band} */ (race.band)),
             ".",
           ]
         : [
             "fastest on the clock: ",
-            fact("fastest", name(bySpeed[0])),
+            fact(`${key}fastest`, fastest[0].word),
             ", at ",
-            fact("fastest_speed", fmt(speed(bySpeed[0]))),
+            fact(`${key}fastest_speed`, fmt(fastest[0].speedup || 0)),
             "x greedy's speed.",
           ];
+    const why =
+      fastest.length && !fastest.includes(fewest)
+        ? [
+            ` Fewer steps did not make ${fewest.word} the fastest: on this CPU each of its steps took `,
+            fact(`${key}fewest_cost`, fmt(fewest.cost)),
+            "x as long as a greedy step.",
+          ]
+        : [];
     return [
       P(
+        ...intro,
+        others.map((l, i) => [
+          i ? (i === others.length - 1 ? " and " : ", ") : "",
+          l.word,
+          " wrote ",
+          fact(`${key}tps_${l.kind}`, fmt(l.compression)),
+          " tokens per step",
+        ]),
+        ", against 1 for greedy decoding. ",
+        race.identical
+          ? ["All ", fact(`${key}identical_lanes`, race.identical), " texts are identical to greedy's."]
+          : "",
+      ),
+      P(
         "Fewest steps: ",
-        fact("fewest", name(fewest)),
+        fact(`${key}fewest`, fewest.word),
         " (",
-        steps,
-        `; ${run.laneWord("baseline")} `,
-        fact("steps_greedy", run.baseline.steps.length),
+        others.map((l, i) => [i ? ", " : "", `${l.word} `, fact(`${key}steps_${l.kind}`, l.steps)]),
+        `; ${race.greedy.word} `,
+        fact(`${key}steps_greedy`, race.greedy.steps),
         "); ",
         clock,
+        why,
       ),
     ];
   }
@@ -333,13 +404,12 @@ const LadeLessonExtras = (() => {
     role: "race",
     focus: ["relatives-view", "progress-plot"],
     start: [{ rule: "the race's last step", at: (run) => run.lastStep() }],
-    text: (run) => {
+    text: (run, _k, ctx) => {
       const fact = Lade.lesson.fact,
         P = Lade.lesson.P,
         others = run.lanes().filter((l) => l.id !== "baseline");
       const rate = (/** @type {string} */ id) =>
         run.d.metrics && run.d.metrics[id] ? run.d.metrics[id].draft_acceptance_rate : 0;
-      const same = run.greedy && run.lanes().every((l) => l.run.tokens.join() === run.baseline.tokens.join());
       const out = [
         P(
           "Speculative decoding lets a small draft guess the next tokens and the large model verify them in one pass, as ",
@@ -351,35 +421,53 @@ const LadeLessonExtras = (() => {
           " needs no second model but helps only where the answer repeats the prompt or itself. ",
           lookaheadSource(run),
         ),
-        P(
-          `Here one prompt, whose answer copies code it was given, was raced on one clock on ${run.t.device}: `,
-          others.map((l, i) => [
-            i ? (i === others.length - 1 ? " and " : ", ") : "",
-            run.laneWord(l.id),
-            " wrote ",
-            fact(`tps_${l.kind}`, fmt(run.compression(l.id))),
-            " tokens per step",
-          ]),
-          `, against 1 for greedy decoding. `,
-          same ? ["All ", fact("identical_lanes", run.lanes().length), " texts are identical to greedy's."] : "",
+        ...raceWords(
+          raceOf(run),
+          [`Here one prompt, whose answer copies code it was given, was raced on one clock on ${run.t.device}: `],
+          "",
+          fact,
+          P,
         ),
-        ...raceVerdict(run, fact, P),
       ];
       const early = others.find((l) => l.method === "early-exit"),
         sp = run.d.speed;
       if (early && sp) {
         out.push(
-          P(
-            "The early-exit draft is this model's own first layers: no extra weights, but this model was not trained to exit ",
-            "early, so only ",
-            fact("early_exit_rate", pct(rate(early.id))),
-            " of its draft tokens were kept and it ran at ",
-            fact("early_exit_speed", fmt(sp.lanes[early.id].speedup)),
-            "x greedy's speed: a draft pays only as ",
-            "often as its guesses are right.",
+          Lade.lesson.More(
+            "The early-exit draft, more closely",
+            P(
+              "The early-exit draft is this model's own first layers: no extra weights, but this model was not trained to exit ",
+              "early",
+              run.settings(early.id).draft.schedule === "heuristic"
+                ? ". Its draft length adapts (two tokens more after a draft kept whole, one fewer otherwise, as transformers' " +
+                    "opt-in heuristic schedule does); still, only "
+                : ", so only ",
+              fact("early_exit_rate", pct(rate(early.id))),
+              " of its draft tokens were kept and it ran at ",
+              fact("early_exit_speed", fmt(sp.lanes[early.id].speedup)),
+              "x greedy's speed: a draft pays only as ",
+              "often as its guesses are right.",
+            ),
           ),
         );
       }
+      const second = ctx.lab && ctx.lab.second_race;
+      if (second)
+        out.push(
+          ...raceWords(
+            raceOfSummary(second),
+            [
+              "A second prompt, whose answer is new text (“",
+              Lade.dom.proseText(second.prompt),
+              "”), was raced the same way (",
+              h("a", { href: Lade.page.links.url({ run: second.name }) }, "open that race"),
+              "): ",
+            ],
+            "new_",
+            fact,
+            P,
+          ),
+        );
       return out;
     },
     predict: {

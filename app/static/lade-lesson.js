@@ -17,6 +17,9 @@ const LadeLesson = (() => {
   const fact = (name, value) => h("span", { class: "fact", dataset: { fact: name } }, String(value));
   /** @param {...any} children */
   const P = (...children) => h("p", {}, ...children);
+  /** A chapter's secondary material, one click away so the view follows the main words on a phone (its facts are
+   * on the page, read by the tests, whether it is open or not). @param {string} summary @param {...any} children */
+  const More = (summary, ...children) => h("details", { class: "more" }, h("summary", {}, summary), ...children);
   /** What the window does when a step accepts several tokens, on the run's first such full-window step whose next
    * step feeds the full window at the same width: nothing moves, positions count from the last accepted token, so
    * every kept guess stands further on. @param {Run} run */
@@ -497,6 +500,6 @@ const LadeLesson = (() => {
     return { k: 0, rule: "step 0", first: false, wanted: ch.start[0].rule };
   }
 
-  return { CHAPTERS, chapterStart, fact, P };
+  return { CHAPTERS, chapterStart, fact, P, More };
 })();
 window.Lade.lesson = LadeLesson;

@@ -335,13 +335,8 @@ const LadeViews = (() => {
       {},
       frame(
         "The methods side by side",
-        muted(
-          `Each lane's whole run on ${run.t.device} (a greedy step: ${fmt(1000 * base, 1)} ms here).`,
-          ...terms.map(
-            (t) =>
-              ` ${t.label[0].toUpperCase()}${t.label.slice(1)}: ${t.ours}; ${t.elsewhere} (${t.sources.map((src) => src.name).join("; ")}).`,
-          ),
-        ),
+        muted(`Each lane's whole run on ${run.t.device} (a greedy step: ${fmt(1000 * base, 1)} ms here).`),
+
         scroller(
           "the methods side by side",
           h(
@@ -371,6 +366,25 @@ const LadeViews = (() => {
           ),
         ),
         pos ? muted(pos) : null,
+        terms.length
+          ? h(
+              "details",
+              { class: "terms" },
+              h("summary", {}, "What these columns measure, and what others call them"),
+              h(
+                "dl",
+                {},
+                terms.map((t) => [
+                  h("dt", {}, t.label),
+                  h(
+                    "dd",
+                    {},
+                    `${t.ours[0].toUpperCase()}${t.ours.slice(1)}. It is ${t.elsewhere} (${t.sources.map((src) => `${src.name}: ${src.where}`).join("; ")}).`,
+                  ),
+                ]),
+              ),
+            )
+          : null,
         k < run.lastStep() ? muted(`(Whole runs; the clock shows step ${k}.)`) : null,
       ),
     );
