@@ -238,6 +238,31 @@ def _relabelled(run) -> dict:
     return {}
 
 
+def kept_by_source(run) -> dict:
+    """ "its steps kept T draft tokens: A from n-grams the pool last took from the window's columns, B from n-grams
+    of the text": each step's kept tokens by where the pool last took the winning candidate from, the pool replayed
+    with the engine's order of adding (a full window's columns, one n-gram each, then the text's)."""
+    from lade_core.pool import NGramPool
+
+    pool, out = NGramPool(run.config.guess), {"window": 0, "text": 0, "copy": 0}
+    for s in run.parallel.steps:
+        if s.winner >= 0 and kept(s):
+            pooled = s.winner < len(s.candidates) - s.copied
+            out[pool.source(s.input_token, s.candidates[s.winner]) if pooled else "copy"] += kept(s)
+        columns = s.window if s.kind == "lookahead" else 0
+        pool.add_all(s.ngrams_added[:columns], source="window")
+        pool.add_all(s.ngrams_added[columns:], source="text")
+    total = sum(out.values())
+    if not total:
+        return {}
+    said = {"kept_total": total, "kept_window": out["window"]}
+    if run.config.pool != "paper":
+        said["kept_text"] = out["text"]
+    if out["copy"]:
+        said["kept_copy"] = out["copy"]
+    return said
+
+
 def _pool(run, k, step, lab):
     # "the lookup under x found F candidate(s). After the step the pool holds P n-grams under K keys: the step added
     # A and evicted E, and x's key now holds H"
@@ -245,6 +270,7 @@ def _pool(run, k, step, lab):
         return {}
     pool = pool_after(run, k)
     return {
+        **kept_by_source(run),
         "found": len(step.candidates),
         "pool_size": sum(map(len, pool.values())),
         "pool_keys": len(pool),

@@ -265,3 +265,71 @@ def test_cli_lab_prints_the_contract(capsys):
     assert "Simulation" in capsys.readouterr().out
     assert cli.main(["lab", "--run", str(RUN), "--device", "cpu", "--model-size", "7B"]) == 2
     assert "135M" in capsys.readouterr().err
+
+
+GRID_DEVICES = ("a100-80gb", "h100", "h200")
+GRID_SIZES = ("135M", "7B", "13B", "34B", "70B")
+GRID_BATCHES = (1, 4, 16, 64)
+
+
+def test_every_reason_the_lab_chooses_holds_over_a_grid():
+    """Reasons are chosen by predicates over the model's numbers; walked over devices x model sizes x batches x swept
+    settings, each chosen word is checked against the roofline's own terms: the bound named is the largest of the
+    forward's memory, compute and overhead times and agrees with the crossover (compute past it, not before);
+    "does not fit" is said exactly where weights and cache pass the device's memory; a prediction never passes the
+    compression it starts from; the reason lookahead stops paying at its break-even batch names each forward's
+    regime at that batch; and the parallelism words (compute-bound on one device: dealing the step out pays; else
+    more devices change little) match the simulated curve."""
+    from lade_core.measure.autoconfig import load_sweeps
+
+    points = [p for p in load_sweeps() if p["pool"] == "prompt" and p["ngram"] in (2, 4, 5)]
+    for device in GRID_DEVICES:
+        acc = roofline.accelerator(device)
+        for size in GRID_SIZES:
+            model = roofline.model_shape(size)
+            for batch in GRID_BATCHES:
+                cross = roofline.crossover_tokens(device, size, lab.CONTEXT, batch=batch)
+                for p in points:
+                    fed = p["mean_tokens_fed"]
+                    f = roofline.forward_seconds(device, size, fed, lab.CONTEXT, batch=batch)
+                    terms = {"memory": f["memory_s"], "compute": f["compute_s"], "overhead": f["overhead_s"]}
+                    assert f["bound"] == max(terms, key=terms.get)
+                    if f["bound"] == "compute" and cross is not None:
+                        assert fed >= cross - 1e-9, (device, size, batch, fed, cross)
+                    if f["bound"] == "memory" and cross is not None and f["memory_s"] > f["overhead_s"]:
+                        assert fed <= cross + 1e-9, (device, size, batch, fed, cross)
+                    r = lab.predict(p, device, size, batch=batch)
+                    weights = model.params * roofline.ASSUME.bytes_per_value
+                    fits = r["assumptions"]["fits_in_memory"]
+                    if weights > acc.memory:
+                        assert fits is False, (device, size, batch)
+                    elif weights < acc.memory / 2 and batch == 1:  # the weights and one short cache fit
+                        assert fits is True, (device, size)
+                    assert r["predicted_speedup"] <= p["compression"] + 1e-9
+            for p in points[:: max(1, len(points) // 4)]:
+                t = lab.target(device, size, lab.CONTEXT)
+                even = lab.break_even_batch(p, p["mean_tokens_fed"], p["compression"], [p["compression"]] * 2, t)
+                why = even["why"]
+                if why is None:
+                    continue
+                greedy = roofline.forward_seconds(device, size, 1, lab.CONTEXT, batch=why["batch"])["bound"]
+                wide = roofline.forward_seconds(device, size, p["mean_tokens_fed"], lab.CONTEXT, batch=why["batch"])
+                expected = (
+                    "both compute"
+                    if greedy == "compute"
+                    else "lookahead crosses"
+                    if wide["bound"] == "compute"
+                    else "neither compute"
+                )
+                assert why["reason"] == expected, (device, size, p["window"], why)
+    for device in GRID_DEVICES:
+        for size in ("7B", "13B"):
+            for p in points:
+                rows = [lab.predict(p, device, size, k) for k in (1, 8)]
+                if not rows[0]["assumptions"]["fits_in_memory"]:
+                    continue
+                one, eight = (r["predicted_speedup"] for r in rows)
+                if rows[0]["breakdown"]["bound"] == "compute":  # "dealing ... out over devices is what pays"
+                    assert eight > one, (device, size, p["window"], p["ngram"], one, eight)
+                else:  # "more devices change little"
+                    assert eight <= one * 1.1, (device, size, p["window"], p["ngram"], one, eight)

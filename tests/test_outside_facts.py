@@ -60,3 +60,29 @@ def test_each_servers_example_stops_drafting_where_its_rule_says():
     lab = shipped_text()["lade-lab.js"]
     assert "above batch" not in lab and "Where real servers stop" not in lab
     assert "drafts nothing from batch ${s.off_from_batch} on" in lab
+
+
+# Figures from outside that a string literal of the page may hold, each with why it is not a claim to cite.
+TYPED_FIGURE_ALLOWED = {
+    ("lade-lab.js", "1x"): "greedy's own speed against itself, by definition",
+    ("lade-notes.js", "2023"): "the year in a citation (Leviathan et al., 2023)",
+    ("lade-pictures.js", "100%"): "a CSS width",
+}
+
+
+def test_no_outside_figure_is_typed_into_the_pages_scripts():
+    """The page typed "up to 1.8x on MT-bench ... its 4x" into the honest note and chapter 8, "A100, fp16" and "128
+    tokens" into the paper table and "H100" into chapter 8: a speed-up, a memory size, a GPU, a year or a share
+    written into a string literal of the shipped scripts is refused unless listed above with its reason; such
+    figures come from a register (assets/lab/*.json, the boot's `paper`) or from the run."""
+    literal = re.compile(r'"((?:[^"\\\n]|\\.)*)"|`((?:[^`\\]|\\.)*)`', re.S)
+    figure = re.compile(r"\b\d+(?:\.\d+)?x\b|\b\d+\s?GB\b|\b[AH]1\d\d\b|\b20[12]\d\b|\b\d+(?:\.\d+)?%")
+    found = []
+    for path in sorted((ROOT / "app" / "static").glob("*.js")):
+        code = re.sub(
+            r"/\*.*?\*/", "", re.sub(r"(?<![:\"'])//[^\n]*", "", path.read_text(encoding="utf-8")), flags=re.S
+        )
+        for m in literal.finditer(code):
+            text = m.group(1) if m.group(1) is not None else re.sub(r"\$\{[^}]*\}", "", m.group(2))
+            found += [(path.name, f.group()) for f in figure.finditer(text)]
+    assert set(found) - set(TYPED_FIGURE_ALLOWED) == set(), sorted(set(found) - set(TYPED_FIGURE_ALLOWED))

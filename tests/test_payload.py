@@ -73,3 +73,43 @@ def test_view_data_has_a_budget():
     with pytest.raises(PayloadTooLarge, match="too large to draw"):
         for step in run.parallel.steps:
             deriver.step(step)
+
+
+@pytest.mark.model
+def test_kept_from_is_where_the_engines_pool_took_the_kept_candidate(lm):
+    """Chapter 4 said nothing of where kept drafts come from, while the lesson's run keeps about two in five of its
+    draft tokens from the prompt's and answer's n-grams, not window columns. The derived `kept_from` of each step
+    (replayed from the trace) is what the engine's own pool said of the winning candidate before the step."""
+    from lade_core import LookaheadConfig, MethodSpec
+    from lade_core.decoding import generate
+    from lade_core.methods import make_decoder
+    from lade_core.pool import NGramPool
+    from lade_core.trace import MethodRun
+
+    prompt = "Write a Python class Stack with push, pop, peek and is_empty methods, and a short example of using it."
+    ids = lm.encode_prompt(prompt)
+    config = LookaheadConfig(window=7, ngram=4, guess=7, pool="prompt")
+    decoder = make_decoder(lm, list(ids), MethodSpec("lookahead", config), None)
+    said, ahead = [], {}
+
+    def on_step(step):
+        if step.index:  # the engine's pool before this step, read after the last one
+            kept = step.winner >= 0 and step.n_accepted_from_candidate and step.winner < len(step.candidates)
+            said.append(ahead.get(step.candidates[step.winner], "") if kept else "")
+        x = step.accepted[-1]
+        ahead.clear()
+        ahead.update({c: decoder.pool.source(x, c) for c in decoder.pool.lookup(x)})
+
+    method: MethodRun = generate(decoder, lm.eos_ids, 48, on_step, None)
+    pool, derived, stub = NGramPool(config.guess), [], deriver_stub()
+    for step in method.steps:
+        derived.append(Deriver.kept_from(step, pool))
+        stub.pool_rows(step, pool)
+    assert derived[1:] == said and {"window", "text"} <= set(said), said
+
+
+def deriver_stub():
+    """A deriver with nothing but a budget, for calling `pool_rows` on a pool of one's own."""
+    stub = Deriver.__new__(Deriver)
+    stub.items = 0
+    return stub

@@ -108,7 +108,7 @@ def test_export_opens_offline_small_with_every_view(chromium, exports, name):
     mean_fed = Decimal(sum(fed) / len(fed)).quantize(Decimal("0.1"), ROUND_HALF_UP)  # as JS's toFixed rounds
     assert f"fed the model up to {most} ({mean_fed} on average)" in note, note
     assert f"wall-clock ratio is {seconds(run.baseline) / seconds(run.parallel):.2f}x" in note, note
-    assert "1.8x on MT-bench on one GPU" in note and "not a single-device figure" in note
+    assert "“up to 1.8x on MT-bench” on one GPU" in note and "not a single-device figure" in note  # the register's
     assert page.locator(".explain").count() >= 4
     page.keyboard.press("End")
     page.keyboard.press("Home")

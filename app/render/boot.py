@@ -132,6 +132,17 @@ def _numerics(cut: int = 80) -> dict | None:
     return out
 
 
+def paper_claims() -> dict:
+    """The paper's two headline claims as the register words them (assets/lab/paper.json): every page states them
+    from here, the export included."""
+    from lade_core.measure.paper import paper_figures
+
+    headline = paper_figures()["headline"]
+    one = next(c for c in headline if c["devices"] == 1)
+    several = next(c for c in headline if not isinstance(c["devices"], int) and "strong scaling" in c["claim"])
+    return {"one_device": one["claim"], "several": several["claim"], "source": one["source"]}
+
+
 def boot_data(source: str, live_url: str | None = None, lab: dict | None = None) -> dict:
     """The boot document for a page whose runs come from `source`; `live_url` links "Run it live" (static site)."""
     roles = {role: gallery.by_role(role) for role in ("lookahead", "jacobi", "race", "race-new-text")}
@@ -140,6 +151,7 @@ def boot_data(source: str, live_url: str | None = None, lab: dict | None = None)
         "views": {"ids": list(VIEW_IDS), "groups": {k: list(v) for k, v in VIEW_GROUPS.items()}},
         "gallery": gallery.listing(),
         "lesson": roles,
+        "paper": paper_claims(),
         "lab": lab,
         "live_url": live_url,
     }

@@ -80,6 +80,9 @@ class DerivedStep(TypedDict):
     layout: int  # index into `Derived.layouts`; -1 for a prefill or a one-token step
     kept: int  # draft tokens the step kept (`StepTrace.n_accepted_from_candidate`)
     pool: NotRequired[PoolState]  # lookahead lanes only
+    # lookahead lanes: where the candidate whose tokens the step kept came from: "window" (a window column), "text"
+    # (the prompt's or the answer's n-grams, by the pool policy), "copy" (prompt lookup's copy), "" (it kept none)
+    kept_from: NotRequired[str]
 
 
 class DerivedLane(TypedDict):
@@ -198,13 +201,26 @@ class Deriver:
             self.mask_bytes += cost
         return row
 
+    @staticmethod
+    def kept_from(step: StepTrace, pool: NGramPool) -> str:
+        """Where the candidate the step kept tokens of came from, read off the pool before the step adds to it."""
+        if step.winner < 0 or not step.n_accepted_from_candidate:
+            return ""
+        if step.winner >= len(step.candidates) - step.copied:
+            return "copy"
+        return pool.source(step.input_token, step.candidates[step.winner]) or ""
+
     def pool_rows(self, step: StepTrace, pool: NGramPool) -> PoolState:
         """The pool around a step: size after it, and for x and the keys it touched, what each holds after it
-        (most recently used first; `new` where the step put it there) and what it evicted."""
+        (most recently added first; `new` where the step put it there) and what it evicted. The step's n-grams go in
+        as the engine added them: its window's columns first (one per column, once the window is full), then the
+        text's (`lookahead.LookaheadDecoder.step`)."""
         touched = [step.input_token] + [n[0] for n in (*step.ngrams_added, *step.ngrams_evicted)]
         keys = list(dict.fromkeys(touched))[:POOL_KEYS]
         before = {key: set(pool.lookup(key)) for key in keys}
-        pool.add_all(step.ngrams_added)
+        columns = step.window if step.kind == "lookahead" else 0
+        pool.add_all(step.ngrams_added[:columns], source="window")
+        pool.add_all(step.ngrams_added[columns:], source="text")
         rows = []
         for key in keys:
             items = [{"cont": list(c), "new": c not in before[key]} for c in pool.lookup(key)]
@@ -223,6 +239,7 @@ class Deriver:
         lanes only). `lane` 0 is the main lane, i the run's lanes[i - 1]; steps of one lane arrive in order."""
         out: DerivedStep = {"layout": self.layout(step), "kept": step.n_accepted_from_candidate}
         if lane in self.pools:
+            out["kept_from"] = self.kept_from(step, self.pools[lane])
             out["pool"] = self.pool_rows(step, self.pools[lane])
         return out
 

@@ -41,6 +41,7 @@ export interface DerivedLane {
  */
 export interface DerivedStep {
   kept: number;
+  kept_from?: string;
   layout: number;
   pool?: PoolState;
 }

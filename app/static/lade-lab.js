@@ -295,6 +295,12 @@ const LadeLab = (() => {
 
   /** The paper's measured rows beside the model's predictions at both compressions. @param {any} page */
   function paperTable(page) {
+    const budget = (/** @type {string} */ source) =>
+      (
+        page.paper.rows
+          .flatMap((/** @type {any} */ r) => r.predictions)
+          .find((/** @type {any} */ p) => p.source === source) || { max_new_tokens: "?" }
+      ).max_new_tokens;
     const rows = page.paper.rows.map((/** @type {any} */ r) => {
       const cell = (/** @type {string} */ src) => {
         const p = r.predictions.find((x) => x.source === src);
@@ -322,8 +328,9 @@ const LadeLab = (() => {
         h(
           "caption",
           {},
-          `The authors' measurements (${page.paper.rows_source}; A100, fp16) beside the model's predictions from this `,
-          "project's compression at 128 tokens (the bench) and 64 tokens (the sweeps). W/N/G: ",
+          `The authors' measurements (${page.paper.rows_source}; against ${page.paper.baseline}) beside the model's `,
+          `predictions from this project's compression at ${budget("bench")} tokens (the bench) and ${budget("sweep")} `,
+          "tokens (the sweeps). W/N/G: ",
           page.paper.configs_note,
         ),
         h(

@@ -125,7 +125,7 @@ const LadeLayout = (() => {
         h("div", { class: "race-box" }),
         stage.playbar,
         sections,
-        h("div", { id: "honest-note" }, Lade.notes.honestNote(run, stage.boot.lab)),
+        h("div", { id: "honest-note" }, Lade.notes.honestNote(run, stage.boot)),
         shareBox,
       );
     }

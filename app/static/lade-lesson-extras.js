@@ -6,7 +6,7 @@ const LadeLessonExtras = (() => {
   "use strict";
   const Lade = /** @type {LadeNamespace} */ (window.Lade);
   const { h, fmt, pct } = Lade.dom;
-  const GPU = { device: "h100", name: "H100", size: "7B" }; // the GPU the lesson compares with (the lab has all)
+  const GPU = { device: "h100", size: "7B" }; // the GPU the lesson compares with (the lab has all; its name is the lab's)
 
   /** The band two timings must differ by to count, in words: its percentage and the spreads it was measured from.
    * @param {Band} band */
@@ -58,12 +58,14 @@ const LadeLessonExtras = (() => {
       ),
     ];
     const gpu = lab && lab.gpu_curves ? lab.gpu_curves[GPU.device][GPU.size]["1"] : null;
+    const gpuName = ((lab && lab.devices.find((/** @type {any} */ d) => d.id === GPU.device)) || { name: GPU.device })
+      .name;
     const pred = run.d.lab ? run.d.lab.predictions[GPU.device][GPU.size].by_devices : null;
     if (gpu && pred) {
       out.push(
         P(
           `The speed lab's roofline model (a prediction, not a measurement) puts this run's ${fmt(fed, 1)}-token steps `,
-          `on one ${GPU.name} running a ${GPU.size} model at `,
+          `on one ${gpuName} running a ${GPU.size} model at `,
           fact("gpu_cost", fmt(pred.step_cost[0])),
           "x a one-token forward, so the ",
           "same compression would give about ",
@@ -87,11 +89,11 @@ const LadeLessonExtras = (() => {
           height: 200,
           yMin: 0,
           width: 520,
-          summary: `This CPU's measured cost and the ${GPU.name} model's, against tokens fed; this run fed ${fmt(fed, 1)} tokens a step at ${fmt(ratio)}x here.`,
+          summary: `This CPU's measured cost and the ${gpuName} model's, against tokens fed; this run fed ${fmt(fed, 1)} tokens a step at ${fmt(ratio)}x here.`,
           series: [
             { name: "this CPU (measured)", color: Lade.dom.COLORS.baseline, points: Lade.lab.cpuPoints(lab) },
             {
-              name: `${GPU.name}, ${GPU.size} (model)`,
+              name: `${gpuName}, ${GPU.size} (model)`,
               color: Lade.dom.COLORS.parallel,
               dash: "5 3",
               points: pts.map((p) => [p[0], p[1]]),

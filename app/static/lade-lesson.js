@@ -50,6 +50,31 @@ const LadeLesson = (() => {
     );
   }
 
+  /** Where the draft tokens this run kept came from: the source the pool last took each kept candidate from
+   * (`derived.kept_from`). @param {Run} run */
+  function keptFrom(run) {
+    /** @type {Record<string, number>} */
+    const from = { window: 0, text: 0, copy: 0 };
+    run.t.parallel.steps.forEach((_, i) => {
+      const d = run.derived(i);
+      if (d.kept_from) from[d.kept_from] += d.kept;
+    });
+    const total = from.window + from.text + from.copy;
+    if (!total) return null;
+    return P(
+      "Over the whole run its steps kept ",
+      fact("kept_total", total),
+      ` draft ${total === 1 ? "token" : "tokens"}: `,
+      fact("kept_window", from.window),
+      " from n-grams the pool last took from the window's columns",
+      run.config.pool === "paper"
+        ? ""
+        : [", ", fact("kept_text", from.text), " from n-grams of the text (the prompt's and the answer's)"],
+      from.copy ? [", ", fact("kept_copy", from.copy), " from prompt lookup's copies"] : "",
+      ".",
+    );
+  }
+
   /** @param {number} n @param {number[]} edges */
   const bucket = (n, edges) => {
     const i = edges.findIndex((e) => n <= e);
@@ -304,6 +329,7 @@ const LadeLesson = (() => {
             term("least recently added"),
             ". An n-gram the pool already holds counts as added again: it moves to the front and evicts nothing.",
           ),
+          keptFrom(run),
           P(
             `Before step ${s.index}'s forward pass, the lookup under x = `,
             tok(run, s.input_token),

@@ -96,8 +96,11 @@ const LadeNotes = (() => {
     return `${lanes.join("; ")}. ${run.t.model} on ${run.t.device} (${run.t.dtype})${run.t.recorded_at ? `, recorded ${run.t.recorded_at}` : ""}.`;
   }
 
-  /** The speed of the run on screen, honestly: compression is a bound, the step's cost decides. @param {Run} run @param {LabPage | null} lab */
-  function honestNote(run, lab) {
+  /** The speed of the run on screen, honestly: compression is a bound, the step's cost decides; the paper's claims
+   * as the register words them (`boot.paper`). @param {Run} run @param {Boot} boot */
+  function honestNote(run, boot) {
+    const lab = boot.lab,
+      paper = boot.paper;
     const compression = run.compression();
     const ratio = run.meanStep("baseline") > 0 ? run.meanStep("parallel") / run.meanStep("baseline") : 0;
     const speedup = run.time("parallel") > 0 ? run.time("baseline") / run.time("parallel") : 0;
@@ -119,8 +122,8 @@ const LadeNotes = (() => {
       flat
         ? `; on this project's CPU a forward costs about what one token costs up to ${flat} tokens and more with every token past that. `
         : ". ",
-      "The paper reports up to 1.8x on MT-bench on one GPU; its 4x on code completion needs strong scaling over several ",
-      "GPUs (Lookahead Parallelism) and is not a single-device figure.",
+      `The paper reports “${paper.one_device}” on one GPU and “${paper.several}” (Lookahead Parallelism), which is `,
+      "not a single-device figure.",
       run.greedy
         ? ""
         : " This run samples: both lanes draw from the model's distribution with their own random numbers, " +

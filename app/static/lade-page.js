@@ -179,6 +179,12 @@ const LadePage = (() => {
         ? "The texts are identical, token for token."
         : "The texts differ."
       : "This race samples: each lane draws its own text from the model's distribution.";
+    const band = run.d.speed ? run.d.speed.band.ratio : null; // the one noise rule's band, once the run is whole
+    if (band && second && second.time <= band * first.time)
+      return (
+        `Finished. ${first.name} and ${second.word} finished about together on this machine: ${fmt(gap)} s apart, ` +
+        `within the ${Math.round(100 * (band - 1))}% greedy runs of one prompt have differed by here. ${same}`
+      );
     return (
       `Finished. ${first.name} finished first, ${fmt(gap)} s (${pct(gap / Math.max(second ? second.time : 1, 1e-9))}) before ` +
       `${second ? second.word : "the rest"} on this machine. ${same}`

@@ -98,6 +98,7 @@ interface Boot {
   views: { ids: string[]; groups: Record<string, string[]> };
   gallery: GalleryEntry[];
   lesson: Record<string, string | null>;
+  paper: { one_device: string; several: string; source: string };
   lab: LabPage | null;
   live_url: string | null;
   step?: number | null;
