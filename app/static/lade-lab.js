@@ -164,7 +164,11 @@ const LadeLab = (() => {
       series = [],
       bands = [];
     if (batch === 1)
-      series.push({ name: "this CPU, SmolLM2-135M (measured)", color: COLORS.baseline, points: cpuPoints(page) });
+      series.push({
+        name: "the measurement host's CPU, SmolLM2-135M (measured)",
+        color: COLORS.baseline,
+        points: cpuPoints(page),
+      });
     if (device !== "cpu") {
       const c = page.gpu_curves[device][size][String(batch)];
       const pts = page.tokens.map((t, i) => [t, c.mid[i], c.low[i], c.high[i]]);
@@ -383,7 +387,9 @@ const LadeLab = (() => {
         sel.device,
         sel.devices.map((d) => [
           d,
-          d === "cpu" ? "this CPU (measured)" : (page.devices.find((x) => x.id === d) || { name: d }).name,
+          d === "cpu"
+            ? "the measurement host's CPU (measured)"
+            : (page.devices.find((x) => x.id === d) || { name: d }).name,
         ]),
         (v) => actions.lab({ device: v }),
         "lab-device",

@@ -91,7 +91,11 @@ const LadeLessonExtras = (() => {
           width: 520,
           summary: `This CPU's measured cost and the ${gpuName} model's, against tokens fed; this run fed ${fmt(fed, 1)} tokens a step at ${fmt(ratio)}x here.`,
           series: [
-            { name: "this CPU (measured)", color: Lade.dom.COLORS.baseline, points: Lade.lab.cpuPoints(lab) },
+            {
+              name: "the measurement host's CPU (measured)",
+              color: Lade.dom.COLORS.baseline,
+              points: Lade.lab.cpuPoints(lab),
+            },
             {
               name: `${gpuName}, ${GPU.size} (model)`,
               color: Lade.dom.COLORS.parallel,
@@ -166,7 +170,7 @@ const LadeLessonExtras = (() => {
 
   /** @type {Prediction} */
   const speedQuestion = {
-    question: "On this CPU, is W = 15 (N = 5, G = 15) faster than W = 7 (N = 4, G = 7)?",
+    question: "On the measurement host's CPU, is W = 15 (N = 5, G = 15) faster than W = 7 (N = 4, G = 7)?",
     options: ["yes", "no"],
     answer: (_run, _k, ctx) => {
       const lab = ctx.lab && ctx.lab.cpu_choice;
@@ -175,7 +179,7 @@ const LadeLessonExtras = (() => {
         option: lab.wide > lab.narrow ? 0 : 1,
         text:
           `${lab.wide > lab.narrow ? "yes" : "no"}: the bench measured ` +
-          `${fmt(lab.wide)}x greedy's speed for W=15 against ${fmt(lab.narrow)}x for W=7 on this CPU (medians over the benchmark ` +
+          `${fmt(lab.wide)}x greedy's speed for W=15 against ${fmt(lab.narrow)}x for W=7 on the measurement host's CPU (medians over the benchmark ` +
           `prompts)` +
           (lab.wide > lab.narrow ? "." : ": the wider window's extra tokens cost more than they bring here."),
       };
