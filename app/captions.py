@@ -116,7 +116,8 @@ def facts(run: RunTrace) -> dict:
     p, b = run.parallel, run.baseline
     mean_step = speed.mean_step_s
     bench, parses = bench_speedups(run), python_parses(run)
-    ratio, verdict = speed.speedup(run), speed.against_greedy([speed.speedup(run), *bench])
+    ratio = speed.speedup(run)
+    verdict = speed.against_greedy([ratio, *bench])
     on_cpu = (
         f"{ratio:.2f}x greedy's speed"
         + (f"; the bench measured this prompt and setting at {', '.join(f'{v:.2f}x' for v in bench)}" if bench else "")

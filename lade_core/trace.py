@@ -20,6 +20,7 @@ from functools import cached_property
 from . import schema
 from .config import (
     DRAFT_KINDS,
+    HYBRID,
     MAX_DRAFT,
     MAX_GUESS,
     MAX_NGRAM,
@@ -171,6 +172,11 @@ class Lane:
     config: LookaheadConfig
     draft: DraftConfig
     run: MethodRun
+
+    @property
+    def kind(self) -> str:
+        """The lane's method, or `HYBRID` for a lookahead lane that also verifies prompt lookup's copies."""
+        return HYBRID if self.method == "lookahead" and self.config.lookup else self.method
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ def second_race() -> dict | None:
     """Chapter 6's second race, an answer that is new text (the gallery's "race-new-text" run): its prompt, and per
     lane (greedy's first) the method's name, steps, tokens per step, and speed-up and verdict by the one noise rule
     (`app.speed`, as the run's payload carries them), with the lanes about as fast as the fastest."""
-    from lade_core.config import HYBRID, METHOD_NAMES
+    from lade_core.config import METHOD_NAMES
 
     from ..speed import mean_step_s
     from .payload import lane_methods, speed
@@ -49,10 +49,7 @@ def second_race() -> dict | None:
     run = gallery.load(name)
     kinds = {
         "baseline": "greedy" if run.sampling.temperature == 0 else "sampling",
-        **{
-            lane_id: HYBRID if lane.method == "lookahead" and lane.config.lookup else lane.method
-            for lane_id, lane in zip(["parallel", *(f"lane{i}" for i in range(len(run.lanes)))], run.all_lanes)
-        },
+        **dict(zip(["parallel", *(f"lane{i}" for i in range(len(run.lanes)))], (lane.kind for lane in run.all_lanes))),
     }
     sp = speed(run)
     lanes = [

@@ -265,16 +265,9 @@ const LadeLab = (() => {
     }).node;
   }
 
-  /** The paper's multi-GPU headline, as the register words it. @param {any} page */
-  function multiGpuClaim(page) {
-    const claim = page.paper.headline.find(
-      (/** @type {any} */ c) => typeof c.devices !== "number" && /strong scaling/.test(c.claim),
-    );
-    return claim ? claim.claim : "";
-  }
-
-  /** The two scenarios in words, each reason chosen by what bounds its forward on one device. @param {any} page */
-  function parallelWords(page) {
+  /** The two scenarios in words, each reason chosen by what bounds its forward on one device; `claims` the paper's
+   * as the boot states them. @param {any} page @param {Boot["paper"]} claims */
+  function parallelWords(page, claims) {
     const { wide, default: dflt } = page.parallelism;
     const name = (/** @type {string} */ id) =>
       (page.devices.find((/** @type {any} */ d) => d.id === id) || { name: id }).name;
@@ -288,7 +281,7 @@ const LadeLab = (() => {
     const ceiling =
       top <= wide.compression
         ? ` A simulated speed-up never passes the compression it starts from (a step still costs at least one forward), so the wide window stays under ${times(wide.compression)}. ` +
-          `The paper's multi-GPU figure (“${multiGpuClaim(page)}”) was measured with ${page.paper.models.HumanEval.split(" (")[0]} models on code completion, whose compression this project did not measure.`
+          `The paper's multi-GPU figure (“${claims.several}”) was measured with ${page.paper.models.HumanEval.split(" (")[0]} models on code completion, whose compression this project did not measure.`
         : "";
     return (
       `${pays(wide)[0].toUpperCase()}${pays(wide).slice(1)}; ${pays(dflt)}. ` +
@@ -450,7 +443,7 @@ const LadeLab = (() => {
       h("p", { class: "muted" }, page.thresholds.what),
       h("h3", {}, "Lookahead Parallelism (a simulation)"),
       parallelChart(page, sel),
-      h("p", {}, parallelWords(page)),
+      h("p", {}, parallelWords(page, boot.paper)),
       h("h3", {}, "The paper's measurements beside the model"),
       paperTable(page),
       h(

@@ -76,7 +76,7 @@ const LadeLessonExtras = (() => {
         ),
       );
     }
-    const paper = paperFigures(lab, fact);
+    const paper = paperFigures(lab, ctx.boot.paper, fact);
     if (paper) out.push(P(...paper));
     if (gpu && lab) {
       const pts = lab.tokens.map((t, i) => [t, gpu.mid[i], gpu.low[i], gpu.high[i]]);
@@ -140,20 +140,17 @@ const LadeLessonExtras = (() => {
     return y0 + f * (y1 - y0);
   }
 
-  /** The paper's figures as its register states them (assets/lab/paper.json): they differ in data set as well as in
-   * device count, so each is named with both. @param {LabPage | null} lab @param {typeof Lade.lesson.fact} fact */
-  function paperFigures(lab, fact) {
+  /** The paper's figures as its register states them (the boot's claims, the lab's rows): they differ in data set as
+   * well as in device count, so each is named with both. @param {LabPage | null} lab @param {Boot["paper"]} claims
+   * @param {typeof Lade.lesson.fact} fact */
+  function paperFigures(lab, claims, fact) {
     const paper = lab && lab.paper;
     if (!paper) return null;
-    const one = paper.headline.find((/** @type {any} */ c) => c.devices === 1),
-      many = paper.headline.find(
-        (/** @type {any} */ c) => typeof c.devices !== "number" && /strong scaling/.test(c.claim),
-      );
     const code = paper.rows
       .filter((/** @type {any} */ r) => r.devices === 1 && /completion/.test(r.dataset))
       .sort((/** @type {any} */ a, /** @type {any} */ b) => b.speedup - a.speedup)[0];
-    if (!one || !many || !code) return null;
-    const [before, after] = one.claim.split("MT-bench");
+    if (!code) return null;
+    const [before, after] = claims.one_device.split("MT-bench");
     return [
       "The paper's figures differ in their data as well as in their devices. On one GPU: “",
       before,
@@ -162,7 +159,7 @@ const LadeLessonExtras = (() => {
       "” (chat, the abstract), and up to ",
       fact("paper_code_one_gpu", fmt(code.speedup)),
       `x on ${code.dataset} (${code.model} ${code.model_size}, the blog's figure). On several GPUs: “`,
-      many.claim,
+      claims.several,
       "” (the abstract), with Lookahead Parallelism: each GPU carries part of a much wider window, so compression can ",
       "grow while the time per step does not. The Speed lab has each figure with its source.",
     ];
