@@ -116,13 +116,12 @@ def facts(run: RunTrace) -> dict:
     p, b = run.parallel, run.baseline
     mean_step = speed.mean_step_s
     bench, parses = bench_speedups(run), python_parses(run)
-    ratio = speed.speedup(run)
-    verdict = speed.against_greedy([ratio, *bench])
+    ratio, judged = speed.speedup(run), speed.band(run)
+    verdict = speed.against_greedy([ratio, *bench], judged["ratio"])
     on_cpu = (
         f"{ratio:.2f}x greedy's speed"
         + (f"; the bench measured this prompt and setting at {', '.join(f'{v:.2f}x' for v in bench)}" if bench else "")
-        + f", so on this CPU it is {verdict} "
-        f"(greedy runs of one prompt here have differed by up to {round(100 * (speed.band()['ratio'] - 1))}%)"
+        + f", so on the CPU it was recorded on it is {verdict} ({speed.band_words(judged)})"
     )
     return {
         "compression": round(p.compression, 2),

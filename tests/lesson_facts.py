@@ -10,7 +10,9 @@ run's final text has that token at that position. Import-only (no tests here); n
 from __future__ import annotations
 
 import json
+import re
 import types
+from functools import lru_cache
 
 from lade_core import RunTrace
 from lade_core.config import HYBRID, METHOD_NAMES
@@ -136,11 +138,52 @@ def pool_after(run: RunTrace, k: int) -> dict[int, list]:
     return {}
 
 
-def noise_band() -> float:
-    """The measured band two timings must differ by (app.speed's data: a measurement, not a rule applied here)."""
-    from app.speed import band
+def noise_spreads(run: RunTrace | None = None) -> dict:
+    """The spreads the noise band is taken from, read from the files: the bench's two greedy runs of each prompt
+    (its recorded maximum ratio) and, among the gallery's runs of one prompt, the widest ratio of greedy's mean step
+    time (step 0, the prefill, left out). "greedy runs of one prompt here have differed by up to B% (the gallery's R
+    greedy runs of one prompt ... took L to H ms a step)". With a run, also how far its own greedy steps drifted (the
+    mean step time of the first half of its decoding steps against the second half's): where that is wider, "this run's
+    own greedy steps differed by up to B% between its first and second half, more than greedy runs of one prompt
+    here have differed by up to M% (...)"."""
+    from lade_core import parse_run
+    from lade_core.paths import BENCH, RUNS
 
-    return band()["ratio"]
+    bench = json.loads((BENCH / "adaptive-vs-auto.json").read_text())["summary"]["greedy_noise_max"]
+    by_prompt: dict[str, list[float]] = {}
+    for path in sorted(RUNS.glob("*.json")):
+        run = parse_run(path.read_bytes())
+        by_prompt.setdefault(run.prompt, []).append(mean_seconds(run.baseline))
+    widest = max((v for v in by_prompt.values() if len(v) > 1), key=lambda v: max(v) / min(v))
+    on_file = max(bench, max(widest) / min(widest))
+    percent = lambda r: f"{int(100 * (r - 1) + 0.5)}%"  # noqa: E731
+    out = {
+        "ratio": on_file,
+        "noise_band": percent(on_file),
+        "noise_runs": len(widest),
+        "noise_ms_low": 1000 * min(widest),
+        "noise_ms_high": 1000 * max(widest),
+    }
+    own = drift([seconds(s) for s in decoding_steps(run.baseline)]) if run is not None else None
+    if own is not None and own > on_file:
+        out.update(ratio=own, noise_band=percent(own), noise_measured=percent(on_file))
+    return out
+
+
+def drift(greedy_seconds: list[float]) -> float | None:
+    """Greedy's mean decoding step time over the first half of its steps against the second half's, the larger over
+    the smaller (None under 4 steps)."""
+    if len(greedy_seconds) < 4:
+        return None
+    half = len(greedy_seconds) // 2
+    first, second = sum(greedy_seconds[:half]) / half, sum(greedy_seconds[half:]) / (len(greedy_seconds) - half)
+    return max(first, second) / min(first, second)
+
+
+def noise_band(run: RunTrace | None = None) -> float:
+    """The band two timings of `run` must differ by: the widest spread measured between greedy runs of one prompt,
+    or the run's own drift where that is wider."""
+    return noise_spreads(run)["ratio"]
 
 
 def decoding_steps(method):
@@ -168,6 +211,7 @@ def _one_token_per_pass(run, k, step, lab):
     # average" (step 0 reads the prompt: it is not a decoding step)
     done = run.baseline.steps[: shown_step(run, "baseline", k).index + 1]
     return {
+        "step": k,
         "baseline_tokens": sum(len(s.accepted) for s in done),
         "baseline_steps": len(done),
         "baseline_step_ms": 1000 * mean_seconds(run.baseline),
@@ -195,7 +239,10 @@ def _jacobi(run, k, step, lab):
     out.update(right_guesses=rights, fed_guesses=fed, kept_guesses=kept_all, stranded=stranded)
     if step.kind == "jacobi":
         out.update(
-            step_right_fed=sum(right(run, fed_guesses(step))), step_kept=kept(step), step_wrote=len(step.accepted)
+            step=step.index,
+            step_right_fed=sum(right(run, fed_guesses(step))),
+            step_kept=kept(step),
+            step_wrote=len(step.accepted),
         )
     return out
 
@@ -206,15 +253,26 @@ def _window(run, k, step, lab):
     if not step.levels_before:
         return {}
     made = [c for s in decoding_steps(run.parallel) for c in new_guesses(s)]
+    rights = sum(right(run, made))
     return {
         **_relabelled(run),
         "W": run.config.window,
         "N": run.config.ngram,
+        "step": step.index,
         "levels": len(step.levels_before),
+        "levels_max": run.config.ngram - 1,
         "new_right": sum(right(run, new_guesses(step))),
-        "guesses_right": sum(right(run, made)),
+        "new_made": len(step.new_level),
+        "guesses_right": rights,
         "guesses_made": len(made),
+        "guesses_right_share": percent(rights / max(len(made), 1)),
     }
+
+
+def percent(share: float) -> str:
+    """A share as the page words one: whole percents, one decimal under 10% (3 of 600 is 0.5%, not 1%), halves up."""
+    p = 100 * share
+    return f"{int(10 * p + 0.5) / 10:.1f}%" if 0 < p < 10 else f"{int(p + 0.5)}%"
 
 
 def _relabelled(run) -> dict:
@@ -271,6 +329,7 @@ def _pool(run, k, step, lab):
     pool = pool_after(run, k)
     return {
         **kept_by_source(run),
+        "step": step.index,
         "found": len(step.candidates),
         "pool_size": sum(map(len, pool.values())),
         "pool_keys": len(pool),
@@ -284,7 +343,7 @@ def _verify(run, k, step, lab):
     # "candidate C matched M token(s) and the step emitted E token(s)"; "the two texts are identical / different"
     if step.kind == "prefill":
         return {}
-    out = {"emitted": len(step.accepted)}
+    out = {"step": step.index, "emitted": len(step.accepted)}
     if step.winner >= 0:
         out.update(winner=step.winner + 1, matched=kept(step))
     if run.sampling.temperature == 0:
@@ -308,7 +367,9 @@ def numerics(run: RunTrace) -> dict:
     }
     out = {
         "fp32_identical": sum(bool(r["identical"]) for r in rows["float32"]),
+        "fp32_prompts": len(rows["float32"]),
         "bf16_identical": sum(bool(r["identical"]) for r in rows["bfloat16"]),
+        "bf16_prompts": len(rows["bfloat16"]),
     }
     text = {p["id"]: p["prompt"] for p in load_prompts()}
     parted = [
@@ -335,7 +396,7 @@ def _mask(run, k, step, lab):
     if step.kind in ("prefill", "autoregressive"):
         return {}
     fed, levels = tokens_fed(step, len(run.prompt_ids)), len(step.levels_before)
-    return {"fed": fed, "levels": levels, "W": step.window, "nodes": fed - 1 - levels * step.window}
+    return {"step": step.index, "fed": fed, "levels": levels, "W": step.window, "nodes": fed - 1 - levels * step.window}
 
 
 def _speed(run, k, step, lab):
@@ -353,9 +414,15 @@ def _speed(run, k, step, lab):
         "greedy_ms": 1000 * mean_seconds(b),
         "speedup": sum(map(seconds, b.steps)) / max(sum(map(seconds, p.steps)), 1e-9),
     }
-    # "On this CPU that is V": faster or slower only when every measurement of this prompt and setting (this
-    # recording and the bench's) is beyond the noise between two greedy runs of one prompt, else about as fast
-    noise = noise_band()
+    # "the bench measured the same prompt and setting at A, B"; "On the CPU it was recorded on that is V": faster or
+    # slower only when every measurement of this prompt and setting (this recording and the bench's) is beyond the
+    # noise between two greedy runs of one prompt, else about as fast; "greedy runs of one prompt here have differed
+    # by up to B% (...)"
+    spreads = noise_spreads(run)
+    noise = spreads.pop("ratio")
+    out.update(spreads)
+    if lab["bench"]:
+        out["bench_speedups"] = ", ".join(f"{v:.2f}x" for v in lab["bench"])
     measured = [out["speedup"], *lab["bench"]]
     out["verdict"] = (
         "faster than greedy"
@@ -379,8 +446,11 @@ def _speed(run, k, step, lab):
     if lab.get("gpu_curves"):
         from lade_core.measure.lab import predict_run
 
-        cost = predict_run(run, "h100", "7B")["step_cost"]
-        out.update(gpu_cost=cost, gpu_speedup=compression / cost)
+        predicted = predict_run(run, "h100", "7B")
+        cost = predicted["step_cost"]
+        # "(L x to H x, from the run's step-to-step spread and the model's assumptions)": the prediction's range
+        low, high = predicted["predicted_speedup_range"]
+        out.update(gpu_cost=cost, gpu_speedup=compression / cost, gpu_low=low, gpu_high=high)
         single = (lab.get("cpu") or {}).get("single")
         # "the curve ... reads Y x at F tokens ... this run's steps fed from A to B tokens": the CPU curve at the
         # run's mean width, straight between its points on the chart's log axis (said only inside the curve)
@@ -420,7 +490,8 @@ def _race(run, key: str = "") -> dict:
     greedy_s = sum(map(seconds, run.baseline.steps))
     speed = {id(lane): greedy_s / max(sum(map(seconds, lane.run.steps)), 1e-9) for lane in lanes}
     ranked = sorted(lanes, key=lambda lane: -speed[id(lane)])
-    noise = noise_band()
+    spreads = noise_spreads(run)
+    noise = spreads.pop("ratio")
     tied = [lane for lane in ranked if speed[id(ranked[0])] <= noise * speed[id(lane)]]
     if len(tied) > 1:
         words = [LANE_NAMES[lane_kind(lane)] for lane in tied]
@@ -433,6 +504,8 @@ def _race(run, key: str = "") -> dict:
         out.update(fastest=LANE_NAMES[lane_kind(ranked[0])], fastest_speed=speed[id(ranked[0])])
     if all(lane is not fewest for lane in tied):
         out["fewest_cost"] = mean_seconds(fewest.run) / mean_seconds(run.baseline)
+    if len(tied) > 1:  # "... were about as fast (...): greedy runs of one prompt here have differed by up to B% ..."
+        out.update(spreads)
     return {key + name: value for name, value in out.items()}
 
 
@@ -449,8 +522,7 @@ def _relatives(run, k, step, lab):
         for s in decoding_steps(early):
             offered += len({tuple(c[: i + 1]) for c in s.candidates for i in range(len(c))})
             kept_all += kept(s)
-        share = 100 * kept_all / offered if offered else 0  # whole percents, one decimal under 10
-        out["early_exit_rate"] = f"{int(10 * share + 0.5) / 10:.1f}%" if 0 < share < 10 else f"{int(share + 0.5)}%"
+        out["early_exit_rate"] = percent(kept_all / offered if offered else 0)
         out["early_exit_speed"] = greedy_s / max(sum(map(seconds, early.steps)), 1e-9)
     if lab.get("second_race"):
         from app import gallery
@@ -593,14 +665,70 @@ def landing(rules: list[str], run: RunTrace) -> tuple[int, int]:
 
 
 # -- reading the page (the browser tests share these) ------------------------------------------------------------
+# Where a digit may stand on the page without being a computed fact: inside a fact, a citation of a register, a
+# provenance string (a file, a machine, a run's settings, a prompt), a token of the text (data), a view or chart
+# (drawn from the trace and tested as views), a control, code, the question and its answer (read by `answer`), and
+# the glossary's tips (definitions with their sources).
+NOT_PROSE = ".fact, .cite, .source, .tk, svg, table, code, kbd, select, .chart-box, .view, .term-tip, #lesson-predict"
+# Numbers that are definitions, not measurements: the prefill is step 0, columns and levels count from 0, a window
+# has N-1 levels and a step feeds 1 + (W+G)(N-1) tokens, greedy writes 1 token a step, the window is 2D; and the
+# names of number formats (fp32, bf16).
+DEFINITIONS = re.compile(
+    r"\bstep 0\b|\b[Cc]olumn 0\b|\blevel 0\b|\bN-1\b|1 \+ \(W\+G\)\(N-1\)|against 1 for greedy|\b2D\b"
+    r"|\b(?:fp32|fp16|bf16|float32|float16|bfloat16)\b"
+)
+NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+UNREAD = """([root, skip]) => {
+  const out = [], cites = [], el = document.querySelector(root);
+  if (!el) return [out, cites];
+  const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  while (walk.nextNode()) {
+    const n = walk.currentNode;
+    if (/\\d/.test(n.data) && !n.parentElement.closest(skip))
+      out.push([n.data, n.parentElement.closest('p, li, dd, div').textContent.slice(0, 200)]);
+  }
+  for (const c of el.querySelectorAll('.cite')) cites.push([c.dataset.register, c.textContent]);
+  return [out, cites];
+}"""
+
+
+@lru_cache(maxsize=1)
+def registers() -> dict[str, str]:
+    """The text of each register a citation may quote: the paper, the servers and the metrics' files in
+    assets/lab/, the roofline's stated assumptions and its devices and model sizes."""
+    from lade_core.measure.roofline import ACCELERATORS, MODELS, Assumptions, Bounds
+
+    lab = ROOT / "assets" / "lab"
+    return {
+        **{name: (lab / f"{name}.json").read_text(encoding="utf-8") for name in ("paper", "thresholds", "metrics")},
+        "assumptions": f"{Assumptions.__doc__} {Bounds.__doc__}",
+        "devices": " ".join(a.label for a in ACCELERATORS),
+        "sizes": " ".join(m.size for m in MODELS),
+    }
+
+
+def assert_every_number_read(page, root: str) -> None:
+    """Every number in `root`'s prose is a named fact (read by a test against its own reading), a definition, or a
+    citation whose numbers its register states: no digit comes from anywhere else."""
+    prose, cites = page.evaluate(UNREAD, [root, NOT_PROSE])
+    unread = [(t.strip(), where) for t, where in prose if NUMBER.search(DEFINITIONS.sub("", t))]
+    assert not unread, (root, "numbers that are neither a fact, a definition nor a citation:", unread)
+    for register, text in cites:
+        assert register in registers(), (register, text)
+        stated = set(NUMBER.findall(registers()[register]))
+        assert set(NUMBER.findall(text)) <= stated, (register, text, "numbers its register does not state")
+
+
 def shown_facts(page) -> tuple[dict, int, str]:
-    """The facts `#lesson-text` shows (name -> text), its step and its run's handle."""
+    """The facts `#lesson-text` shows (name -> text), its step and its run's handle; a fact may be stated twice
+    only with one value, and no number in the chapter's prose stands outside a fact, a definition or a citation."""
     text = page.locator("#lesson-text")
     shown = {}
     for el in page.locator("#lesson-text .fact").all():
-        name = el.get_attribute("data-fact")
-        assert name not in shown, f"the fact {name} is stated twice"
-        shown[name] = el.text_content()  # a fact inside a closed <details> is on the page too
+        name, value = el.get_attribute("data-fact"), el.text_content()  # a fact in a closed <details> is shown too
+        assert shown.get(name, value) == value, f"the fact {name} is stated twice, as {shown[name]} and {value}"
+        shown[name] = value
+    assert_every_number_read(page, "#lesson-text")
     return shown, int(text.get_attribute("data-step")), text.get_attribute("data-run")
 
 

@@ -27,7 +27,7 @@ from conftest_app import (
     state,
     upload,
 )
-from lesson_facts import OPTIONS, answer, assert_facts, landing, last_step, shown_facts
+from lesson_facts import OPTIONS, answer, assert_facts, drift, landing, last_step, noise_band, shown_facts
 
 from app import gallery
 from app.captions import bench_speedups
@@ -314,12 +314,22 @@ def test_a_live_race_advances_both_lanes_and_ends_with_a_result(chromium, model_
     handle = state(page, "live")
     run = page.evaluate("h => window.ladeStage.runs.get(h).t", handle)
     assert run["parallel"]["tokens"] == run["baseline"]["tokens"] and "identical" in banner
-    first = min(
-        ("Lookahead", run["parallel"]),
-        ("Greedy", run["baseline"]),
-        key=lambda lane: sum(s["forward_s"] + s["overhead_s"] + s.get("draft_s", 0) for s in lane[1]["steps"]),
+    # the verdict, read again by the one noise rule's definition (tests/lesson_facts.py: the spreads on file, or
+    # this race's own greedy drift where wider): each lane against greedy, then the first two against each other,
+    # "about together" within the band
+    second_of = lambda s: s["forward_s"] + s["overhead_s"] + s.get("draft_s", 0)  # noqa: E731
+    time_of = lambda m: sum(map(second_of, m["steps"]))  # noqa: E731
+    band = max(noise_band(), drift([second_of(s) for s in run["baseline"]["steps"][1:]]) or 1.0)
+    speedup = time_of(run["baseline"]) / time_of(run["parallel"])
+    verdict = "faster than" if speedup > band else "slower than" if speedup < 1 / band else "about as fast as"
+    assert f"Lookahead ran at {speedup:.2f}x greedy's speed ({verdict} greedy)" in banner, banner
+    (first, t1), (second, t2) = sorted(
+        [("Lookahead", time_of(run["parallel"])), ("Greedy", time_of(run["baseline"]))], key=lambda x: x[1]
     )
-    assert f"{first[0]} finished first" in banner, banner
+    if t2 <= band * t1:
+        assert f"{first} and {second.lower()} finished about together" in banner and "differed by up to" in banner
+    else:
+        assert f"{first} finished first" in banner, banner
     written = max(len(run["parallel"]["tokens"]), len(run["baseline"]["tokens"]))
     for lane in lanes.values():
         assert lane["done"] and lane["max"] == written and lane["now"] == lane["tokens"]

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 from conftest_app import CHAPTERS, SHOTS, answers, free_port
+from lesson_facts import assert_every_number_read
 from test_app_browser import CHAPTER_LIST, at_chapter, gallery_run, page_lab, walk_chapter
 
 from app import gallery
@@ -144,7 +145,8 @@ def test_the_lab_says_what_fits_and_why_lookahead_stops_paying(chromium, site):
     "because the forward is already compute-bound without them" where greedy's forward is memory-bound, and called
     servers' example settings "where real servers stop speculating", "above batch" where they stop from it. Now: a
     model that does not fit says so (and offers no Lookahead Parallelism), the reason is read off the roofline, and
-    each example says from which batch it drafts nothing."""
+    each example says from which batch it drafts nothing. At every selection, no number in the lab's prose stands
+    outside a named fact (read against tests/lab_facts.py), a definition or a citation of its register."""
     page = site_page(chromium, site)
     opened(page, site + "index.html?run=code-class", "s.run()")
     page.evaluate("window.ladeStage.mode('lab')")
@@ -152,6 +154,7 @@ def test_the_lab_says_what_fits_and_why_lookahead_stops_paying(chromium, site):
     page.evaluate("window.ladeStage.actions.lab({device: 'h100', size: '70B', batch: 1, devices: 1})")
     page.wait_for_function("() => document.querySelector('#lab-size').value === '70B'")
     text = page.inner_text(".lab-text")
+    assert_every_number_read(page, ".lab-text")
     assert (
         "does not fit one NVIDIA H100 SXM (80 GB)" in text
         and "Lookahead Parallelism (a whole model on every device) cannot run it" in text
@@ -160,6 +163,16 @@ def test_the_lab_says_what_fits_and_why_lookahead_stops_paying(chromium, site):
     assert "70B (does not fit one)" in page.locator("#lab-size option").all_inner_texts()
     page.evaluate("window.ladeStage.actions.lab({device: 'h100', size: '7B', batch: 1, devices: 1})")
     page.wait_for_function("() => document.querySelector('#lab-size').value === '7B'")
+    assert_every_number_read(page, ".lab-text")
+    for selection in ("{device: 'a100-80gb', size: '7B', batch: 16, devices: 1}", "{device: 'cpu'}"):
+        page.evaluate(f"window.ladeStage.actions.lab({selection})")
+        page.wait_for_timeout(200)
+        assert_every_number_read(page, ".lab-text")
+    page.evaluate("window.ladeStage.actions.lab({device: 'h100', size: '7B', batch: 1, devices: 4})")
+    page.wait_for_function("() => document.querySelector('#lab-devices').value === '4'")
+    assert_every_number_read(page, ".lab-text")
+    page.evaluate("window.ladeStage.actions.lab({device: 'h100', size: '7B', batch: 1, devices: 1})")
+    page.wait_for_function("() => document.querySelector('#lab-devices').value === '1'")
     even = page.inner_text("#lab-break-even")
     assert "is still memory-bound" in even and "past the crossover and compute-bound" in even, even
     assert "compute-bound without them" not in page.inner_text(".lab-text")

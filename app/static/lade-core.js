@@ -148,9 +148,33 @@ const LadeDom = (() => {
   /** Text only screen readers read. @param {...any} children */
   const sr = (...children) => h("span", { class: "sr-only" }, ...children);
 
+  /** A number computed from the run or the page's data, named so a test can read it against its own reading.
+   * @param {string} name @param {string | number} value */
+  const fact = (name, value) => h("span", { class: "fact", dataset: { fact: name } }, String(value));
+  /** Text taken as is from a register of outside facts (`assets/lab/*.json`: the paper, a GPU, a server), named by
+   * its register so a test can find it there. @param {string} register @param {...any} children */
+  const cite = (register, ...children) => h("span", { class: "cite", dataset: { register } }, ...children);
+
   /** The kind of a lookahead lane that also verifies prompt lookup's copies: a hybrid, named as one everywhere. */
   const HYBRID = "lookahead+pld";
 
-  return { COLORS, h, fill, cellText, proseText, tok, plural, fmt, pct, maskBits, memo, scroller, sr, HYBRID };
+  return {
+    COLORS,
+    h,
+    fill,
+    cellText,
+    proseText,
+    tok,
+    plural,
+    fmt,
+    pct,
+    maskBits,
+    memo,
+    scroller,
+    sr,
+    fact,
+    cite,
+    HYBRID,
+  };
 })();
 window.Lade.dom = LadeDom;

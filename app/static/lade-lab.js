@@ -8,7 +8,7 @@
 const LadeLab = (() => {
   "use strict";
   const Lade = /** @type {LadeNamespace} */ (window.Lade);
-  const { h, fmt, plural, COLORS } = Lade.dom;
+  const { h, fmt, COLORS, fact, cite } = Lade.dom;
 
   /** The most tokens a forward carries for at most 10% more than one token, on a measured curve ([tokens, cost]).
    * @param {number[][]} points */
@@ -26,6 +26,14 @@ const LadeLab = (() => {
   const times = (x) => `${fmt(x)}x`;
   /** @param {number[] | null | undefined} r */
   const span = (r) => (r && r[0] !== null && r[1] !== null ? `${times(r[0])} to ${times(r[1])}` : "not recorded");
+  /** A range as two named facts ("name_low" to "name_high"), each followed by its unit. @param {string} name
+   * @param {number[] | null | undefined} r @param {string} [unit] */
+  const between = (name, r, unit = "x") =>
+    r && r[0] !== null && r[1] !== null
+      ? [fact(`${name}_low`, fmt(r[0])), `${unit} to `, fact(`${name}_high`, fmt(r[1])), unit]
+      : "not recorded";
+  /** A named factor: its number is the fact, "x" its unit. @param {string} name @param {number} x */
+  const factor = (name, x) => [fact(name, fmt(x)), "x"];
 
   /** The selection, made consistent with the data: the CPU has one model and its measured batches; several
    * devices are simulated at batch 1 only. @param {any} page @param {any} runLab @param {LabInputs} lab */
@@ -61,51 +69,89 @@ const LadeLab = (() => {
     const series = batch > 1 ? pred.by_batch : pred.by_devices,
       i = batch > 1 ? pred.batches.indexOf(batch) : k - 1;
     const cpu = device === "cpu",
-      name = cpu ? "this CPU" : (page.devices.find((d) => d.id === device) || { name: device }).name;
+      name = cpu ? "the measurement host's CPU" : (page.devices.find((d) => d.id === device) || { name: device }).name;
     const kind = cpu
       ? "Measured cost, predicted speed-up"
       : k > 1
         ? "A simulation, not a measurement"
         : pred.fits_in_memory === false
-          ? `A model's prediction, not a measurement, for a ${size} model that does not fit one ${name} (see the notes below)`
+          ? [
+              `A model's prediction, not a measurement, for a `,
+              cite("sizes", size),
+              ` model that does not fit one `,
+              cite("devices", name),
+              " (see the notes below)",
+            ]
           : "A model's prediction, not a measurement";
+    const measured = batch > 1 && page.cpu.batched ? page.cpu.batched : page.cpu.single; // the curve this batch reads
     const where = cpu
-      ? `On ${name} (${page.cpu.single.source}: ${page.cpu.single.machine_description})`
+      ? [`On ${name} (`, h("span", { class: "source" }, `${measured.source}: ${measured.machine_description}`), ")"]
       : pred.fits_in_memory === false
-        ? `With its weights read once per step from several ${name}s in a pipeline,`
-        : `On ${k > 1 ? `${k} × ${name}` : `one ${name}`} with a ${size} model`;
+        ? ["With its weights read once per step from several ", cite("devices", name), "s in a pipeline,"]
+        : [
+            "On ",
+            k > 1 ? [fact("devices", k), " × "] : "one ",
+            cite("devices", name),
+            " with a ",
+            cite("sizes", size),
+            " model",
+          ];
     const part = cpu ? ["measurement", "the measured curve's quartiles"] : ["assumptions", "the model's assumptions"];
     const out = [
       h(
         "p",
         { class: "lab-prediction", id: "lab-prediction" },
-        h("b", {}, `${kind}. `),
-        `${where}${batch > 1 ? `, serving ${batch} sequences at once,` : ""} this run's ${fmt(run.compression)} tokens per step `,
-        `(${span(run.compression_range)} over its steps) would give about `,
-        h("b", { dataset: { value: series.predicted_speedup[i] } }, times(series.predicted_speedup[i])),
-        ` greedy's speed: ${span([series.low[i], series.high[i]])}. Of that range, the run's `,
-        `step-to-step spread alone gives ${span([series.compression_low[i], series.compression_high[i]])} and ${part[1]} alone `,
-        `${span([series[`${part[0]}_low`][i], series[`${part[0]}_high`][i]])}.`,
+        h("b", {}, kind, ". "),
+        where,
+        batch > 1 ? [", serving ", fact("batch", batch), " sequences at once,"] : "",
+        " this run's ",
+        fact("compression", fmt(run.compression)),
+        " tokens per step (",
+        between("compression", run.compression_range, ""),
+        " over its steps) would give about ",
+        h("b", { dataset: { value: series.predicted_speedup[i] } }, factor("speedup", series.predicted_speedup[i])),
+        " greedy's speed: ",
+        between("speedup", [series.low[i], series.high[i]]),
+        ". Of that range, the run's step-to-step spread alone gives ",
+        between("spread", [series.compression_low[i], series.compression_high[i]]),
+        ` and ${part[1]} alone `,
+        between(part[0], [series[`${part[0]}_low`][i], series[`${part[0]}_high`][i]]),
+        ".",
       ),
     ];
     const fed = run.tokens_fed,
-      curve = !cpu && page.gpu_curves[device][size][String(batch)];
+      crossover = pred.crossover_tokens ? pred.crossover_tokens[pred.batches.indexOf(batch)] : null; // run's context
     const bound = series.bound[i],
       cost = series.step_cost[i];
     out.push(
       h(
         "p",
         {},
-        `A step feeds ${fmt(fed, 1)} tokens per sequence${batch > 1 ? ` (${Math.round(batch * fed).toLocaleString("en")} in all)` : ""}`,
-        k > 1 ? `, ${fmt(series.tokens_per_device[i], 1)} on the busiest device,` : "",
-        ` and costs ${times(cost)} a one-token step`,
+        "A step feeds ",
+        fact("fed", fmt(fed, 1)),
+        " tokens per sequence",
+        batch > 1 ? [" (", fact("fed_all", Math.round(batch * fed).toLocaleString("en")), " in all)"] : "",
+        k > 1 ? [", ", fact("fed_busiest", fmt(series.tokens_per_device[i], 1)), " on the busiest device,"] : "",
+        " and costs ",
+        factor("step_cost", cost),
+        " a one-token step",
         cpu
-          ? " on this CPU's measured curve."
-          : `; the forward is ${bound}-bound${
-              curve && curve.crossover_tokens !== null
-                ? ` (this ${name} turns compute-bound past about ${Math.round(curve.crossover_tokens * batch)} tokens per forward for a ${size} model at this batch)`
-                : ""
-            }.`,
+          ? " on the measurement host's measured curve."
+          : [
+              `; the forward is ${bound}-bound`,
+              crossover !== null && bound !== "overhead"
+                ? [
+                    " (this ",
+                    cite("devices", name),
+                    " turns compute-bound past about ",
+                    fact("crossover", crossover),
+                    " tokens per forward for a ",
+                    cite("sizes", size),
+                    " model at this batch)",
+                  ]
+                : "",
+              ".",
+            ],
       ),
     );
     const even = pred.break_even_batch;
@@ -115,12 +161,21 @@ const LadeLab = (() => {
           "p",
           { id: "lab-break-even" },
           even.predicted === null
-            ? `Lookahead keeps paying up to batch ${even.largest_batch_tried} here (predicted).`
+            ? [
+                "Lookahead keeps paying up to batch ",
+                fact("largest_batch", even.largest_batch_tried),
+                " here (predicted).",
+              ]
             : [
                 `Lookahead stops paying at batch `,
-                h("b", {}, String(even.predicted)),
-                ` (predicted; between ${even.range[0] ?? "–"} and `,
-                `${even.range[1] === null ? `beyond ${even.largest_batch_tried}` : even.range[1]}): `,
+                h("b", {}, fact("break_even", even.predicted)),
+                " (predicted; between ",
+                fact("break_even_low", even.range[0] ?? "–"),
+                " and ",
+                even.range[1] === null
+                  ? ["beyond ", fact("largest_batch", even.largest_batch_tried)]
+                  : fact("break_even_high", even.range[1]),
+                "): ",
                 whyItStops(even.why, fed),
               ],
         ),
@@ -131,7 +186,10 @@ const LadeLab = (() => {
         h(
           "ul",
           { class: "lab-notes muted", "aria-label": "What this prediction assumes" },
-          pred.notes.map((/** @type {string} */ n) => h("li", {}, `${n[0].toUpperCase()}${n.slice(1)}.`)),
+          // sentences lade_core/measure/lab.py writes from the prediction's own numbers (tested there)
+          pred.notes.map((/** @type {string} */ n) =>
+            h("li", {}, h("span", { class: "source" }, `${n[0].toUpperCase()}${n.slice(1)}`), "."),
+          ),
         ),
       );
     }
@@ -142,19 +200,37 @@ const LadeLab = (() => {
    * @param {any} why @param {number} fed */
   function whyItStops(why, fed) {
     const b = why.batch,
-      each = `${plural(b, "sequence")} of ${fmt(fed, 1)} tokens each`;
+      n = (/** @type {string} */ one) => [fact("why_batch", b), ` ${b === 1 ? one : `${one}s`}`],
+      each = [...n("sequence"), " of ", fact("fed", fmt(fed, 1)), " tokens each"];
     switch (why.reason) {
       case "lookahead crosses":
-        return (
-          `greedy's forward of ${plural(b, "token")} there is still ${why.greedy_bound}-bound, but lookahead's of ${each} ` +
-          `(${Math.round(why.lookahead_tokens).toLocaleString("en")} tokens) is past the crossover and compute-bound: its extra tokens now cost arithmetic time, more than the compression brings back.`
-        );
+        return [
+          "greedy's forward of ",
+          n("token"),
+          ` there is still ${why.greedy_bound}-bound, but lookahead's of `,
+          each,
+          " (",
+          fact("why_tokens", Math.round(why.lookahead_tokens).toLocaleString("en")),
+          " tokens) is past the crossover and compute-bound: its extra tokens now cost arithmetic time, more than the compression brings back.",
+        ];
       case "both compute":
-        return `at that batch even greedy's forward of ${plural(b, "token")} is compute-bound, so every extra token lookahead feeds costs its share of arithmetic.`;
+        return [
+          "at that batch even greedy's forward of ",
+          n("token"),
+          " is compute-bound, so every extra token lookahead feeds costs its share of arithmetic.",
+        ];
       case "neither compute":
-        return `both forwards are still ${why.lookahead_bound}-bound there, but lookahead's ${each} read and write more cache than the compression pays for.`;
+        return [
+          `both forwards are still ${why.lookahead_bound}-bound there, but lookahead's `,
+          each,
+          " read and write more cache than the compression pays for.",
+        ];
       default:
-        return `on this CPU's measured curves a step of ${each} costs more than the compression brings back.`;
+        return [
+          "on the measurement host's measured curves a step of ",
+          each,
+          " costs more than the compression brings back.",
+        ];
     }
   }
 
@@ -271,23 +347,67 @@ const LadeLab = (() => {
     const { wide, default: dflt } = page.parallelism;
     const name = (/** @type {string} */ id) =>
       (page.devices.find((/** @type {any} */ d) => d.id === id) || { name: id }).name;
-    const pays = (/** @type {any} */ s) =>
-      s.bound[0] === "compute"
-        ? `${s.label} is compute-bound on one ${name(s.device)} with a ${s.model_size} model, so dealing its window and candidates out over devices is what pays (${times(s.predicted_speedup[0])} on one, ${times(s.predicted_speedup[s.devices.length - 1])} on ${s.devices.length})`
-        : `${s.label} is already ${s.bound[0]}-bound on one ${name(s.device)}, so more devices change little (${times(s.predicted_speedup[0])} on one, ${times(s.predicted_speedup[s.devices.length - 1])} on ${s.devices.length})`;
-    const same =
-      wide.source === dflt.source ? `Both come from one sweep (${wide.source}), so their compressions compare: ` : "";
+    const pays = (/** @type {any} */ s, /** @type {string} */ key, /** @type {boolean} */ first) => {
+      const label = h("span", { class: "source" }, first ? `${s.label[0].toUpperCase()}${s.label.slice(1)}` : s.label),
+        last = s.devices.length - 1;
+      const figures = [
+        " (",
+        factor(`${key}_one`, s.predicted_speedup[0]),
+        " on one, ",
+        factor(`${key}_top`, s.predicted_speedup[last]),
+        " on ",
+        fact(`${key}_devices`, s.devices.length),
+        ")",
+      ];
+      return s.bound[0] === "compute"
+        ? [
+            label,
+            " is compute-bound on one ",
+            cite("devices", name(s.device)),
+            " with a ",
+            cite("sizes", s.model_size),
+            " model, so dealing its window and candidates out over devices is what pays",
+            figures,
+          ]
+        : [
+            label,
+            ` is already ${s.bound[0]}-bound on one `,
+            cite("devices", name(s.device)),
+            ", so more devices change little",
+            figures,
+          ];
+    };
+    const same = wide.source === dflt.source;
     const top = Math.max(...wide.predicted_speedup);
-    const ceiling =
+    return [
+      pays(wide, "wide", true),
+      "; ",
+      pays(dflt, "default", false),
+      ". ",
+      same
+        ? [
+            "Both come from one sweep (",
+            h("span", { class: "source" }, wide.source),
+            "), so their compressions compare: ",
+            fact("default_compression", fmt(dflt.compression)),
+            " and ",
+            fact("wide_compression", fmt(wide.compression)),
+            " tokens per step.",
+          ]
+        : "",
       top <= wide.compression
-        ? ` A simulated speed-up never passes the compression it starts from (a step still costs at least one forward), so the wide window stays under ${times(wide.compression)}. ` +
-          `The paper's multi-GPU figure (“${claims.several}”) was measured with ${page.paper.models.HumanEval.split(" (")[0]} models on code completion, whose compression this project did not measure.`
-        : "";
-    return (
-      `${pays(wide)[0].toUpperCase()}${pays(wide).slice(1)}; ${pays(dflt)}. ` +
-      `${same}${same ? `${fmt(dflt.compression)} and ${fmt(wide.compression)} tokens per step.` : ""}${ceiling} ` +
-      "Every device holds the whole model, so a scenario is only drawn for a model that fits one. No multi-GPU code runs in this project."
-    );
+        ? [
+            " A simulated speed-up never passes the compression it starts from (a step still costs at least one forward), so the wide window stays under ",
+            factor("wide_ceiling", wide.compression),
+            ". The paper's multi-GPU figure (“",
+            cite("paper", claims.several),
+            "”) was measured with ",
+            cite("paper", page.paper.models.HumanEval.split(" (")[0]),
+            " models on code completion, whose compression this project did not measure.",
+          ]
+        : "",
+      " Every device holds the whole model, so a scenario is only drawn for a model that fits one. No multi-GPU code runs in this project.",
+    ];
   }
 
   /** The paper's measured rows beside the model's predictions at both compressions. @param {any} page */
@@ -357,12 +477,12 @@ const LadeLab = (() => {
       h(
         "p",
         {},
-        "Tokens per step only become speed where a wider forward pass costs about what a narrow one does. Here: this ",
-        "CPU's measured cost curve, a roofline model of a GPU's with its assumptions, what they predict for the run on screen, ",
+        "Tokens per step only become speed where a wider forward pass costs about what a narrow one does. Here: the ",
+        "measurement host's CPU cost curve, a roofline model of a GPU's with its assumptions, what they predict for the run on screen, ",
         "alone and with many sequences per step, the paper's own measurements beside the model's predictions, and a simulation ",
         "of Lookahead Parallelism over several GPUs.",
       ),
-      h("p", { class: "muted" }, "Run on screen: ", Lade.notes.settingsText(run), "."),
+      h("p", { class: "muted" }, "Run on screen: ", h("span", { class: "source" }, Lade.notes.settingsText(run)), "."),
     ];
     if (!page || !page.gpu_curves || !runLab)
       return h(
@@ -412,15 +532,20 @@ const LadeLab = (() => {
         "lab-devices",
       ),
     );
-    const thresholds = (page.thresholds.servers || []).map((/** @type {any} */ s) =>
+    const thresholds = (page.thresholds.servers || []).map((/** @type {any} */ s, /** @type {number} */ n) =>
       h(
         "li",
         {},
-        h("b", {}, s.server),
-        `: ${s.setting}`,
-        s.status ? ` (${s.status})` : "",
-        `. ${s.rule[0].toUpperCase()}${s.rule.slice(1)}.`,
-        s.off_from_batch ? ` Its example setting drafts nothing from batch ${s.off_from_batch} on.` : "",
+        h("b", {}, cite("thresholds", s.server)),
+        ": ",
+        cite("thresholds", s.setting),
+        s.status ? [" (", cite("thresholds", s.status), ")"] : "",
+        ". ",
+        cite("thresholds", `${s.rule[0].toUpperCase()}${s.rule.slice(1)}`),
+        ".",
+        s.off_from_batch
+          ? [" Its example setting drafts nothing from batch ", fact(`off_from_batch_${n}`, s.off_from_batch), " on."]
+          : "",
         s.default === null ? " No default: off until an operator sets it." : "",
       ),
     );
@@ -440,35 +565,44 @@ const LadeLab = (() => {
       ),
       h("h3", {}, "How servers let an operator stop speculating as the batch grows"),
       h("ul", { class: "lab-list", id: "lab-thresholds" }, thresholds),
-      h("p", { class: "muted" }, page.thresholds.what),
+      h("p", { class: "muted" }, cite("thresholds", page.thresholds.what)),
       h("h3", {}, "Lookahead Parallelism (a simulation)"),
       parallelChart(page, sel),
-      h("p", {}, parallelWords(page, boot.paper)),
+      h("p", { id: "lab-parallel" }, parallelWords(page, boot.paper)),
       h("h3", {}, "The paper's measurements beside the model"),
       paperTable(page),
       h(
         "ul",
         { class: "lab-list" },
-        page.paper.headline.map((/** @type {any} */ c) =>
+        page.paper.headline.map((/** @type {any} */ c, /** @type {number} */ n) =>
           h(
             "li",
             {},
-            h("b", {}, c.claim),
-            typeof c.devices === "number" ? ` (${plural(c.devices, "device")})` : ` (devices: ${c.devices})`,
-            `: ${c.note}`,
-            c.which_figure ? ` ${c.which_figure}` : "",
+            h("b", {}, cite("paper", c.claim)),
+            " (",
+            typeof c.devices === "number"
+              ? [fact(`paper_devices_${n}`, c.devices), c.devices === 1 ? " device" : " devices"]
+              : ["devices: ", cite("paper", c.devices)],
+            "): ",
+            cite("paper", c.note),
+            c.which_figure ? [" ", cite("paper", c.which_figure)] : "",
           ),
         ),
       ),
       h("h3", {}, "The model's assumptions"),
-      h("p", { class: "muted" }, a.why_mid),
-      h("p", { class: "muted" }, a.why_bounds),
+      h("p", { class: "muted" }, cite("assumptions", a.why_mid)),
+      h("p", { class: "muted" }, cite("assumptions", a.why_bounds)),
       cpu
         ? h(
             "p",
             { class: "muted" },
-            `This CPU's curve: ${cpu.source}, ${cpu.machine_description}; ${cpu.model}, ${cpu.dtype}, `,
-            `${plural(cpu.threads || 1, "thread")}; a one-token forward took ${fmt(cpu.one_token_ms, 1)} ms.`,
+            "The measurement host's CPU curve: ",
+            h("span", { class: "source" }, `${cpu.source}, ${cpu.machine_description}; ${cpu.model}, ${cpu.dtype}`),
+            ", ",
+            fact("cpu_threads", cpu.threads || 1),
+            ` ${(cpu.threads || 1) === 1 ? "thread" : "threads"}; a one-token forward took `,
+            fact("cpu_one_token_ms", fmt(cpu.one_token_ms, 1)),
+            " ms.",
           )
         : null,
     );

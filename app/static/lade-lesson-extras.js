@@ -5,21 +5,44 @@
 const LadeLessonExtras = (() => {
   "use strict";
   const Lade = /** @type {LadeNamespace} */ (window.Lade);
-  const { h, fmt, pct } = Lade.dom;
+  const { h, fmt, pct, cite } = Lade.dom;
   const GPU = { device: "h100", size: "7B" }; // the GPU the lesson compares with (the lab has all; its name is the lab's)
 
-  /** The band two timings must differ by to count, in words: its percentage and the spreads it was measured from.
-   * @param {Band} band */
-  function bandWords(band) {
-    const gallery = /** @type {any} */ (band.parts.find((p) => p.ms));
-    return [
-      `greedy runs of one prompt here have differed by up to ${Math.round(100 * (band.ratio - 1))}%`,
+  /** The band two timings must differ by to count, in words: its percentage and the spreads it was measured from
+   * (`app.speed`): the greedy runs on file, or the run's own greedy steps where they drifted further.
+   * @param {Band} band @param {typeof Lade.lesson.fact} fact */
+  function bandWords(band, fact) {
+    const parts = /** @type {any[]} */ (band.parts),
+      percent = (/** @type {number} */ r) => `${Math.round(100 * (r - 1))}%`;
+    const gallery = parts.find((p) => p.ms),
+      onFile = parts.filter((p) => p.source !== "this run");
+    const own = parts.find(
+      (p) => p.source === "this run" && p.ratio >= band.ratio && onFile.every((q) => q.ratio < p.ratio),
+    );
+    const measured = [
+      "greedy runs of one prompt here have differed by up to ",
+      fact(own ? "noise_measured" : "noise_band", percent(Math.max(1, ...onFile.map((p) => p.ratio)))),
       gallery
-        ? ` (the gallery's ${gallery.runs} greedy runs of one prompt, recorded at different times on one machine, took ` +
-          `${fmt(gallery.ms[0], 1)} to ${fmt(gallery.ms[1], 1)} ms a step)`
+        ? [
+            " (the gallery's ",
+            fact("noise_runs", gallery.runs),
+            " greedy runs of one prompt, recorded at different times on one machine, took ",
+            fact("noise_ms_low", fmt(gallery.ms[0], 1)),
+            " to ",
+            fact("noise_ms_high", fmt(gallery.ms[1], 1)),
+            " ms a step)",
+          ]
         : "",
-      ", so smaller differences are noise",
     ];
+    return own
+      ? [
+          "this run's own greedy steps differed by up to ",
+          fact("noise_band", percent(own.ratio)),
+          " between its first and second half, more than ",
+          measured,
+          ", so smaller differences are noise",
+        ]
+      : [measured, ", so smaller differences are noise"];
   }
 
   /** @param {Run} run @param {LessonContext} ctx @param {typeof Lade.lesson.fact} fact @param {typeof Lade.lesson.P} P */
@@ -35,7 +58,9 @@ const LadeLessonExtras = (() => {
         fact("compression", fmt(run.compression())),
         " tokens per step, feeding ",
         fact("fed", fmt(fed, 1)),
-        ` tokens per step on average. On ${run.t.device} such a step took `,
+        " tokens per step on average. On ",
+        h("span", { class: "source" }, run.t.device),
+        " such a step took ",
         fact("step_cost", fmt(ratio)),
         "x as long as a one-token step (greedy's took ",
         fact("greedy_ms", fmt(1000 * run.meanStep("baseline"), 1)),
@@ -46,12 +71,15 @@ const LadeLessonExtras = (() => {
               fact("speedup", fmt(m.speedup)),
               "x greedy's speed",
               m.bench.length
-                ? `; the bench measured the same prompt and setting at ${m.bench.map((v) => `${fmt(v)}x`).join(", ")}`
+                ? [
+                    "; the bench measured the same prompt and setting at ",
+                    fact("bench_speedups", m.bench.map((v) => `${fmt(v)}x`).join(", ")),
+                  ]
                 : "",
-              ". On this CPU that is ",
+              ". On the CPU it was recorded on that is ",
               fact("verdict", m.verdict),
               ": ",
-              bandWords(/** @type {Speed} */ (run.d.speed).band),
+              bandWords(/** @type {Speed} */ (run.d.speed).band, fact),
               ".",
             ]
           : ". Its speed-up is judged when the run ends.",
@@ -64,14 +92,22 @@ const LadeLessonExtras = (() => {
     if (gpu && pred) {
       out.push(
         P(
-          `The speed lab's roofline model (a prediction, not a measurement) puts this run's ${fmt(fed, 1)}-token steps `,
-          `on one ${gpuName} running a ${GPU.size} model at `,
+          "The speed lab's roofline model (a prediction, not a measurement) puts this run's ",
+          fact("fed", fmt(fed, 1)),
+          "-token steps on one ",
+          cite("devices", gpuName),
+          " running a ",
+          cite("sizes", GPU.size),
+          " model at ",
           fact("gpu_cost", fmt(pred.step_cost[0])),
           "x a one-token forward, so the ",
           "same compression would give about ",
           fact("gpu_speedup", fmt(pred.predicted_speedup[0])),
-          `x there (${fmt(pred.low[0])}x to `,
-          `${fmt(pred.high[0])}x, from the run's step-to-step spread and the model's assumptions). The weights are read once per `,
+          "x there (",
+          fact("gpu_low", fmt(pred.low[0])),
+          "x to ",
+          fact("gpu_high", fmt(pred.high[0])),
+          "x, from the run's step-to-step spread and the model's assumptions). The weights are read once per ",
           "forward whatever its width, so extra tokens are nearly free until the arithmetic catches up.",
         ),
       );
@@ -114,10 +150,12 @@ const LadeLessonExtras = (() => {
         chart.push(
           P(
             "The marker is this recording's own ratio; the curve was measured apart (",
-            lab.cpu.single.source,
+            h("span", { class: "source" }, lab.cpu.single.source),
             ") and reads ",
             fact("curve_at_fed", fmt(alongLogX(curve, fed))),
-            `x at ${fmt(fed, 1)} tokens. They were measured at different times, and this run's steps fed from `,
+            "x at ",
+            fact("fed", fmt(fed, 1)),
+            " tokens. They were measured at different times, and this run's steps fed from ",
             fact("fed_min", Math.min(...widths)),
             " to ",
             fact("fed_max", Math.max(...widths)),
@@ -153,13 +191,17 @@ const LadeLessonExtras = (() => {
     const [before, after] = claims.one_device.split("MT-bench");
     return [
       "The paper's figures differ in their data as well as in their devices. On one GPU: “",
-      before,
+      cite("paper", before),
       Lade.notes.term("MT-bench"),
-      after,
+      cite("paper", after),
       "” (chat, the abstract), and up to ",
       fact("paper_code_one_gpu", fmt(code.speedup)),
-      `x on ${code.dataset} (${code.model} ${code.model_size}, the blog's figure). On several GPUs: “`,
-      claims.several,
+      "x on ",
+      cite("paper", code.dataset),
+      " (",
+      cite("paper", `${code.model} ${code.model_size}`),
+      ", the blog's figure). On several GPUs: “",
+      cite("paper", claims.several),
       "” (the abstract), with Lookahead Parallelism: each GPU carries part of a much wider window, so compression can ",
       "grow while the time per step does not. The Speed lab has each figure with its source.",
     ];
@@ -195,17 +237,17 @@ const LadeLessonExtras = (() => {
     const out = [
       P(
         "Is it really identical? Measured on the project's measurement host (",
-        f32.machine,
-        "; ",
-        f32.source,
-        ", ",
-        bf.source,
+        h("span", { class: "source" }, `${f32.machine}; ${f32.source}, ${bf.source}`),
         "): in fp32 lookahead's text was ",
         "identical to greedy's on ",
         fact("fp32_identical", f32.identical),
-        ` of ${f32.prompts} benchmark prompts; in bf16 on `,
+        " of ",
+        fact("fp32_prompts", f32.prompts),
+        " benchmark prompts; in bf16 on ",
         fact("bf16_identical", bf.identical),
-        ` of ${bf.prompts}.`,
+        " of ",
+        fact("bf16_prompts", bf.prompts),
+        ".",
       ),
     ];
     if (ex) {
@@ -213,7 +255,9 @@ const LadeLessonExtras = (() => {
       const same = ex.wide_first_divergence === ex.first_divergence;
       more.push(
         P(
-          `On the prompt “${ex.prompt.slice(0, 60)}${ex.prompt.length > 60 ? "…" : ""}” in bf16 the texts part at token #`,
+          "On the prompt “",
+          h("span", { class: "source" }, `${ex.prompt.slice(0, 60)}${ex.prompt.length > 60 ? "…" : ""}`),
+          "” in bf16 the texts part at token #",
           fact("bf16_divergence", Number(ex.first_divergence)),
           ...(Number(ex.logit_gap) === 0
             ? [
@@ -249,8 +293,11 @@ const LadeLessonExtras = (() => {
           reproduced === parted.length
             ? ": every divergence is the wider pass's rounding."
             : [
-                `; on the other ${parted.length - reproduced} it parts elsewhere or not at all, so this control `,
-                `accounts for ${reproduced} of the ${parted.length} divergences, not all of them.`,
+                "; on the others it parts elsewhere or not at all, so this control accounts for ",
+                fact("bf16_reproduced", reproduced),
+                " of the ",
+                fact("bf16_parted", parted.length),
+                " divergences, not all of them.",
               ],
         ),
       );
@@ -354,7 +401,7 @@ const LadeLessonExtras = (() => {
             "x to ",
             fact(`${key}second_speed`, fmt(fastest[fastest.length - 1].speedup || 0)),
             "x greedy's speed): ",
-            bandWords(/** @type {Band} */ (race.band)),
+            bandWords(/** @type {Band} */ (race.band), (name, value) => fact(`${key}${name}`, value)),
             ".",
           ]
         : [
@@ -367,7 +414,7 @@ const LadeLessonExtras = (() => {
     const why =
       fastest.length && !fastest.includes(fewest)
         ? [
-            ` Fewer steps did not make ${fewest.word} the fastest: on this CPU each of its steps took `,
+            ` Fewer steps did not make ${fewest.word} the fastest: on the CPU it ran on each of its steps took `,
             fact(`${key}fewest_cost`, fmt(fewest.cost)),
             "x as long as a greedy step.",
           ]
@@ -498,6 +545,6 @@ const LadeLessonExtras = (() => {
     },
   };
 
-  return { speed, speedQuestion, numerics, relatives: [relatives] };
+  return { speed, speedQuestion, numerics, relatives: [relatives], bandWords };
 })();
 window.Lade.lessonExtras = LadeLessonExtras;

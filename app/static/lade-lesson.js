@@ -10,11 +10,9 @@
 const LadeLesson = (() => {
   "use strict";
   const Lade = /** @type {LadeNamespace} */ (window.Lade);
-  const { h, tok, plural, fmt, pct } = Lade.dom;
+  const { h, tok, plural, fmt, pct, fact } = Lade.dom;
   const term = Lade.notes.term;
 
-  /** @param {string} name @param {string | number} value */
-  const fact = (name, value) => h("span", { class: "fact", dataset: { fact: name } }, String(value));
   /** @param {...any} children */
   const P = (...children) => h("p", {}, ...children);
   /** A chapter's secondary material, one click away so the view follows the main words on a phone (its facts are
@@ -103,7 +101,9 @@ const LadeLesson = (() => {
             " through the whole model, and it yields exactly one new token, because the next token depends on all the previous ones.",
           ),
           P(
-            `Here, after step ${k}, `,
+            "Here, after step ",
+            fact("step", k),
+            ", ",
             run.greedy ? "greedy decoding (the most likely token, every time)" : "sampling",
             " has written ",
             fact("baseline_tokens", n.tokens),
@@ -112,7 +112,9 @@ const LadeLesson = (() => {
             " forward passes (step 0 reads the prompt and writes the first token). ",
             "A decoding step took ",
             fact("baseline_step_ms", fmt(ms, 1)),
-            ` ms on average on ${run.t.device}.`,
+            " ms on average on ",
+            h("span", { class: "source" }, run.t.device),
+            ".",
           ),
           P(
             "Every forward pass reads every weight of the model from memory to produce that one token. On a GPU, reading the ",
@@ -179,7 +181,11 @@ const LadeLesson = (() => {
             wrote = s.accepted.length;
           out.push(
             P(
-              `In step ${s.index} the block fed ${W} guesses; `,
+              "In step ",
+              fact("step", s.index),
+              " the block fed ",
+              fact("jacobi_window", W),
+              " guesses; ",
               fact("step_right_fed", w.rightFed),
               ` of them ${w.rightFed === 1 ? "was" : "were"} right for `,
               "their positions, and the step kept ",
@@ -263,11 +269,17 @@ const LadeLesson = (() => {
             fact("W", c.window),
             ", N = ",
             fact("N", c.ngram),
-            `. In step ${s.index} the window holds `,
+            ". In step ",
+            fact("step", s.index),
+            " the window holds ",
             fact("levels", s.levels_before.length),
-            ` of its ${c.ngram - 1} levels; the model's output at the newest level is a new level, and `,
+            " of its ",
+            fact("levels_max", c.ngram - 1),
+            " levels; the model's output at the newest level is a new level, and ",
             fact("new_right", w.rightNew),
-            ` of its ${plural(s.new_level.length, "guess", "guesses")} ${w.rightNew === 1 || s.new_level.length === 1 ? "is" : "are"} right.`,
+            " of its ",
+            fact("new_made", s.new_level.length),
+            ` ${s.new_level.length === 1 ? "guess" : "guesses"} ${w.rightNew === 1 || s.new_level.length === 1 ? "is" : "are"} right.`,
           ),
           w.full
             ? P(
@@ -283,7 +295,9 @@ const LadeLesson = (() => {
             fact("guesses_right", tally.right),
             " of ",
             fact("guesses_made", tally.made),
-            ` new guesses (${pct(tally.right / Math.max(tally.made, 1))}) turned out right for their position. What pays is that `,
+            " new guesses (",
+            fact("guesses_right_share", pct(tally.right / Math.max(tally.made, 1))),
+            ") turned out right for their position. What pays is that ",
             "every column is kept as an n-gram, so a guess made for one place can be used wherever the text needs it.",
           ),
         ];
@@ -331,7 +345,9 @@ const LadeLesson = (() => {
           ),
           keptFrom(run),
           P(
-            `Before step ${s.index}'s forward pass, the lookup under x = `,
+            "Before step ",
+            fact("step", s.index),
+            "'s forward pass, the lookup under x = ",
             tok(run, s.input_token),
             " found ",
             fact("found", s.candidates.length),
@@ -387,7 +403,9 @@ const LadeLesson = (() => {
             "model's own next token, so even a step where nothing matches emits one token.",
           ),
           P(
-            `In step ${s.index}, `,
+            "In step ",
+            fact("step", s.index),
+            ", ",
             s.winner >= 0
               ? ["candidate ", fact("winner", s.winner + 1), " matched ", fact("matched", kept), " token(s)"]
               : ["no candidate matched"],
@@ -456,7 +474,9 @@ const LadeLesson = (() => {
             ". Positions are set so that each token reads a well-formed prefix.",
           ),
           P(
-            `Step ${s.index} fed `,
+            "Step ",
+            fact("step", s.index),
+            " fed ",
             fact("fed", layout.size),
             " tokens: x, ",
             fact("levels", layout.levels),
@@ -500,7 +520,7 @@ const LadeLesson = (() => {
           "saved trace, or press “Run your own” to race lookahead decoding against greedy decoding on your own prompt with your own ",
           "W, N and G, greedy or sampling. The speed lab predicts what the same run would do on a GPU, on several, and with many users.",
         ),
-        P("The run on screen now: ", Lade.notes.settingsText(run), "."),
+        P("The run on screen now: ", h("span", { class: "source" }, Lade.notes.settingsText(run)), "."),
       ],
     },
   ];

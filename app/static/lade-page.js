@@ -170,7 +170,7 @@ const LadePage = (() => {
     }
     const lanes = run
       .lanes()
-      .map((l) => ({ name: run.laneName(l.id), word: run.laneWord(l.id), time: run.time(l.id), l }));
+      .map((l) => ({ id: l.id, name: run.laneName(l.id), word: run.laneWord(l.id), time: run.time(l.id) }));
     lanes.sort((a, b) => a.time - b.time);
     const [first, second] = lanes;
     const gap = second ? second.time - first.time : 0;
@@ -179,15 +179,21 @@ const LadePage = (() => {
         ? "The texts are identical, token for token."
         : "The texts differ."
       : "This race samples: each lane draws its own text from the model's distribution.";
-    const band = run.d.speed ? run.d.speed.band.ratio : null; // the one noise rule's band, once the run is whole
-    if (band && second && second.time <= band * first.time)
-      return (
-        `Finished. ${first.name} and ${second.word} finished about together on this machine: ${fmt(gap)} s apart, ` +
-        `within the ${Math.round(100 * (band - 1))}% greedy runs of one prompt have differed by here. ${same}`
-      );
+    const sp = run.d.speed; // the one noise rule's verdicts and band (app.speed), once the run is whole
+    if (!sp || !second) return `Finished. ${first.name} finished first on the machine that ran them. ${same}`;
+    const words = (/** @type {any[]} */ parts) => parts.flat(Infinity).join(""); // the band's words, as plain text in a banner
+    const band = words(Lade.lessonExtras.bandWords(sp.band, (_name, value) => String(value)));
+    const vsGreedy = lanes
+      .filter((l) => sp.lanes[l.id])
+      .map((l) => `${l.name} ran at ${fmt(sp.lanes[l.id].speedup)}x greedy's speed (${sp.lanes[l.id].verdict})`)
+      .join("; ");
+    const tied = second.time <= sp.band.ratio * first.time;
     return (
-      `Finished. ${first.name} finished first, ${fmt(gap)} s (${pct(gap / Math.max(second ? second.time : 1, 1e-9))}) before ` +
-      `${second ? second.word : "the rest"} on this machine. ${same}`
+      `Finished. ${vsGreedy}. ` +
+      (tied
+        ? `${first.name} and ${second.word} finished about together on the machine that ran them, ${fmt(gap)} s apart: ${band}. `
+        : `${first.name} finished first, ${fmt(gap)} s (${pct(gap / Math.max(second.time, 1e-9))}) before ${second.word} on the machine that ran them. `) +
+      same
     );
   }
 

@@ -11,6 +11,7 @@ Left out: anything the browser can read off the run itself (its tokens, steps, t
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from dataclasses import asdict, fields
 
@@ -42,13 +43,21 @@ SCHEMA_PAGE, SCHEMA_RUN, VERSION = "lade-explorer/lab-page", "lade-explorer/lab-
 
 
 def r4(x):
-    """A number (or a list or dict of them) to 5 significant digits; None stays None. (Five, not four: the page
-    prints two decimals, and a value stored as 1.295 would print as 1.29 where it is 1.2953.)"""
+    """A number (or a list or dict of them) to 5 significant digits, or more where the page would print it wrong;
+    None stays None. The page prints one or two decimals, and a value rounded twice can print wrong (12.614886
+    stored as 12.615 prints as 12.62), so a number keeps the fewest digits from 5 that print as the number does."""
     if isinstance(x, (list, tuple)):
         return [r4(v) for v in x]
     if isinstance(x, dict):
         return {k: r4(v) for k, v in x.items()}
-    return x if x is None or isinstance(x, (bool, str, int)) else float(f"{float(x):.5g}")
+    if x is None or isinstance(x, (bool, str, int)):
+        return x
+    x = float(x)
+    for digits in range(5, 10):
+        y = float(f"{x:.{digits}g}")
+        if f"{y:.2f}" == f"{x:.2f}" and f"{y:.1f}" == f"{x:.1f}":
+            return y
+    return x
 
 
 def _gpu_curve(acc, m, batch: int) -> dict:
@@ -307,11 +316,16 @@ def _for_target(run, t, batches, devices, setting: dict, fed: float, band: list,
     if fits and len(fitting) < len(batches):
         by_batch, batches = by_batch[: len(fitting)], fitting
     even = break_even_batch(setting, fed, run.parallel.compression, band, t)
+    # where a forward at the run's own context turns compute-bound, per sequence (the sentence beside the bound)
+    gpu = getattr(t.device, "name", t.device) != "cpu"  # a CPU's curve is measured: no modelled crossover
+    per_sequence = [crossover_tokens(t.device, t.model, t.context, t.assumptions, b) if gpu else None for b in batches]
+    crossover = [None if x is None else math.floor(x * b + 0.5) for x, b in zip(per_sequence, batches)]
     return {
         "devices": devices,
         "by_devices": _series(by_devices, False),
         "batches": list(batches),
         "by_batch": _series(by_batch, True),
+        "crossover_tokens": crossover if gpu else None,
         "fits_in_memory": fits,
         "fits_in_memory_up_to_batch": max(fitting, default=None),
         "notes": [n for n in alone["note"].split("; ") if n],
@@ -340,6 +354,9 @@ def lab_run_data(run) -> dict:
                      each a list over `devices`; k > 1 is a simulation
         by_batch: {the same lists over `batches`, with step_cost_low and step_cost_high instead of
                    tokens_per_device}
+        crossover_tokens: per batch in `batches`, the tokens per forward (all sequences, rounded half up) where a
+                          forward at the run's mean context turns compute-bound (None: never; null for the CPU,
+                          whose curve is measured)
         fits_in_memory_up_to_batch: the largest batch whose weights and caches fit one device (None: none)
         break_even_batch: {predicted, range [earliest, latest], range_parts: {compression, assumptions |
                            measurement}: [earliest, latest], largest_batch_tried}: batches as ints, None where the
