@@ -694,16 +694,20 @@ UNREAD = """([root, skip]) => {
 
 @lru_cache(maxsize=1)
 def registers() -> dict[str, str]:
-    """The text of each register a citation may quote: the paper, the servers and the metrics' files in
-    assets/lab/, the roofline's stated assumptions and its devices and model sizes."""
+    """The text of each register a citation may quote, by its id in the one index (assets/lab/register.json): a
+    register file's text, or for one held in code the values and docstrings it names."""
     from lade_core.measure.roofline import ACCELERATORS, MODELS, Assumptions, Bounds
 
-    lab = ROOT / "assets" / "lab"
-    return {
-        **{name: (lab / f"{name}.json").read_text(encoding="utf-8") for name in ("paper", "thresholds", "metrics")},
-        "assumptions": f"{Assumptions.__doc__} {Bounds.__doc__}",
+    in_code = {
         "devices": " ".join(a.label for a in ACCELERATORS),
         "sizes": " ".join(m.size for m in MODELS),
+        "assumptions": f"{Assumptions.__doc__} {Bounds.__doc__}",
+        "glossary": (ROOT / "app" / "static" / "lade-notes.js").read_text(encoding="utf-8"),
+    }
+    index = json.loads((ROOT / "assets" / "lab" / "register.json").read_text(encoding="utf-8"))
+    return {
+        r["id"]: (ROOT / r["file"]).read_text(encoding="utf-8") if "file" in r else in_code[r["id"]]
+        for r in index["registers"]
     }
 
 

@@ -86,3 +86,56 @@ def test_no_outside_figure_is_typed_into_the_pages_scripts():
             text = m.group(1) if m.group(1) is not None else re.sub(r"\$\{[^}]*\}", "", m.group(2))
             found += [(path.name, f.group()) for f in figure.finditer(text)]
     assert set(found) - set(TYPED_FIGURE_ALLOWED) == set(), sorted(set(found) - set(TYPED_FIGURE_ALLOWED))
+
+
+def test_one_index_names_every_register_and_where_it_is_stated():
+    """What the app says about the outside lived in several registers (paper.json, thresholds.json, metrics.json,
+    the roofline's devices) and in typed sentences (chapter 6's "as transformers' opt-in heuristic schedule does").
+    One index (assets/lab/register.json) now names every register, how its entries cite their sources, and the
+    scripts that state it: a script citing a register (`cite("id", ...)`) is listed there, a listed script cites it,
+    each register file exists and every entry in it names a source."""
+    import json
+
+    index = json.loads((ROOT / "assets" / "lab" / "register.json").read_text(encoding="utf-8"))
+    ids = {r["id"] for r in index["registers"]}
+    scripts = {
+        p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8") for p in (ROOT / "app" / "static").glob("*.js")
+    }
+    cited = {(name, m) for name, text in scripts.items() for m in re.findall(r'cite\(\s*"([a-z_]+)"', text)}
+    assert {m for _, m in cited} <= ids, {m for _, m in cited} - ids
+    for r in index["registers"]:
+        assert r["sources"] and r["holds"] and ("file" in r) != ("code" in r), r["id"]
+        for name in r["stated_in"]:
+            assert (name, r["id"]) in cited or (r["id"] == "glossary" and "GLOSSARY" in scripts[name]), (r["id"], name)
+        assert {n for n, m in cited if m == r["id"]} <= set(r["stated_in"]), r["id"]
+        if "file" in r:
+            doc = json.loads((ROOT / r["file"]).read_text(encoding="utf-8"))
+            entries = [*doc.get("claims", ()), *doc.get("terms", ()), *doc.get("servers", ()), *doc.get("headline", ())]
+            rows = [{**doc["rows_defaults"], **row} for row in doc.get("rows", ())]  # a row's source may be the default
+            assert entries, r["file"]
+            for entry in [*entries, *rows]:
+                assert entry.get("sources") or entry.get("source"), (r["file"], entry)
+
+
+def test_what_the_lesson_says_of_transformers_schedule_is_what_transformers_does():
+    """Chapter 6 says early exit's draft length adapts "two tokens more after a draft kept whole, one fewer
+    otherwise, as transformers' opt-in heuristic schedule does" (assets/lab/methods.json). Read in the installed
+    transformers: the update rule in AssistedCandidateGenerator and the default schedule ("constant", so the
+    heuristic is opt-in); and this project's schedule moves the same way (`DraftConfig.next_tokens`)."""
+    import inspect
+    import json
+
+    from transformers import GenerationConfig
+    from transformers.generation.candidate_generator import AssistedCandidateGenerator
+
+    from lade_core.config import DraftConfig
+
+    claim = json.loads((ROOT / "assets" / "lab" / "methods.json").read_text(encoding="utf-8"))["claims"][0]
+    assert claim["id"] == "heuristic_schedule"
+    rule = " ".join(inspect.getsource(AssistedCandidateGenerator.update_candidate_strategy).split())
+    assert "self.num_assistant_tokens += 2" in rule
+    assert "self.num_assistant_tokens = max(1, self.num_assistant_tokens - 1)" in rule
+    defaults = GenerationConfig()._get_default_generation_params()
+    assert defaults["num_assistant_tokens_schedule"] == "constant"
+    draft = DraftConfig(tokens=5, schedule="heuristic")  # k, proposed, kept
+    assert (draft.next_tokens(5, 5, 5), draft.next_tokens(5, 5, 2), draft.next_tokens(1, 1, 0)) == (7, 4, 1)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from lade_core.measure.prompts import load_prompts
-from lade_core.paths import BENCH
+from lade_core.paths import ASSETS, BENCH
 
 from .. import gallery
 from .views import VIEW_GROUPS, VIEW_IDS
@@ -140,6 +140,13 @@ def paper_claims() -> dict:
     return {"one_device": one["claim"], "several": several["claim"], "source": one["source"]}
 
 
+def method_claims() -> dict:
+    """What the page says about other projects' methods, by id, as the register words it (assets/lab/methods.json;
+    each claim's sources stay there)."""
+    doc = json.loads((ASSETS / "lab" / "methods.json").read_text(encoding="utf-8"))
+    return {c["id"]: {"says": c["says"], "whose": c["whose"]} for c in doc["claims"]}
+
+
 def boot_data(source: str, live_url: str | None = None, lab: dict | None = None) -> dict:
     """The boot document for a page whose runs come from `source`; `live_url` links "Run it live" (static site)."""
     roles = {role: gallery.by_role(role) for role in ("lookahead", "jacobi", "race", "race-new-text")}
@@ -149,6 +156,7 @@ def boot_data(source: str, live_url: str | None = None, lab: dict | None = None)
         "gallery": gallery.listing(),
         "lesson": roles,
         "paper": paper_claims(),
+        "methods": method_claims(),
         "lab": lab,
         "live_url": live_url,
     }

@@ -489,8 +489,13 @@ const LadeLessonExtras = (() => {
               "The early-exit draft is this model's own first layers: no extra weights, but this model was not trained to exit ",
               "early",
               run.settings(early.id).draft.schedule === "heuristic"
-                ? ". Its draft length adapts (two tokens more after a draft kept whole, one fewer otherwise, as transformers' " +
-                    "opt-in heuristic schedule does); still, only "
+                ? [
+                    ". Its draft length adapts (",
+                    cite("methods", ctx.boot.methods.heuristic_schedule.says),
+                    ", as ",
+                    cite("methods", ctx.boot.methods.heuristic_schedule.whose),
+                    " does); still, only ",
+                  ]
                 : ", so only ",
               fact("early_exit_rate", pct(rate(early.id))),
               " of its draft tokens were kept and it ran at ",

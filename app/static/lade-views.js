@@ -379,7 +379,11 @@ const LadeViews = (() => {
                   h(
                     "dd",
                     {},
-                    `${t.ours[0].toUpperCase()}${t.ours.slice(1)}. It is ${t.elsewhere} (${t.sources.map((src) => `${src.name}: ${src.where}`).join("; ")}).`,
+                    `${t.ours[0].toUpperCase()}${t.ours.slice(1)}. It is `,
+                    Lade.dom.cite("metrics", t.elsewhere),
+                    " (",
+                    Lade.dom.cite("metrics", t.sources.map((src) => `${src.name}: ${src.where}`).join("; ")),
+                    ").",
                   ),
                 ]),
               ),

@@ -99,6 +99,7 @@ interface Boot {
   gallery: GalleryEntry[];
   lesson: Record<string, string | null>;
   paper: { one_device: string; several: string; source: string };
+  methods: Record<string, { says: string; whose: string }>;
   lab: LabPage | null;
   live_url: string | null;
   step?: number | null;
