@@ -102,6 +102,63 @@ def test_the_sites_urls_open_the_same_states(chromium, site):
     page.close()
 
 
+# what an address restores: the mode, the chapter (in the lesson), the run, the step, the lab's selection (in the lab)
+STATE = """() => { const s = window.ladeStage.state;
+  return [s.mode, s.mode === 'lesson' ? s.chapter : null, s.current, s.k,
+          s.mode === 'lab' ? s.lab.device : null, s.mode === 'lab' ? s.lab.batch : null]; }"""
+
+
+def test_the_address_is_the_state(chromium, site):
+    """The address bar stayed at `/` through chapters, modes and steps: reloading on chapter 5 returned to chapter 1,
+    Back after two Nexts left the app, a copied address gave students chapter 1. Now a chapter, a mode or a run is
+    a history entry and a step replaces it: reload, Back, Forward and the address opened in a fresh tab each land
+    on the chapter, mode, run, step (and the lab's selection) the reader was at; a host's own keys stay."""
+    page = site_page(chromium, site)
+    opened(page, site + "index.html?theme=dark", "document.querySelector('#lesson-text')")
+    at_chapter(page, 1)
+    assert "lesson=1" in page.url and "theme=dark" in page.url, page.url
+    length = page.evaluate("history.length")
+    page.evaluate("window.ladeStage.actions.chapter(5)")
+    at_chapter(page, 5)
+    page.evaluate("window.ladeStage.go(window.ladeStage.state.k + 2)")
+    chapter5 = page.evaluate(STATE)
+    assert f"lesson=5&step={chapter5[3]}" in page.url and page.evaluate("history.length") == length + 1, page.url
+    page.evaluate("window.ladeStage.mode('explorer')")
+    page.wait_for_function("() => window.ladeStage.state.mode === 'explorer'")
+    page.evaluate("window.ladeStage.go(3)")
+    explorer = page.evaluate(STATE)
+    assert f"run={explorer[2]}&step=3" in page.url, page.url
+    page.evaluate("window.ladeStage.mode('lab')")
+    page.wait_for_selector("#lab-prediction")
+    page.evaluate("window.ladeStage.actions.lab({device: 'a100-80gb', size: '7B', batch: 16, devices: 1})")
+    page.wait_for_function("() => document.querySelector('#lab-batch').value === '16'")
+    lab = page.evaluate(STATE)
+    assert "mode=lab" in page.url and "device=a100-80gb" in page.url and "batch=16" in page.url, page.url
+    address = page.url
+    page.reload()
+    page.wait_for_selector("#lab-prediction")
+    assert page.evaluate(STATE) == lab
+    page.go_back()
+    page.wait_for_function("() => window.ladeStage.state.mode === 'explorer'")
+    assert page.evaluate(STATE) == explorer
+    page.go_back()
+    page.wait_for_function("() => window.ladeStage.state.chapter === 5 && window.ladeStage.state.mode === 'lesson'")
+    at_chapter(page, 5)
+    assert page.evaluate(STATE) == chapter5
+    page.go_forward()
+    page.wait_for_function("() => window.ladeStage.state.mode === 'explorer'")
+    assert page.evaluate(STATE) == explorer
+    page.click("#copy-link")  # the link the page offers is the address
+    page.wait_for_function("() => /Link copied|Copy this link/.test(document.querySelector('.notice').textContent)")
+    assert page.inner_text(".notice").split(": ", 1)[1] == page.url
+    fresh = site_page(chromium, site)
+    opened(fresh, address, "document.querySelector('#lab-prediction')")
+    assert fresh.evaluate(STATE) == lab and "theme=dark" in fresh.url
+    assert page.errors == [] and fresh.errors == [] and page.foreign == []
+    page.close()
+    fresh.close()
+
+
 def test_no_gallery_run_says_undefined_or_nan(chromium, site):
     """The sampled run's bar and lab said "sampling seed undefined" (the page read `seed`, the trace says
     `sample_seed`): no gallery run's page, in the explorer at its first, middle and last step or in the lab, shows
@@ -222,4 +279,55 @@ def test_a_quantity_shown_in_two_places_has_one_value(chromium, site):
     if "about as fast" in text:
         assert f"differed by up to {band8}%" in text
     assert page.errors == [] and page.foreign == []
+    page.close()
+
+
+HOST = """<!doctype html><html lang="en"><title>slides</title><body>
+<iframe id="slide" title="embed" width="960" height="540" src="{src}"></iframe>
+<script>window.got = []; addEventListener('message', e => window.got.push(e.data));</script></body></html>"""
+
+
+def test_a_clicker_steps_an_embed_and_hands_back_to_the_slides(chromium, site):
+    """PageUp and PageDown (what clickers send) did nothing, and arrows stopped once a button inside had focus. Now,
+    with focus on any control inside an embed, PageDown steps it and at the last step tells the host to move on
+    (reveal.js's postMessage {"method": "next"}), PageUp steps back (and "prev" before the first step), an arrow on
+    a focused button still steps, and Escape lets go of focus; a chapter embed reveals its question's answer as the
+    next click."""
+    page = site_page(chromium, site, 1100, 700)
+    run = gallery.load(gallery.by_role("lookahead"))
+    last = max(len(run.parallel.steps), len(run.baseline.steps)) - 1  # the clock's last step: the slower lane's
+    src = site + f"index.html?run={gallery.by_role('lookahead')}&step={last - 1}&view=mask-view&embed=1"
+    page.set_content(HOST.format(src=src))  # a host of its own (about:blank), the embed from the site
+    frame = page.frame_locator("#slide")
+    inner = page.frames[1]
+    inner.wait_for_function("() => window.ladeStage && window.ladeStage.run() && window.ladeStage.state.embed")
+    k = lambda: inner.evaluate("window.ladeStage.state.k")  # noqa: E731
+    assert k() == last - 1
+    button = frame.locator("button:visible").first
+    button.focus()
+    page.keyboard.press("PageDown")
+    inner.wait_for_function("n => window.ladeStage.state.k === n", arg=last)
+    page.keyboard.press("PageDown")
+    page.wait_for_function("() => window.got.length > 0")
+    assert [__import__("json").loads(m)["method"] for m in page.evaluate("window.got")] == ["next"]
+    button.focus()
+    page.keyboard.press("PageUp")
+    inner.wait_for_function("n => window.ladeStage.state.k === n", arg=last - 1)
+    page.keyboard.press("ArrowRight")  # focus is still on the button
+    inner.wait_for_function("n => window.ladeStage.state.k === n", arg=last)
+    page.keyboard.press("Escape")
+    assert inner.evaluate("document.activeElement === document.body")
+    page.set_content(HOST.format(src=site + "index.html?lesson=2&embed=1"))
+    inner = page.frames[1]
+    inner.wait_for_function("() => window.ladeStage && document.querySelector('#lesson-predict button.option')")
+    before = inner.evaluate("window.ladeStage.state.k")
+    page.frame_locator("#slide").locator("#lesson-predict button.option").first.focus()
+    page.keyboard.press("PageDown")  # the first click reveals the answer
+    inner.wait_for_selector("#lesson-answer")
+    assert inner.evaluate("window.ladeStage.state.answered !== null")
+    after = inner.evaluate("window.ladeStage.state.k")
+    page.frame_locator("#slide").locator("button:visible").first.focus()
+    page.keyboard.press("PageDown")  # then the steps
+    inner.wait_for_function("n => window.ladeStage.state.k === n + 1", arg=after)
+    assert before <= after and page.errors == [] and page.foreign == []
     page.close()

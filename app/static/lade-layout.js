@@ -155,7 +155,7 @@ const LadeLayout = (() => {
       const box = region(
         stage,
         "embed-box",
-        h("div", { class: "embed-words" }, parts.head, parts.text),
+        h("div", { class: "embed-words" }, parts.head, parts.text, parts.question), // predict, then reveal: a click
         focus.map((id) => stage.views[id]),
         h("div", { class: "embed-controls" }, parts.nav, focus.length ? stage.playbar : null),
       );

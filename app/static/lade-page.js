@@ -257,7 +257,12 @@ const LadePage = (() => {
 
   // -- links -----------------------------------------------------------------------------------------------------
   const STEP = /^\d{1,6}$/,
-    MARKUP = /[<>[\]()`&]/g;
+    MARKUP = /[<>[\]()`&]/g,
+    HANDLE = /^(?:u-[0-9a-f]{20}|live-[A-Za-z0-9_-]{16})$/, // a run the server holds (app/store.py)
+    DEVICE = /^[a-z0-9-]{1,24}$/,
+    SIZE = /^\d{1,4}(?:\.\d{1,2})?[MB]$/;
+  /** The address's keys this page reads and writes; any other (a host's own) is kept as it is. */
+  const KEYS = ["lesson", "run", "step", "view", "embed", "mode", "device", "size", "batch", "devices"];
   /** A value from the address for a notice: printable, no markup characters, at most 40. @param {string} value */
   const shown = (value) => {
     const chars = [...String(value)]
@@ -269,10 +274,30 @@ const LadePage = (() => {
   };
 
   const links = {
-    /** The page's own address with `params` (the site's base where the page is a static site). @param {Record<string, any>} params */
-    url(params) {
-      const base = `${location.origin}${location.pathname}`;
-      return `${base}?${new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)]))}`;
+    /** The page's own address with `params` (the site's base where the page is a static site); `keep`: the
+     * address's other keys (a host's own, e.g. a theme) stay. @param {Record<string, any>} params @param {boolean} [keep] */
+    url(params, keep = false) {
+      const base = `${location.origin}${location.pathname}`,
+        out = new URLSearchParams(keep ? location.search : "");
+      for (const key of KEYS) out.delete(key);
+      for (const [k, v] of Object.entries(params)) out.set(k, String(v));
+      return `${base}?${out}`;
+    },
+    /**
+     * The address of a state, the inverse of `read`: a chapter and its step; a run, its step and the mode (the lab
+     * with its selection); an embed's view. @param {State} state @returns {Record<string, string | number>}
+     */
+    write(state) {
+      /** @type {Record<string, number>} */
+      const embed = state.embed ? { embed: 1 } : {};
+      if (state.mode === "lesson") return { lesson: state.chapter, step: state.k, ...embed };
+      if (!state.current) return { mode: state.mode };
+      const at = { run: state.current, step: state.k };
+      if (state.mode === "lab") {
+        const { device, size, batch, devices } = state.lab;
+        return { ...at, mode: "lab", device, size, batch, devices };
+      }
+      return state.embed && state.embed.view ? { ...at, view: state.embed.view, ...embed } : at;
     },
     /**
      * What the address asks for: the one reading of a link (the server reads none; an embed hides the server page's
@@ -296,8 +321,9 @@ const LadePage = (() => {
         step = q.get("step"),
         view = q.get("view");
       if (lesson !== null) {
-        const text = lesson.trim();
-        if (STEP.test(text) && +text >= 1 && +text <= chapters) return { lesson: +text, embed, notice: "" };
+        const text = lesson.trim(),
+          at = step !== null && STEP.test(step.trim()) ? +step.trim() : null;
+        if (STEP.test(text) && +text >= 1 && +text <= chapters) return { lesson: +text, step: at, embed, notice: "" };
         return {
           lesson: 1,
           embed,
@@ -309,7 +335,20 @@ const LadePage = (() => {
       if (wanted !== null) {
         const w = wanted.trim().toLowerCase();
         run = names.find((n) => n.toLowerCase() === w || n.replace(/-W\d+N\d+G\d+$/, "").toLowerCase() === w) || null;
+        // a run the server holds (a live race, an opened file) is asked of it; one it no longer holds says so
+        if (!run && boot.source === "server" && HANDLE.test(wanted.trim())) run = wanted.trim();
         if (!run) notices.push(`No gallery run is called “${shown(wanted)}”; the explorer's gallery menu lists them.`);
+      }
+      const mode = q.get("mode"),
+        lab = /** @type {Partial<LabInputs>} */ ({});
+      if (run && mode === "lab") {
+        const [device, size, batch, devices] = ["device", "size", "batch", "devices"].map((k) =>
+          (q.get(k) || "").trim(),
+        );
+        if (DEVICE.test(device)) lab.device = device;
+        if (SIZE.test(size)) lab.size = size;
+        if (STEP.test(batch)) lab.batch = +batch;
+        if (STEP.test(devices)) lab.devices = +devices;
       }
       let number = null;
       if (step !== null && run) {
@@ -321,7 +360,14 @@ const LadePage = (() => {
         if (run) notices.push(`There is no view “${shown(v)}”; showing every view.`);
         v = null;
       }
-      return { run, step: number, view: run ? v : null, embed: embed && !!run, notice: notices.join(" ") };
+      return {
+        run,
+        step: number,
+        view: run ? v : null,
+        embed: embed && !!run,
+        notice: notices.join(" "),
+        ...(run && (mode === "lab" || mode === "explorer") ? { mode, lab } : {}),
+      };
     },
   };
 

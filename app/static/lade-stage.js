@@ -30,13 +30,24 @@ const LadeStage = (() => {
     lab: { device: "h100", size: "7B", devices: 1, batch: 1 },
   });
 
-  /** Whether a key press belongs to the element that has focus (a control, a link, a scroll box), not the stage. */
-  function owned(/** @type {Element | null} */ el) {
+  /** Whether a key press belongs to the element that has focus, not the stage: for `key`, a control that uses it
+   * (text and range inputs, menus, tabs and scroll boxes use arrows; a button, a link and a summary use Space and
+   * Enter but not arrows, so an arrow on them still steps). The clicker's PageUp and PageDown step wherever focus is,
+   * except in a field that types or scrolls. @param {Element | null} el @param {string} key */
+  function owned(el, key) {
     if (!el || el === document.body) return false;
     if (el.closest("#sidebar")) return true;
-    return !!el.closest(
-      "input, select, textarea, button, a[href], summary, [contenteditable], [role=tab], [role=region], [tabindex='0']",
-    );
+    const typing = "input, select, textarea, [contenteditable]";
+    if (key === "PageUp" || key === "PageDown") return !!el.closest(`${typing}, [role=region]`);
+    if (key === " " || key === "Enter")
+      return !!el.closest(`${typing}, button, a[href], summary, [role=tab], [role=region], [tabindex='0']`);
+    return !!el.closest(`${typing}, [role=tab], [role=region], [tabindex='0']`);
+  }
+
+  /** Tell the page around an embed (a slide deck) to move on: reveal.js's postMessage API reads {method, args}
+   * as JSON; other hosts may listen for the same. @param {"next" | "prev"} method */
+  function tellHost(method) {
+    if (window.parent !== window) window.parent.postMessage(JSON.stringify({ method, args: [], from: "lade" }), "*");
   }
 
   class Stage {
@@ -52,6 +63,8 @@ const LadeStage = (() => {
       this.pulling = false;
       this.announceTimer = 0;
       this.standalone = source.kind === "inline";
+      this.addressed = false; // the address has been written once (the first write replaces the page's own)
+      this.restoring = false; // following Back or Forward: the address is already the state's
       /** @type {Record<string, HTMLElement>} the views' containers, one per view id, moved between layouts */
       this.views = {};
       this.build();
@@ -119,7 +132,7 @@ const LadeStage = (() => {
       this.keysHint = h(
         "p",
         { class: "keys muted" },
-        "Keys, when no control has focus: ← → step, Home / End first / last step, Space play or pause.",
+        "Keys: ← → step, Home / End first / last step, Space play or pause (not in a field), PageDown / PageUp a clicker's next and back.",
       );
       this.notice = h("p", { class: "notice", role: "status", hidden: true });
       this.liveRegion = h("p", { class: "sr-only", "aria-live": "polite", id: "lade-live" });
@@ -184,6 +197,13 @@ const LadeStage = (() => {
           { class: "stage-head" },
           this.tabs,
           this.boot.source === "site" ? Lade.page.liveLink(this.boot, "run-live") : null,
+          this.standalone
+            ? null
+            : h(
+                "button",
+                { type: "button", id: "copy-link", class: "small", onclick: () => this.copyLink() },
+                "Copy link",
+              ),
           this.keysHint,
         ),
         this.notice,
@@ -211,6 +231,7 @@ const LadeStage = (() => {
       this.state = next;
       this.render(before);
       this.fileLinks();
+      this.address(before);
       if (focus) this.moveFocus(focus);
       if (before.k !== next.k && !next.playing) this.announce();
       if (before.playing && !next.playing) this.announce(true);
@@ -255,6 +276,38 @@ const LadeStage = (() => {
       const got = await postRun(file);
       if (got.error || !got.handle) return this.set({ notice: got.error || "Could not open that file." });
       return this.open(got.handle, null, {}, true);
+    }
+
+    /** The address follows the state (`Lade.page.links.write`): a new chapter, mode or run is a new history entry,
+     * a step or view replaces the entry, so reload, Back and Forward and a copied address land where the reader
+     * was. Not written while playing (browsers throttle the history), nor in the HTML export (one file, one run),
+     * and an embed only replaces (a slide's Back is the host's). @param {State} before */
+    address(before) {
+      const s = this.state;
+      if (this.standalone || s.playing || (!s.current && s.mode !== "lab")) return;
+      const url = Lade.page.links.url(Lade.page.links.write(s), true);
+      if (url === location.href) return;
+      const moved = before.mode !== s.mode || before.chapter !== s.chapter || before.current !== s.current;
+      try {
+        if (moved && this.addressed && !this.restoring && !s.embed) history.pushState(null, "", url);
+        else history.replaceState(null, "", url);
+        this.addressed = true;
+      } catch {
+        // an address the page may not write (a sandboxed frame): the state stays, unaddressed
+      }
+    }
+
+    /** Copy the address of what is on screen (the chapter and step, or the run, step and mode), and say it. */
+    copyLink() {
+      const url = Lade.page.links.url(Lade.page.links.write(this.state), true);
+      const said = (/** @type {boolean} */ ok) =>
+        this.set({ notice: ok ? `Link copied: ${url}` : `Copy this link: ${url}` });
+      if (navigator.clipboard && window.isSecureContext)
+        navigator.clipboard.writeText(url).then(
+          () => said(true),
+          () => said(false),
+        );
+      else said(false);
     }
 
     /** The server page's file links (its sidebar) point at the run on screen, at its address (app/routes.py). */
@@ -371,26 +424,48 @@ const LadeStage = (() => {
 
     /** @param {KeyboardEvent} ev */
     onKey(ev) {
-      if (
-        !this.root.isConnected ||
-        ev.altKey ||
-        ev.ctrlKey ||
-        ev.metaKey ||
-        this.state.mode === "lab" ||
-        owned(document.activeElement)
-      )
+      if (!this.root.isConnected || ev.altKey || ev.ctrlKey || ev.metaKey) return;
+      if (ev.key === "Escape" && this.state.embed) {
+        // keys do not leave a focused frame: Escape lets go of focus, for the slide software around the embed
+        const el = /** @type {HTMLElement | null} */ (document.activeElement);
+        if (el && el !== document.body) el.blur();
+        window.parent.focus();
         return;
+      }
+      if (this.state.mode === "lab" || owned(document.activeElement, ev.key)) return;
       const moves = {
         ArrowLeft: () => this.go(this.state.k - 1),
         ArrowRight: () => this.go(this.state.k + 1),
         Home: () => this.go(0),
         End: () => this.go(Infinity),
         " ": () => this.toggle(),
+        PageDown: () => this.click(1),
+        PageUp: () => this.click(-1),
       };
       const move = moves[/** @type {keyof typeof moves} */ (ev.key)];
       if (!move || !this.run()) return;
       ev.preventDefault();
       move();
+    }
+
+    /** A clicker's press (PageDown 1, PageUp -1): a chapter's open question is revealed first, then the steps
+     * move; past the last step (or before the first) an embed tells its host to move on, and the lesson turns the
+     * chapter. @param {1 | -1} way */
+    click(way) {
+      const run = this.run(),
+        s = this.state;
+      if (!run) return;
+      const ch = s.mode === "lesson" ? Lade.lesson.CHAPTERS[s.chapter - 1] : null;
+      if (way > 0 && ch && ch.predict && !s.answered) {
+        return this.answer(ch.predict.answer(run, s.k, this.lessonContext(run)).option);
+      }
+      const k = s.k + way;
+      if (k >= 0 && k <= run.lastStep()) return this.go(k);
+      if (s.embed) return tellHost(way > 0 ? "next" : "prev");
+      if (ch) {
+        const n = s.chapter + way;
+        if (n >= 1 && n <= Lade.lesson.CHAPTERS.length) this.chapter(n);
+      }
     }
 
     // -- messages from the server ------------------------------------------------------------------------------------
@@ -670,17 +745,35 @@ const LadeStage = (() => {
   };
 
   /** Open what the address asks for, or `fallback`. @param {Stage} stage @param {() => void} fallback */
-  function follow(stage, fallback) {
+  async function follow(stage, fallback) {
     const link = Lade.page.links.read(location.search, stage.boot, Lade.lesson.CHAPTERS.length);
     if (link.notice) stage.set({ notice: link.notice });
     if (link.lesson) {
-      return stage.chapter(link.lesson, "none", { embed: link.embed ? { lesson: true } : null });
+      await stage.chapter(link.lesson, "none", { embed: link.embed ? { lesson: true } : null });
+      if (typeof link.step === "number") stage.go(link.step);
+      return;
     }
     if (link.run) {
       const embed = link.embed ? { view: link.view || "outputs" } : null;
-      return stage.open(link.run, link.step === null ? null : link.step, { embed, notice: link.notice }, true);
+      const extra = { embed, notice: link.notice, ...(link.mode ? { mode: link.mode } : {}) };
+      if (link.mode === "lab") Object.assign(extra, { lab: { ...stage.state.lab, ...link.lab } });
+      await stage.open(link.run, link.step === null ? null : link.step, extra, true);
+      return;
     }
     fallback();
+  }
+
+  /** Back and Forward restore what the address says (no new history entry while restoring). @param {Stage} stage
+   * @param {() => void} fallback */
+  function followHistory(stage, fallback) {
+    window.addEventListener("popstate", async () => {
+      stage.restoring = true;
+      try {
+        await follow(stage, fallback);
+      } finally {
+        stage.restoring = false;
+      }
+    });
   }
 
   /** Keep Gradio's sidebar out of the Tab order while it is closed (`inert`), and move focus into it when it opens. */
@@ -715,6 +808,7 @@ const LadeStage = (() => {
       const host = /** @type {HTMLElement} */ (element.querySelector(".lade-host") || element);
       const stage = hook(new Stage(host, { boot: readBoot(), source: serverSource() }));
       follow(stage, () => stage.apply(props.value));
+      followHistory(stage, () => stage.chapter(1, "none"));
       watch("value", () => stage.apply(props.value));
       openFiles(stage);
       if (!tameSidebar()) {
@@ -732,6 +826,7 @@ const LadeStage = (() => {
       const boot = readBoot(),
         stage = hook(new Stage(host, { boot, source: siteSource(boot) }));
       follow(stage, () => stage.chapter(1, "none"));
+      followHistory(stage, () => stage.chapter(1, "none"));
       return stage;
     },
     /** The HTML export: one run, no server. @param {HTMLElement} host @param {Payload} payload @param {string} name */

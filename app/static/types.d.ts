@@ -134,6 +134,8 @@ interface Link {
   step?: number | null;
   view?: string | null;
   lesson?: number;
+  mode?: Mode;
+  lab?: Partial<LabInputs>;
   embed: boolean;
   notice: string;
 }
