@@ -30,6 +30,12 @@ def mean_step_s(method: MethodRun) -> float:
     return statistics.fmean(s.seconds for s in steps) if steps else 0.0
 
 
+def mean_forward_s(method: MethodRun) -> float:
+    """A method's mean forward-pass time per decoding step, the engine's own work and drafting left out."""
+    steps = method.steps[1:]
+    return statistics.fmean(s.forward_s for s in steps) if steps else 0.0
+
+
 def _gallery_spread() -> dict | None:
     """The widest spread of greedy's mean step time among the gallery's recorded runs (assets/runs/) of one prompt."""
     by_prompt: dict[str, list[float]] = {}

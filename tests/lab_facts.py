@@ -352,12 +352,14 @@ def break_even(r: dict, band: list, cpu: bool, page_lab: dict, acc, m) -> dict:
         out["largest_batch"] = int(batches[-1])
         return out
     out["break_even"] = predicted
-    out["break_even_low"] = earliest if earliest is not None else "–"
-    if latest is None:
-        out["largest_batch"] = int(batches[-1])
-    else:
-        out["break_even_high"] = latest
-    out["why_batch"] = predicted
+    if not predicted == earliest == latest == 1:  # "does not pay even alone, at batch 1" states no range
+        out["break_even_low"] = earliest if earliest is not None else "–"
+        if latest is None:
+            out["largest_batch"] = int(batches[-1])
+        else:
+            out["break_even_high"] = latest
+    if predicted > 1:  # at batch 1 the reason speaks of "one sequence", "one token"
+        out["why_batch"] = predicted
     if not cpu:
         greedy = forward(acc, m, 1, r["context"], register.ASSUME, predicted)["bound"]
         wide = forward(acc, m, fed, r["context"], register.ASSUME, predicted)["bound"]

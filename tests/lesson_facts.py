@@ -448,9 +448,16 @@ def _speed(run, k, step, lab):
 
         predicted = predict_run(run, "h100", "7B")
         cost = predicted["step_cost"]
-        # "(L x to H x, from the run's step-to-step spread and the model's assumptions)": the prediction's range
+        # "(L x to H x: with its steps resampled, this run's tokens per step range from A to B, ...)": the
+        # prediction's range, and the 10th and 90th percentile of the run's compression over its steps drawn again
+        # (the seeded draws of tests/lab_facts.py, the lab's reading)
+        from lab_facts import p10_p90, run_numbers
+
         low, high = predicted["predicted_speedup_range"]
+        draws = run_numbers(run)["draws"]
+        band = p10_p90(draws[0]) if draws is not None else [compression, compression]
         out.update(gpu_cost=cost, gpu_speedup=compression / cost, gpu_low=low, gpu_high=high)
+        out.update(compression_low=band[0], compression_high=band[1])
         single = (lab.get("cpu") or {}).get("single")
         # "the curve ... reads Y x at F tokens ... this run's steps fed from A to B tokens": the CPU curve at the
         # run's mean width, straight between its points on the chart's log axis (said only inside the curve)
@@ -480,6 +487,9 @@ def _race(run, key: str = "") -> dict:
     # the fastest, "each of its steps took C x as long as a greedy step". `key` prefixes every name.
     lanes = list(run.all_lanes)
     out = {f"tps_{lane_kind(lane)}": len(lane.run.tokens) / len(lane.run.steps) for lane in lanes}
+    for lane in lanes:  # "the paper's lookahead (W = 4, N = 3, G = 4) wrote ..."
+        if lane.method == "lookahead":
+            out.update(W=lane.config.window, N=lane.config.ngram, G=lane.config.guess)
     if run.sampling.temperature == 0 and all(lane.run.tokens == run.baseline.tokens for lane in lanes):
         out["identical_lanes"] = len(lanes) + 1
     fewest = min(lanes, key=lambda lane: len(lane.run.steps))
@@ -503,7 +513,11 @@ def _race(run, key: str = "") -> dict:
     else:
         out.update(fastest=LANE_NAMES[lane_kind(ranked[0])], fastest_speed=speed[id(ranked[0])])
     if all(lane is not fewest for lane in tied):
+        # "each of its steps took C x as long as a greedy step, its forward pass F x a greedy forward and the rest
+        # the engine's own work": decoding steps only, forward_s alone for F
         out["fewest_cost"] = mean_seconds(fewest.run) / mean_seconds(run.baseline)
+        forward = lambda m: sum(s.forward_s for s in decoding_steps(m)) / len(decoding_steps(m))  # noqa: E731
+        out["fewest_forward"] = forward(fewest.run) / forward(run.baseline)
     if len(tied) > 1:  # "... were about as fast (...): greedy runs of one prompt here have differed by up to B% ..."
         out.update(spreads)
     return {key + name: value for name, value in out.items()}

@@ -160,12 +160,14 @@ def test_run_data_is_plain_json_within_budget(run_data):
 )
 def test_run_data_holds_the_numbers_lade_lab_prints(run, run_data, device, size, devices, batch):
     """The page and the command line must never disagree: each entry equals `predict_run` for the same choice,
-    to the 4 digits the page keeps."""
+    to the 4 digits the page keeps. On the CPU both read the measurement host's shipped curves (the page states
+    those whoever exports it; `lade lab` on a machine that measured its own says "measured here")."""
     entry = run_data["predictions"][device][size]
     axis, at = (
         ("by_devices", entry["devices"].index(devices)) if batch == 1 else ("by_batch", entry["batches"].index(batch))
     )
-    direct = lab.predict_run(run, device, size, devices, batch=batch)
+    t = lab.run_target(run, device, size, here=False)
+    direct = lab.predict_run(run, device, size, devices, batch=batch, t=t)
     series = entry[axis]
     assert series["predicted_speedup"][at] == pytest.approx(direct["predicted_speedup"], rel=1e-3)
     assert [series["low"][at], series["high"][at]] == pytest.approx(direct["predicted_speedup_range"], rel=1e-3)
@@ -184,3 +186,14 @@ def test_run_data_break_even_batch_is_ordered(run_data):
                 assert early <= even["predicted"] <= late, (device, size)
     h100 = run_data["predictions"]["h100"]
     assert h100["135M"]["break_even_batch"]["predicted"] > h100["7B"]["break_even_batch"]["predicted"]
+
+
+def test_the_page_states_the_measurement_hosts_curves_whoever_exports_it(monkeypatch):
+    """A static site exported on a machine that had measured its own CPU curve stated that curve ("measured here,
+    2-core AMD EPYC ... this machine") beside gallery runs recorded on another host, and its figures changed with
+    the exporter. The page's data now reads the shipped curves, whatever the exporter's cache holds."""
+    calls = []
+    real = calibrate.cached_curves
+    monkeypatch.setattr(calibrate, "cached_curves", lambda *a, **k: calls.append(a) or real(*a, **k))
+    page = labdata.lab_page_data()
+    assert page["cpu"]["single"]["source"] == "shipped" and calls == []

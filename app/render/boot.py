@@ -40,7 +40,7 @@ def second_race() -> dict | None:
     (`app.speed`, as the run's payload carries them), with the lanes about as fast as the fastest."""
     from lade_core.config import METHOD_NAMES
 
-    from ..speed import mean_step_s
+    from ..speed import mean_forward_s, mean_step_s
     from .payload import lane_methods, speed
 
     name = gallery.by_role("race-new-text")
@@ -60,6 +60,12 @@ def second_race() -> dict | None:
             "steps": len(method.steps),
             "compression": method.compression,
             "step_cost": mean_step_s(method) / mean_step_s(run.baseline),
+            "forward_cost": mean_forward_s(method) / mean_forward_s(run.baseline),
+            "setting": (
+                {"window": run.config.window, "ngram": run.config.ngram, "guess": run.config.guess}
+                if kinds[lane_id] == "lookahead" and lane_id == "parallel"
+                else None
+            ),
             **(
                 {"speedup": sp["lanes"][lane_id]["speedup"], "verdict": sp["lanes"][lane_id]["verdict"]}
                 if lane_id in sp["lanes"]
@@ -123,7 +129,7 @@ def _numerics(cut: int = 80) -> dict | None:
             "wide_identical": data["summary"].get("batch_shape_identical"),
             "rows": rows,
             "source": f"assets/bench/{path.name}",
-            "machine": f"{data.get('machine', 'unknown machine')}, {data.get('threads', 1)} thread(s)",
+            "machine": f"{data.get('machine', 'unknown machine')}, {plural(data.get('threads', 1), 'thread')}",
             "command": data.get("command", ""),
         }
     return out
@@ -138,6 +144,11 @@ def paper_claims() -> dict:
     one = next(c for c in headline if c["devices"] == 1)
     several = next(c for c in headline if not isinstance(c["devices"], int) and "strong scaling" in c["claim"])
     return {"one_device": one["claim"], "several": several["claim"], "source": one["source"]}
+
+
+def plural(n: int, word: str) -> str:
+    """ "1 thread", "2 threads"."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def method_claims() -> dict:

@@ -18,9 +18,17 @@ const LadeLab = (() => {
     return most;
   }
 
-  /** This CPU's measured single-sequence curve as [tokens, relative cost] points. @param {any} page */
-  const cpuPoints = (page) =>
-    page && page.cpu && page.cpu.single ? page.cpu.single.tokens.map((t, i) => [t, page.cpu.single.relative[i]]) : [];
+  /** The measurement host's CPU curve at `batch` (1: the single-sequence one) as [tokens, relative cost] points.
+   * @param {any} page @param {number} [batch] */
+  const cpuPoints = (page, batch = 1) => {
+    const curve =
+      page && page.cpu
+        ? batch === 1
+          ? page.cpu.single
+          : page.cpu.batched && page.cpu.batched.curves[String(batch)]
+        : null;
+    return curve ? curve.tokens.map((/** @type {number} */ t, /** @type {number} */ i) => [t, curve.relative[i]]) : [];
+  };
 
   /** @param {number} x */
   const times = (x) => `${fmt(x)}x`;
@@ -108,7 +116,7 @@ const LadeLab = (() => {
         fact("compression", fmt(run.compression)),
         " tokens per step (",
         between("compression", run.compression_range, ""),
-        " over its steps) would give about ",
+        " with its steps resampled) would give about ",
         h("b", { dataset: { value: series.predicted_speedup[i] } }, factor("speedup", series.predicted_speedup[i])),
         " greedy's speed: ",
         between("speedup", [series.low[i], series.high[i]]),
@@ -160,24 +168,32 @@ const LadeLab = (() => {
         h(
           "p",
           { id: "lab-break-even" },
+          k > 1 ? "On one device, as the batch chart: " : "",
           even.predicted === null
             ? [
                 "Lookahead keeps paying up to batch ",
                 fact("largest_batch", even.largest_batch_tried),
                 " here (predicted).",
               ]
-            : [
-                `Lookahead stops paying at batch `,
-                h("b", {}, fact("break_even", even.predicted)),
-                " (predicted; between ",
-                fact("break_even_low", even.range[0] ?? "–"),
-                " and ",
-                even.range[1] === null
-                  ? ["beyond ", fact("largest_batch", even.largest_batch_tried)]
-                  : fact("break_even_high", even.range[1]),
-                "): ",
-                whyItStops(even.why, fed),
-              ],
+            : even.predicted === 1 && even.range[0] === 1 && even.range[1] === 1
+              ? [
+                  "Lookahead does not pay even alone, at batch ",
+                  h("b", {}, fact("break_even", 1)),
+                  " (predicted, across its whole range): ",
+                  whyItStops(even.why, fed),
+                ]
+              : [
+                  `Lookahead stops paying at batch `,
+                  h("b", {}, fact("break_even", even.predicted)),
+                  " (predicted; between ",
+                  fact("break_even_low", even.range[0] ?? "–"),
+                  " and ",
+                  even.range[1] === null
+                    ? ["beyond ", fact("largest_batch", even.largest_batch_tried)]
+                    : fact("break_even_high", even.range[1]),
+                  "): ",
+                  whyItStops(even.why, fed),
+                ],
         ),
       );
     }
@@ -200,8 +216,11 @@ const LadeLab = (() => {
    * @param {any} why @param {number} fed */
   function whyItStops(why, fed) {
     const b = why.batch,
-      n = (/** @type {string} */ one) => [fact("why_batch", b), ` ${b === 1 ? one : `${one}s`}`],
-      each = [...n("sequence"), " of ", fact("fed", fmt(fed, 1)), " tokens each"];
+      n = (/** @type {string} */ one) => (b === 1 ? `one ${one}` : [fact("why_batch", b), ` ${one}s`]),
+      each =
+        b === 1
+          ? ["one sequence of ", fact("fed", fmt(fed, 1)), " tokens"]
+          : [n("sequence"), " of ", fact("fed", fmt(fed, 1)), " tokens each"];
     switch (why.reason) {
       case "lookahead crosses":
         return [
@@ -239,11 +258,11 @@ const LadeLab = (() => {
     const { device, size, batch, pred } = sel,
       series = [],
       bands = [];
-    if (batch === 1)
+    if (batch === 1 || device === "cpu")
       series.push({
-        name: "the measurement host's CPU, SmolLM2-135M (measured)",
+        name: `the measurement host's CPU, SmolLM2-135M${batch > 1 ? `, batch ${batch}` : ""} (measured)`,
         color: COLORS.baseline,
-        points: cpuPoints(page),
+        points: cpuPoints(page, batch),
       });
     if (device !== "cpu") {
       const c = page.gpu_curves[device][size][String(batch)];
@@ -285,7 +304,7 @@ const LadeLab = (() => {
       .filter((s) => s.off_from_batch)
       .map((s) => ({ x: s.off_from_batch, label: `${s.server.split(" (")[0]} example`, color: COLORS.verify }));
     return Lade.charts.line({
-      title: `Speed-up against batch size: ${sel.device}, ${sel.size}`,
+      title: `Speed-up against batch size, one device: ${sel.device}, ${sel.size}`,
       xLabel: "sequences per step (batch)",
       yLabel: "speed-up over greedy",
       logX: true,

@@ -59,7 +59,7 @@ const LadeLessonExtras = (() => {
         " tokens per step, feeding ",
         fact("fed", fmt(fed, 1)),
         " tokens per step on average. On ",
-        h("span", { class: "source" }, run.t.device),
+        h("span", { class: "source" }, Lade.notes.deviceName(run)),
         " such a step took ",
         fact("step_cost", fmt(ratio)),
         "x as long as a one-token step (greedy's took ",
@@ -107,7 +107,12 @@ const LadeLessonExtras = (() => {
           fact("gpu_low", fmt(pred.low[0])),
           "x to ",
           fact("gpu_high", fmt(pred.high[0])),
-          "x, from the run's step-to-step spread and the model's assumptions). The weights are read once per ",
+          "x: with its steps resampled, this run's tokens per step range from ",
+          fact("compression_low", fmt(run.d.lab.run.compression_range[0])),
+          " to ",
+          fact("compression_high", fmt(run.d.lab.run.compression_range[1])),
+          ", so the range can pass its own compression, and the model's assumptions add theirs). The weights are ",
+          "read once per ",
           "forward whatever its width, so extra tokens are nearly free until the arithmetic catches up.",
         ),
       );
@@ -162,7 +167,7 @@ const LadeLessonExtras = (() => {
             " tokens: the mean cost of steps of many widths need not sit on the curve at their mean width.",
           ),
         );
-      out.push(Lade.lesson.More("This CPU's measured cost beside the GPU model's, on one chart", ...chart));
+      out.push(Lade.lesson.More("The measurement host's CPU cost beside the GPU model's, on one chart", ...chart));
     }
     return out;
   }
@@ -202,8 +207,9 @@ const LadeLessonExtras = (() => {
       cite("paper", `${code.model} ${code.model_size}`),
       ", the blog's figure). On several GPUs: “",
       cite("paper", claims.several),
-      "” (the abstract), with Lookahead Parallelism: each GPU carries part of a much wider window, so compression can ",
-      "grow while the time per step does not. The Speed lab has each figure with its source.",
+      "” (the abstract), with Lookahead Parallelism: each GPU holds the whole model (this is not model sharding) and ",
+      "computes part of a much wider window and of the candidates, so compression can grow while the time per step ",
+      "does not. The Speed lab has each figure with its source.",
     ];
   }
 
@@ -334,7 +340,8 @@ const LadeLessonExtras = (() => {
 
   /**
    * @typedef {{ id: string, kind: string, word: string, steps: number, compression: number, speedup: number | null,
-   *   cost: number }} RaceLane
+   *   cost: number, forward: number, verdict: string | null,
+   *   setting: { window: number, ngram: number, guess: number } | null }} RaceLane
    * @typedef {{ lanes: RaceLane[], greedy: { word: string, steps: number }, fastest: string[] | null,
    *   band: Band | null, identical: number }} Race
    */
@@ -355,7 +362,10 @@ const LadeLessonExtras = (() => {
           steps: l.run.steps.length,
           compression: run.compression(l.id),
           speedup: sp ? sp.lanes[l.id].speedup : null,
+          verdict: sp ? sp.lanes[l.id].verdict : null,
           cost: base ? run.meanStep(l.id) / base : 0,
+          forward: run.meanForward("baseline") ? run.meanForward(l.id) / run.meanForward("baseline") : 0,
+          setting: l.method === "lookahead" ? run.settings(l.id).config : null,
         })),
       greedy: { word: run.laneWord("baseline"), steps: run.baseline.steps.length },
       fastest: sp ? sp.fastest : null,
@@ -371,7 +381,7 @@ const LadeLessonExtras = (() => {
     return {
       lanes: s.lanes
         .filter((/** @type {any} */ l) => l.id !== "baseline")
-        .map((/** @type {any} */ l) => ({ ...l, word: l.name, cost: l.step_cost })),
+        .map((/** @type {any} */ l) => ({ ...l, word: l.name, cost: l.step_cost, forward: l.forward_cost })),
       greedy: { word: greedy.name, steps: greedy.steps },
       fastest: s.fastest,
       band: s.band,
@@ -404,19 +414,38 @@ const LadeLessonExtras = (() => {
             bandWords(/** @type {Band} */ (race.band), (name, value) => fact(`${key}${name}`, value)),
             ".",
           ]
-        : [
-            "fastest on the clock: ",
-            fact(`${key}fastest`, fastest[0].word),
-            ", at ",
-            fact(`${key}fastest_speed`, fmt(fastest[0].speedup || 0)),
-            "x greedy's speed.",
-          ];
+        : fastest[0].verdict === "slower than greedy"
+          ? [
+              "on the clock none beat greedy: the fastest of them, ",
+              fact(`${key}fastest`, fastest[0].word),
+              ", ran at ",
+              fact(`${key}fastest_speed`, fmt(fastest[0].speedup || 0)),
+              "x greedy's speed.",
+            ]
+          : [
+              "fastest on the clock: ",
+              fact(`${key}fastest`, fastest[0].word),
+              ", at ",
+              fact(`${key}fastest_speed`, fmt(fastest[0].speedup || 0)),
+              `x greedy's speed (${fastest[0].verdict || "judged when the race ends"}).`,
+            ];
     const why =
       fastest.length && !fastest.includes(fewest)
         ? [
             ` Fewer steps did not make ${fewest.word} the fastest: on the CPU it ran on each of its steps took `,
             fact(`${key}fewest_cost`, fmt(fewest.cost)),
-            "x as long as a greedy step.",
+            "x as long as a greedy step, ",
+            fewest.forward >= 0.9 * fewest.cost
+              ? [
+                  "nearly all of it its wider forward pass (",
+                  fact(`${key}fewest_forward`, fmt(fewest.forward)),
+                  "x a greedy forward).",
+                ]
+              : [
+                  "its forward pass ",
+                  fact(`${key}fewest_forward`, fmt(fewest.forward)),
+                  "x a greedy forward and the rest the engine's own work around it (building the step, the pool, verifying).",
+                ],
           ]
         : [];
     return [
@@ -425,6 +454,17 @@ const LadeLessonExtras = (() => {
         others.map((l, i) => [
           i ? (i === others.length - 1 ? " and " : ", ") : "",
           l.word,
+          l.setting
+            ? [
+                " (W = ",
+                fact(`${key}W`, l.setting.window),
+                ", N = ",
+                fact(`${key}N`, l.setting.ngram),
+                ", G = ",
+                fact(`${key}G`, l.setting.guess),
+                ")",
+              ]
+            : "",
           " wrote ",
           fact(`${key}tps_${l.kind}`, fmt(l.compression)),
           " tokens per step",
@@ -473,7 +513,9 @@ const LadeLessonExtras = (() => {
         ),
         ...raceWords(
           raceOf(run),
-          [`Here one prompt, whose answer copies code it was given, was raced on one clock on ${run.t.device}: `],
+          [
+            `Here one prompt, whose answer copies code it was given, was raced on one clock on ${Lade.notes.deviceName(run)}: `,
+          ],
           "",
           fact,
           P,

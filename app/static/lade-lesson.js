@@ -44,7 +44,8 @@ const LadeLesson = (() => {
       " tokens; positions count from the last accepted token, so at the next step every guess the window kept, its ",
       "token unchanged, stands ",
       fact("multi_shift", shift),
-      ` ${shift === 1 ? "position" : "positions"} further on than it did.`,
+      ` ${shift === 1 ? "position" : "positions"} further on than it did: one for each token accepted, less one because `,
+      "the kept level became the first level (each level's guesses sit one position past the level before it).",
     );
   }
 
@@ -113,7 +114,7 @@ const LadeLesson = (() => {
             "A decoding step took ",
             fact("baseline_step_ms", fmt(ms, 1)),
             " ms on average on ",
-            h("span", { class: "source" }, run.t.device),
+            h("span", { class: "source" }, Lade.notes.deviceName(run)),
             ".",
           ),
           P(
@@ -187,8 +188,8 @@ const LadeLesson = (() => {
               fact("jacobi_window", W),
               " guesses; ",
               fact("step_right_fed", w.rightFed),
-              ` of them ${w.rightFed === 1 ? "was" : "were"} right for `,
-              "their positions, and the step kept ",
+              w.rightFed === 1 ? " of them was right for its position" : " of them were right for their positions",
+              ", and the step kept ",
               fact("step_kept", kept),
               w.rightFed > kept
                 ? ": a guess counts only when every guess before it in the block is right in the same step, so a right guess behind a wrong one is thrown away."
@@ -351,7 +352,7 @@ const LadeLesson = (() => {
             tok(run, s.input_token),
             " found ",
             fact("found", s.candidates.length),
-            " candidate(s). After the step the pool holds ",
+            ` ${s.candidates.length === 1 ? "candidate" : "candidates"}. After the step the pool holds `,
             fact("pool_size", d.size),
             " n-grams under ",
             fact("pool_keys", d.keys),
@@ -407,11 +408,17 @@ const LadeLesson = (() => {
             fact("step", s.index),
             ", ",
             s.winner >= 0
-              ? ["candidate ", fact("winner", s.winner + 1), " matched ", fact("matched", kept), " token(s)"]
+              ? [
+                  "candidate ",
+                  fact("winner", s.winner + 1),
+                  " matched ",
+                  fact("matched", kept),
+                  kept === 1 ? " token" : " tokens",
+                ]
               : ["no candidate matched"],
             " and the step emitted ",
             fact("emitted", s.accepted.length),
-            " token(s) in one forward pass.",
+            ` ${s.accepted.length === 1 ? "token" : "tokens"} in one forward pass.`,
           ),
         ];
         if (run.greedy) {
@@ -480,11 +487,11 @@ const LadeLesson = (() => {
             fact("fed", layout.size),
             " tokens: x, ",
             fact("levels", layout.levels),
-            " level(s) of ",
+            ` ${layout.levels === 1 ? "level" : "levels"} of `,
             fact("W", layout.window),
             " and ",
             fact("nodes", layout.nodes),
-            " verification token(s)",
+            ` verification ${layout.nodes === 1 ? "token" : "tokens"}`,
             s.tree ? [" (a ", term("token tree"), ")"] : "",
             ". Whether so wide a pass costs about what a one-token pass costs ",
             "depends on the hardware: the next chapter measures it.",

@@ -69,6 +69,12 @@ const LadeNotes = (() => {
     return h("span", { class: "term-box" }, button, tip);
   }
 
+  /** The device a run was recorded on, in words ("cpu" is "the CPU"). @param {Run} run */
+  function deviceName(run) {
+    const d = String(run.t.device);
+    return { cpu: "the CPU", cuda: "the GPU", mps: "the Apple GPU" }[d.split(":")[0]] || d;
+  }
+
   /** The run's settings in a line, read off the trace. @param {Run} run */
   function settingsText(run) {
     const c = run.config,
@@ -93,7 +99,7 @@ const LadeNotes = (() => {
         (l) =>
           `${run.laneName(l.id)}: ${plural(l.run.tokens.length, "token")} in ${plural(l.run.steps.length, "step")}`,
       );
-    return `${lanes.join("; ")}. ${run.t.model} on ${run.t.device} (${run.t.dtype})${run.t.recorded_at ? `, recorded ${run.t.recorded_at}` : ""}.`;
+    return `${lanes.join("; ")}. ${run.t.model} on ${deviceName(run)} (${run.t.dtype})${run.t.recorded_at ? `, recorded ${run.t.recorded_at}` : ""}.`;
   }
 
   /** The speed of the run on screen, honestly: compression is a bound, the step's cost decides; the paper's claims
@@ -114,7 +120,7 @@ const LadeNotes = (() => {
       h("b", {}, "An honest note on speed. "),
       `This run wrote ${fmt(compression)} tokens per step against 1 for ${plain}. `,
       "Tokens per step is an upper bound on the speed-up, not the speed-up: ",
-      `a step of this run fed the model up to ${plural(most, "token")} (${fmt(run.meanFed(), 1)} on average). On ${run.t.device} a step of it took `,
+      `a step of this run fed the model up to ${plural(most, "token")} (${fmt(run.meanFed(), 1)} on average). On ${deviceName(run)} a step of it took `,
       `${fmt(ratio)}x as long as a ${plain} step on average, so the measured wall-clock ratio is ${fmt(speedup)}x `,
       `(${plain} time / ${run.laneWord("parallel")} time). `,
       "Extra tokens are nearly free only where decoding is memory-bound, such as a GPU running a model much larger ",
@@ -131,6 +137,6 @@ const LadeNotes = (() => {
     );
   }
 
-  return { SECTIONS, GLOSSARY, term, settingsText, runSummary, honestNote };
+  return { SECTIONS, GLOSSARY, term, settingsText, runSummary, honestNote, deviceName };
 })();
 window.Lade.notes = LadeNotes;

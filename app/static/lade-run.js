@@ -190,6 +190,12 @@ const LadeRun = (() => {
       return k >= this.lane(lane).steps.length - 1 && !this.running(lane);
     }
 
+    /** Mean seconds of a decoding step's forward pass alone, prefill excluded. @param {string} lane */
+    meanForward(lane) {
+      const steps = this.lane(lane).steps.slice(1);
+      return steps.length ? steps.reduce((a, s) => a + s.forward_s, 0) / steps.length : 0;
+    }
+
     /** Mean seconds of a decoding step, prefill excluded. @param {string} lane */
     meanStep(lane) {
       const steps = this.lane(lane).steps.slice(1);

@@ -568,7 +568,7 @@ const LadeStage = (() => {
         this.slider.max = String(Math.max(run.lastStep(), 1));
         this.slider.value = String(s.k);
         this.slider.setAttribute("aria-valuetext", `step ${s.k} of ${run.lastStep()}`);
-        this.stepLabel.textContent = `step ${s.k} / ${run.lastStep()}`;
+        this.stepLabel.textContent = `clock step ${s.k} / ${run.lastStep()}`; // the race's clock: its slowest lane's
       }
       const keep = this.focusKey();
       Lade.layout.render(this, before, run);

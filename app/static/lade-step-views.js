@@ -16,7 +16,7 @@ const LadeStepViews = (() => {
     const changed = c.earlier !== undefined;
     const words =
       `guesses output token #${run.outputIndex(c.pos)}${c.right ? ", right: the final text has it there" : ""}` +
-      (changed ? `, changed from ${JSON.stringify(run.text(/** @type {number} */ (c.earlier)))}` : "");
+      (changed ? `, changed from “${Lade.dom.cellText(run.text(/** @type {number} */ (c.earlier)), 0)}”` : "");
     return h(
       "td",
       { class: `cell ${cls} ${c.right ? "right" : ""}`, title: words, dataset: { pos: c.pos, link: `col:${c.col}` } },
@@ -36,7 +36,7 @@ const LadeStepViews = (() => {
       N = run.config.ngram;
     if (step.kind === "jacobi") {
       return (
-        `Step ${step.index}: x = ${JSON.stringify(run.text(step.input_token))} at output position ` +
+        `Step ${step.index}: x = “${Lade.dom.cellText(run.text(step.input_token), 0)}” at output position ` +
         `${run.outputIndex(step.position)}. The block feeds ${W} guesses, ${w.rightFed} of them right for their positions; ` +
         `the model's outputs after them are the next guesses, ${w.rightNew} of ${W} right.`
       );
@@ -45,7 +45,7 @@ const LadeStepViews = (() => {
       `Step ${step.index}: the window holds ${plural(L, "level")} of ${W} guesses` +
       (L < N - 1 ? ` (warm-up: ${N - 1} levels make it full)` : "");
     return (
-      `${levels}; ${w.rightNew} of the ${W} new guesses are right.` +
+      `${levels}; ${w.rightNew} of the ${W} new guesses ${w.rightNew === 1 ? "is" : "are"} right.` +
       (w.full
         ? ` Each column, read down and then the new level, spells a ${N}-gram for the pool under its first token (${W} this step).`
         : "")
@@ -321,7 +321,7 @@ const LadeStepViews = (() => {
     const said =
       step.kind === "prefill"
         ? `The prompt gave ${plural(step.ngrams_added.length, "n-gram")}.`
-        : `Looking up x = ${JSON.stringify(run.text(x))} before the forward pass found ${plural(found, "candidate")}; then the step ` +
+        : `Looking up x = “${Lade.dom.cellText(run.text(x), 0)}” before the forward pass found ${plural(found, "candidate")}; then the step ` +
           `added ${plural(step.ngrams_added.length, "n-gram")} (${ADDED_FROM[/** @type {keyof typeof ADDED_FROM} */ (run.config.pool)] || ADDED_FROM.paper}; one already held counts again and moves to the front) ` +
           `and evicted ${step.ngrams_evicted.length}` +
           (held !== found ? `, so the key now holds ${held}.` : ".");

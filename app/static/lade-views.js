@@ -335,7 +335,9 @@ const LadeViews = (() => {
       {},
       frame(
         "The methods side by side",
-        muted(`Each lane's whole run on ${run.t.device} (a greedy step: ${fmt(1000 * base, 1)} ms here).`),
+        muted(
+          `Each lane's whole run on ${Lade.notes.deviceName(run)}, the prompt's prefill included (a greedy decoding step, the prefill left out: ${fmt(1000 * base, 1)} ms here).`,
+        ),
 
         scroller(
           "the methods side by side",

@@ -76,14 +76,15 @@ def save_batched(lm, curve: dict) -> str:
     return str(path)
 
 
-def lab_cpu_curves(root=None) -> dict:
+def lab_cpu_curves(root=None, here: bool = True) -> dict:
     """The CPU curves the lab draws, without a model: this machine's newest cached curves of the shipped model if
-    any (`root`: the cache folder, default the loader's), else the shipped ones. {"single": curve, "batched": curve
-    or None}, each labelled."""
+    any (`root`: the cache folder, default the loader's) and `here`, else the shipped ones, measured on the host the
+    gallery, the bench and the numerics were recorded on (what a page shows, whoever exports it). {"single": curve,
+    "batched": curve or None}, each labelled."""
     shipped = load_curve_file(curve_path("cpu"))
     model = shipped["model"] if shipped else None
     root = cache_dir() if root is None else root
-    here, here_batched = cached_curves(root, model), cached_curves(root, model, batched=True)
+    here, here_batched = (cached_curves(root, model), cached_curves(root, model, batched=True)) if here else ([], [])
     single = labelled(here[0], "measured here") if here else labelled(shipped, "shipped") if shipped else None
     batched_file = load_curve_file(BATCHED)
     batched = (

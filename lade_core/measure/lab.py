@@ -99,9 +99,10 @@ def bootstrap(steps) -> tuple[np.ndarray, np.ndarray]:
     return (len(first.accepted) + accepted[picks].sum(axis=1)) / len(steps), fed[picks].mean(axis=1)
 
 
-def run_target(run, device, model_size, a: Assumptions = ASSUME, bounds: Bounds = BOUNDS) -> Target:
-    """The target at the KV context the run's steps saw on average."""
-    return target(device, model_size, round(statistics.fmean(s.position for s in run.parallel.steps)), a, bounds)
+def run_target(run, device, model_size, a: Assumptions = ASSUME, bounds: Bounds = BOUNDS, here: bool = True) -> Target:
+    """The target at the KV context the run's steps saw on average (`here`: as `stepcost.target`)."""
+    context = round(statistics.fmean(s.position for s in run.parallel.steps))
+    return target(device, model_size, context, a, bounds, here)
 
 
 def predict_run(

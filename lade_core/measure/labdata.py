@@ -233,7 +233,7 @@ def lab_page_data(curves: dict | None = None) -> dict:
                 applies_to, status?, default, example_value, compares?, off_from_batch (the first batch at which the
                 example drafts nothing), rule, sources: [{url | repo + path, what}]}],
                 not_found})"""
-    curves = lab_cpu_curves() if curves is None else curves
+    curves = lab_cpu_curves(here=False) if curves is None else curves  # the measurement host's, whoever exports
     gpu = {acc.name: {m.size: {str(b): _gpu_curve(acc, m, b) for b in BATCHES} for m in MODELS} for acc in ACCELERATORS}
     return {
         "schema": SCHEMA_PAGE,
@@ -372,7 +372,7 @@ def lab_run_data(run) -> dict:
             m.size: _for_target(run, run_target(run, acc.name, m.size), BATCHES, DEVICES, setting, fed, band, draws)
             for m in MODELS
         }
-    cpu = run_target(run, "cpu", "135M")
+    cpu = run_target(run, "cpu", "135M", here=False)  # the host the page's runs and curves were measured on
     measured = [1] + [c["batch"] for c in (cpu.curves["batched"] or {"curves": []})["curves"] if c["batch"] > 1]
     out["cpu"] = {
         "135M": {
