@@ -54,6 +54,7 @@ def main() -> None:
             "middleware": [guard.middleware(demo, trust_proxy=args.trust_proxy, per_client=args.per_client)],
             # every run at one address (before Gradio's own)
             "routes": routes.routes(trust_proxy=args.trust_proxy, per_client=args.per_client),
+            "exception_handlers": routes.EXCEPTION_HANDLERS,  # a mistyped path gets a page, not raw JSON
         },
         **LAUNCH_OPTIONS,
     )

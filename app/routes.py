@@ -28,9 +28,12 @@ import json
 import re
 import threading
 import time
+from html import escape
 
+from fastapi.exception_handlers import http_exception_handler
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from lade_core.schema import SchemaError
@@ -113,6 +116,29 @@ def _gone(handle: str) -> JSONResponse:
         404,
         f"No run {handle!r} is held by this server (it may have been dropped to keep memory bounded): open it again.",
     )
+
+
+NOT_FOUND = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Not found · Lookahead Decoding Explorer</title>
+<style>body{{font:18px/1.5 system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem;color:#1f2937}}
+a{{color:#3730a3}}a:focus-visible{{outline:3px solid #3730a3;outline-offset:2px}}</style></head>
+<body><main><h1>There is nothing at this address</h1>
+<p>The Lookahead Decoding Explorer has no page at <code>{path}</code>.</p>
+<p><a href="{home}">Open the lesson</a>, or the explorer's gallery from there.</p></main></body></html>
+"""
+
+
+async def not_found(request: Request, exc: Exception) -> Response:
+    """A 404 a person reads (a mistyped path in a browser): a page with a title, a language and a way back; a
+    program (no text/html in Accept) gets the JSON it got before: every other case is FastAPI's own handler."""
+    if getattr(exc, "status_code", None) == 404 and "text/html" in request.headers.get("accept", ""):
+        home = str(request.scope.get("root_path", "")) + "/"
+        return HTMLResponse(NOT_FOUND.format(path=escape(request.url.path[:200]), home=escape(home)), 404)
+    return await http_exception_handler(request, exc)
+
+
+EXCEPTION_HANDLERS = {HTTPException: not_found}  # the app's keyword: FastAPI(exception_handlers=...)
 
 
 def routes(trust_proxy: int = 0, per_client: int = limits.PER_CLIENT) -> list[Route]:

@@ -118,6 +118,50 @@ def test_no_axe_violations_in_the_lab(chromium, server):
     page.close()
 
 
+def test_no_axe_violations_with_the_sidebar_open(chromium, server):
+    """With the sidebar open (its Run and Auto buttons, its settings), axe found white on Gradio's indigo 500
+    (4.46:1) on the primary buttons: none now."""
+    page = new_page(chromium, 1280, 800)
+    open_app(page, server + "?run=code-class", "s.run()")
+    page.click("#run-yourself")
+    page.wait_for_function("() => document.querySelector('#sidebar.open, .sidebar.open')")
+    drawn(page)
+    page.screenshot(path=str(SHOTS / "sidebar-open.png"))
+    assert run_axe(page, "sidebar-open") == []
+    # the selected choices and the Run button axe flagged after a race: not white on indigo 500 any more
+    indigo = page.evaluate(
+        "() => [...document.querySelectorAll('#sidebar *')].filter(e => getComputedStyle(e).backgroundColor"
+        " === 'rgb(99, 102, 241)').map(e => e.tagName + ' ' + (e.innerText || '').slice(0, 30))"
+    )
+    assert indigo == [], indigo
+    page.close()
+
+
+def test_a_mistyped_address_gets_a_page(chromium, server):
+    """A mistyped path answered raw JSON ({"detail": "Not Found"}) with no title or language. A browser now gets a
+    404 page with a title, a language, a heading and a way back, and no axe violation; a program asking for JSON
+    still gets JSON."""
+    import urllib.error
+    import urllib.request
+
+    page = new_page(chromium, 1280, 800)
+    response = page.goto(server + "no-such-chapter?x=<b>bold</b>")
+    assert response.status == 404
+    assert page.title().startswith("Not found") and page.get_attribute("html", "lang") == "en"
+    assert page.inner_text("h1") and page.locator("a[href]").count() >= 1
+    assert "/no-such-chapter" in page.inner_text("main") and page.locator("main b").count() == 0
+    assert run_axe(page, "not-found") == []
+    page.click("main a")
+    page.wait_for_function("() => window.ladeStage && window.ladeStage.run()")
+    page.close()
+    try:
+        urllib.request.urlopen(urllib.request.Request(server + "no-such-chapter", headers={"Accept": "*/*"}))
+    except urllib.error.HTTPError as err:
+        assert err.code == 404 and json.loads(err.read()) == {"detail": "Not Found"}
+    else:
+        raise AssertionError("a missing path answered 200")
+
+
 def test_no_axe_violations_in_the_html_export(chromium, tmp_path):
     path = tmp_path / "replay.html"
     path.write_text(render_html(gallery.load(LESSON), LESSON), encoding="utf-8")
