@@ -89,12 +89,33 @@ const LadeDom = (() => {
    * @param {boolean} [raw]
    */
   function tok(run, id, cls = "", limit = 10, raw = false) {
-    const text = run.text(id);
-    return h(
-      "span",
-      { class: `tk ${cls}`.trim(), title: `token ${id}: ${JSON.stringify(text)}` },
-      raw ? proseText(text) : cellText(text, limit),
+    const text = run.text(id),
+      shown = raw ? proseText(text) : cellText(text, limit);
+    // a token drawn with glyphs (␣ ↵ ⇥, a named character, cut short) is read out in words, not as symbol names
+    const words = shown === text ? {} : { role: "img", "aria-label": spoken(text) };
+    return h("span", { class: `tk ${cls}`.trim(), title: `token ${id}: ${JSON.stringify(text)}`, ...words }, shown);
+  }
+
+  /** A text as a screen reader should say it: whitespace and invisible characters in words ("space class",
+   * "newline 4 spaces def"), a space between two words left a space, "empty" for nothing. @param {string} text */
+  function spoken(text) {
+    if (!text) return "empty";
+    const named = text.replace(INVISIBLE, (c) =>
+      KEPT_IN_PROSE.has(c) ? c : ` character U+${(c.codePointAt(0) || 0).toString(16).toUpperCase()} `,
     );
+    const parts = named.match(/\r?\n|\t| +|\s|\S+/g) || [];
+    const word = (/** @type {string | undefined} */ p) => p !== undefined && /^\S/.test(p);
+    const out = [];
+    parts.forEach((p, i) => {
+      if (/^\r?\n$/.test(p)) out.push("newline");
+      else if (p === "\t") out.push("tab");
+      else if (/^ +$/.test(p)) {
+        if (!(p.length === 1 && word(parts[i - 1]) && word(parts[i + 1])))
+          out.push(p.length === 1 ? "space" : `${p.length} spaces`);
+      } else if (/^\s$/.test(p)) out.push("whitespace");
+      else out.push(p);
+    });
+    return out.join(" ");
   }
 
   /** @param {number} n @param {string} one @param {string} [many] */
@@ -165,6 +186,7 @@ const LadeDom = (() => {
     cellText,
     proseText,
     tok,
+    spoken,
     plural,
     fmt,
     pct,

@@ -654,11 +654,15 @@ const LadeStage = (() => {
           const run = this.run(),
             s = this.state;
           if (!run || s.mode === "lab") return;
-          const step = run.step(s.k),
-            n = run.numbers("parallel", s.k);
+          // the lane the page shows: a chapter that shows greedy alone (chapter 1) speaks of greedy
+          const ch = s.mode === "lesson" ? Lade.lesson.CHAPTERS[s.chapter - 1] : null,
+            lane = ch && ch.lanes && !ch.lanes.includes("parallel") ? ch.lanes[0] : "parallel";
+          const steps = run.lane(lane).steps,
+            step = steps.length ? steps[run.clock(lane, s.k)] : null,
+            n = run.numbers(lane, s.k);
           const got = step
-            ? `${run.laneName("parallel")} step ${step.index} accepted ${plural(step.accepted.length, "token")}: ` +
-              `${JSON.stringify(run.joined(step.accepted))}.`
+            ? `${run.laneName(lane)} step ${step.index} accepted ${plural(step.accepted.length, "token")}: ` +
+              `${Lade.dom.spoken(run.joined(step.accepted))}.`
             : "";
           this.liveRegion.textContent =
             `${stopped ? "Paused at" : "Step"} ${s.k} of ${run.lastStep()}. ${got} ` +

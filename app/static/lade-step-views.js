@@ -178,6 +178,7 @@ const LadeStepViews = (() => {
       h("th", { scope: "col" }, "output token #"),
       span.map((pos) => h("th", { scope: "col" }, String(run.outputIndex(pos)))),
     );
+    const last = steps[steps.length - 1];
     const rows = cells.flatMap(({ s, fresh, kept }) => [
       h(
         "tr",
@@ -188,7 +189,10 @@ const LadeStepViews = (() => {
           if (!c) return h("td", {});
           return h(
             "td",
-            { class: c.right ? "right" : "wrong", title: c.right ? "right guess" : "wrong guess" },
+            {
+              class: `${c.right ? "right" : "wrong"}${s === last ? " now" : ""}`,
+              title: c.right ? "right guess" : "wrong guess",
+            },
             h("b", { class: "icon", "aria-hidden": "true" }, c.right ? "✓" : "✗"),
             tok(run, c.token, "", 6),
             sr(c.right ? " right" : " wrong"),
@@ -210,6 +214,45 @@ const LadeStepViews = (() => {
         ),
       ),
     ]);
+    // to a screen reader, step by step: what each step guessed, where, whether right, and what it kept (the grid
+    // of mostly empty cells is for the eye)
+    const said = h(
+      "ul",
+      { class: "sr-only" },
+      cells.map(({ s, fresh, kept }) =>
+        h(
+          "li",
+          {},
+          `Step ${s.index} guessed `,
+          [...fresh.values()]
+            .sort((a, b) => a.pos - b.pos)
+            .map(
+              (c) =>
+                `#${run.outputIndex(c.pos)} ${Lade.dom.spoken(run.text(c.token))} (${c.right ? "right" : "wrong"})`,
+            )
+            .join(", "),
+          "; it kept ",
+          [...kept.entries()].map(([pos, t]) => `#${run.outputIndex(pos)} ${Lade.dom.spoken(run.text(t))}`).join(", "),
+          ".",
+        ),
+      ),
+    );
+    const box = scroller(
+      "trajectories of the last steps",
+      said,
+      h(
+        "table",
+        { class: "traj", "aria-hidden": "true" },
+        h("caption", { class: "sr-only" }, `New guesses and kept tokens of steps ${steps[0].index} to ${last.index}.`),
+        head,
+        rows,
+      ),
+    );
+    // the pane opens on the step the page talks about: its newest guesses in view, not the oldest positions
+    requestAnimationFrame(() => {
+      const now = /** @type {HTMLElement | null} */ (box.querySelector("td.now"));
+      if (now && box.scrollWidth > box.clientWidth) box.scrollLeft = Math.max(0, now.offsetLeft - 90);
+    });
     const tally = run.guessTally();
     return h(
       "div",
@@ -221,20 +264,7 @@ const LadeStepViews = (() => {
           `the tokens each step kept. Over this run ${tally.right} of its ${tally.made} new guesses (${Lade.dom.pct(tally.right / Math.max(tally.made, 1))}) `,
           "turned out right for their position: rare, and each is worth a token only if the pool hands it to verification in time.",
         ),
-        scroller(
-          "trajectories of the last steps",
-          h(
-            "table",
-            { class: "traj" },
-            h(
-              "caption",
-              { class: "sr-only" },
-              `New guesses and kept tokens of steps ${steps[0].index} to ${steps[steps.length - 1].index}.`,
-            ),
-            head,
-            rows,
-          ),
-        ),
+        box,
         h(
           "div",
           { class: "legend" },
