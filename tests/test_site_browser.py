@@ -331,3 +331,34 @@ def test_a_clicker_steps_an_embed_and_hands_back_to_the_slides(chromium, site):
     inner.wait_for_function("n => window.ladeStage.state.k === n + 1", arg=after)
     assert before <= after and page.errors == [] and page.foreign == []
     page.close()
+
+
+def test_link_or_embed_from_every_chapter_with_copy_buttons(chromium, site):
+    """The iframe code lived only at the bottom of the explorer, always `view=chain` (which shows column 0 of a 635
+    px window in a 960x540 frame), with no copy buttons; the lesson had none. Now every chapter and the explorer
+    offer "Link or embed": the page's address and an embed chosen by what (the chapter with its question, or any
+    view or group) and frame size, each with a Copy button, the code following the choice."""
+    page = site_page(chromium, site)
+    opened(page, site + "index.html?lesson=3", "document.querySelector('#lesson-text')")
+    at_chapter(page, 3)
+    page.click("summary:has-text('Link or embed this chapter')")
+    page.wait_for_selector("#embed-code")
+    assert page.inner_text("#page-link") == page.url
+    code = page.inner_text("#embed-code")
+    assert "lesson=3&amp;embed=1" in code or "lesson=3&embed=1" in code, code
+    assert 'width="960" height="540"' in code
+    page.select_option("#embed-size", "720x405")
+    assert 'width="720" height="405"' in page.inner_text("#embed-code")
+    assert page.locator(".share .copy").count() == 2
+    page.locator(".share .copy").nth(1).click()
+    page.wait_for_function("() => document.querySelectorAll('.share .copy')[1].textContent !== 'Copy'")
+    page.evaluate("window.ladeStage.mode('explorer')")
+    page.wait_for_selector("summary:has-text('Link or embed this view')")
+    if not page.locator("#embed-code").is_visible():
+        page.click("summary:has-text('Link or embed this view')")
+    page.wait_for_selector("#embed-code")
+    page.select_option("#embed-what", "mask-view")
+    code = page.inner_text("#embed-code")
+    assert "view=mask-view" in code and "embed=1" in code and "chain" not in code, code
+    assert page.errors == [] and page.foreign == []
+    page.close()

@@ -67,14 +67,27 @@ const LadeLayout = (() => {
       region(
         stage,
         "lesson-grid",
-        h("div", { class: "lesson-words" }, parts.head, parts.where, parts.text, parts.question, parts.nav),
+        h(
+          "div",
+          { class: "lesson-words" },
+          parts.head,
+          parts.where,
+          parts.text,
+          parts.question,
+          parts.nav,
+          shareBox(stage, "Link or embed this chapter"),
+        ),
         focus.length ? views : null,
       );
       stage.main.querySelector(":scope > .lesson-grid").classList.toggle("no-views", !focus.length);
     } else {
       const words = stage.main.querySelector(".lesson-words");
-      words.replaceChildren(...[parts.head, parts.where, parts.text, parts.question, parts.nav].filter(Boolean));
+      words.replaceChildren(
+        ...[parts.head, parts.where, parts.text, parts.question, parts.nav].filter(Boolean),
+        shareBox(stage, "Link or embed this chapter"),
+      );
     }
+    shareBody(stage, { run, state: s, boot: stage.boot, actions: stage.actions, standalone: stage.standalone });
     stage.drawViews(run, focus, parts.lanes);
   }
 
@@ -107,17 +120,6 @@ const LadeLayout = (() => {
           ),
         ),
       );
-      const shareBox = h(
-        "details",
-        {
-          class: "share",
-          open: s.share || null,
-          ontoggle: (/** @type {Event} */ ev) =>
-            stage.set({ share: /** @type {HTMLDetailsElement} */ (ev.target).open }),
-        },
-        h("summary", {}, "Link or embed this view"),
-        h("div", { class: "share-body" }),
-      );
       region(
         stage,
         "explorer",
@@ -126,15 +128,38 @@ const LadeLayout = (() => {
         stage.playbar,
         sections,
         h("div", { id: "honest-note" }, Lade.notes.honestNote(run, stage.boot)),
-        shareBox,
+        shareBox(stage, "Link or embed this view"),
       );
     }
     const raceBox = stage.main.querySelector(".race-box");
     if (s.live && s.current === s.live) fill(raceBox, Lade.page.race(run, s.liveStatus));
     else raceBox.replaceChildren();
-    const share = stage.main.querySelector(".share-body");
-    if (s.share && share) fill(share, Lade.page.share(ctx));
+    shareBody(stage, ctx);
     stage.drawViews(run, stage.boot.views.ids);
+  }
+
+  /** "Link or embed": the address and an embed's code, opened on demand (the state's `share`). @param {any} stage
+   * @param {string} label */
+  function shareBox(stage, label) {
+    return h(
+      "details",
+      {
+        class: "share",
+        open: stage.state.share || null,
+        ontoggle: (/** @type {Event} */ ev) => {
+          const open = /** @type {HTMLDetailsElement} */ (ev.target).open;
+          if (open !== stage.state.share) stage.set({ share: open });
+        },
+      },
+      h("summary", {}, label),
+      h("div", { class: "share-body" }),
+    );
+  }
+
+  /** @param {any} stage @param {PageContext} ctx */
+  function shareBody(stage, ctx) {
+    const body = stage.main.querySelector(".share-body");
+    if (stage.state.share && body) fill(body, Lade.page.share(ctx));
   }
 
   /** @param {any} stage @param {Run} run */

@@ -31,6 +31,7 @@ const LadePage = (() => {
   const EMBED_SIZES = [
     [720, 405],
     [960, 540],
+    [1280, 720],
   ];
 
   /** @param {PageContext} ctx */
@@ -230,29 +231,87 @@ const LadePage = (() => {
         pictures,
       ];
     }
-    const rows = [["This run at this step", links.url({ run: entry.name, step: state.k })]];
-    for (const [w, hgt] of EMBED_SIZES) {
-      const views = [...Object.keys(boot.views.groups), ...boot.views.ids];
-      rows.push([
-        `One view or group at ${w}×${hgt} (change view=…: ${views.join(", ")})`,
-        `<iframe src="${links.url({ run: entry.name, step: state.k, view: "chain", embed: 1 })}" width="${w}" height="${hgt}" style="border:0" loading="lazy" title="Lookahead decoding: ${entry.title}"></iframe>`,
-      ]);
-      rows.push([
-        `This chapter of the lesson at ${w}×${hgt}`,
-        `<iframe src="${links.url({ lesson: state.chapter || 1, embed: 1 })}" width="${w}" height="${hgt}" style="border:0" loading="lazy" title="Lookahead decoding lesson"></iframe>`,
-      ]);
-    }
+    // what to embed (this chapter, or one view or group of this run at this step) in which frame, and its code
+    const lessonOn = state.mode === "lesson";
+    const choices = [
+      ...(lessonOn ? [["chapter", `chapter ${state.chapter}, with its question`]] : []),
+      ...Object.keys(boot.views.groups).map((g) => [g, `the ${g} group`]),
+      ...boot.views.ids.map((id) => [id, id]),
+    ];
+    const what = h(
+      "select",
+      { id: "embed-what", "aria-label": "what to embed" },
+      choices.map(([v, label], i) => h("option", { value: v, selected: i === 0 }, label)),
+    );
+    const size = h(
+      "select",
+      { id: "embed-size", "aria-label": "frame size" },
+      EMBED_SIZES.map(([w, hgt], i) => h("option", { value: `${w}x${hgt}`, selected: i === 1 }, `${w} × ${hgt}`)),
+    );
+    const code = h("pre", { class: "snippet", id: "embed-code", tabindex: 0 });
+    const link = h("pre", { class: "snippet", id: "page-link", tabindex: 0 }, links.url(links.write(state), true));
+    const write = () => {
+      const [w, hgt] = size.value.split("x");
+      const src =
+        what.value === "chapter"
+          ? links.url({ lesson: state.chapter, embed: 1 })
+          : links.url({ run: entry.name, step: state.k, view: what.value, embed: 1 });
+      code.textContent = `<iframe src="${src}" width="${w}" height="${hgt}" style="border:0" loading="lazy" title="Lookahead decoding: ${what.value === "chapter" ? `lesson, chapter ${state.chapter}` : entry.title}"></iframe>`;
+    };
+    what.addEventListener("change", write);
+    size.addEventListener("change", write);
+    write();
     return [
-      rows.map(([title, code]) =>
+      h(
+        "div",
+        { class: "snippet-row" },
+        h("p", { class: "muted" }, "The address of what is on screen ", copy(link)),
+        link,
+      ),
+      h(
+        "div",
+        { class: "snippet-row" },
         h(
-          "div",
-          { class: "snippet-row" },
-          h("p", { class: "muted" }, title),
-          h("pre", { class: "snippet", tabindex: 0 }, code),
+          "p",
+          { class: "muted" },
+          h("label", {}, "Embed ", what),
+          " ",
+          h("label", {}, "in a frame of ", size),
+          " ",
+          copy(code),
         ),
+        code,
       ),
       pictures,
     ];
+  }
+
+  /** A button that copies the text of `source` and says so. @param {HTMLElement} source */
+  function copy(source) {
+    const button = h("button", { type: "button", class: "small copy" }, "Copy");
+    button.addEventListener("click", () => {
+      const done = (/** @type {string} */ word) => {
+        button.textContent = word;
+        window.setTimeout(() => (button.textContent = "Copy"), 2000);
+      };
+      const text = source.textContent || "";
+      if (navigator.clipboard && window.isSecureContext)
+        navigator.clipboard.writeText(text).then(
+          () => done("Copied"),
+          () => done("Select and copy"),
+        );
+      else {
+        const range = document.createRange();
+        range.selectNodeContents(source);
+        const sel = window.getSelection();
+        if (sel) {
+          sel.removeAllRanges();
+          sel.addRange(range);
+        }
+        done("Selected: press Ctrl+C");
+      }
+    });
+    return button;
   }
 
   // -- links -----------------------------------------------------------------------------------------------------

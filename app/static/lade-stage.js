@@ -300,8 +300,14 @@ const LadeStage = (() => {
     /** Copy the address of what is on screen (the chapter and step, or the run, step and mode), and say it. */
     copyLink() {
       const url = Lade.page.links.url(Lade.page.links.write(this.state), true);
+      // a gallery run is always there; a live or opened run only while the server still holds it (its store keeps
+      // the runs it used most recently, app/store.py)
+      const held =
+        this.state.current && !this.boot.gallery.some((g) => g.name === this.state.current)
+          ? " It opens this run while the server still holds it (it keeps the runs it used most recently, not for good): download the trace to keep it."
+          : "";
       const said = (/** @type {boolean} */ ok) =>
-        this.set({ notice: ok ? `Link copied: ${url}` : `Copy this link: ${url}` });
+        this.set({ notice: `${ok ? "Link copied" : "Copy this link"}: ${url}${held}` });
       if (navigator.clipboard && window.isSecureContext)
         navigator.clipboard.writeText(url).then(
           () => said(true),
