@@ -635,10 +635,6 @@ RULES = {
         "test",
         lambda run, s: s.kind == "jacobi" and any(right(run, fed_guesses(s))),
     ),
-    "the first full-window step where at least 2 new guesses are right": (
-        "test",
-        lambda run, s: full_window(run, s) and sum(right(run, new_guesses(s))) >= 2,
-    ),
     "the first full-window step where a new guess is right": (
         "test",
         lambda run, s: full_window(run, s) and any(right(run, new_guesses(s))),

@@ -104,7 +104,7 @@ def shows_facts_here(n: int, role: str, run) -> bool:
 @pytest.mark.parametrize("name", NAMES)
 def test_every_chapter_lands_where_its_rules_say_and_states_true_facts(chromium, exports, name):
     """Every chapter opened on the run lands on the step its stated rules choose (and says so when it had to use
-    a later rule); where the app can show the chapter on such a run, its facts are the trace's, none missing, and
+    a later rule; never on the lesson's own run for the chapter); where the app can show the chapter on such a run, its facts are the trace's, none missing, and
     its question's answer is the trace's, the reveal moving to the step asked about."""
     run = gallery.load(name)
     page = chromium.new_page(viewport={"width": 1280, "height": 800})
@@ -118,6 +118,9 @@ def test_every_chapter_lands_where_its_rules_say_and_states_true_facts(chromium,
     for n, chapter in enumerate(chapters, start=1):
         title, chapter_rules = chapter["title"], chapter["rules"]
         want, used = landing(chapter_rules, run)
+        # on the run the lesson itself opens the chapter with, its first rule holds (chapter 3 once apologised there,
+        # "this run has no such step", on the first page a class sees)
+        assert name != gallery.by_role(chapter["role"]) or used == 0, (n, chapter_rules)
         open_chapter(page, n)
         text = page.locator("#lesson-text")
         assert (int(text.get_attribute("data-start")), int(text.get_attribute("data-step"))) == (want, want), (
@@ -156,3 +159,4 @@ def test_every_chapter_lands_where_its_rules_say_and_states_true_facts(chromium,
         page.screenshot(path=str(SHOTS / "lesson-rules-last-chapter.png"))
     assert errors == []
     page.close()
+

@@ -362,3 +362,38 @@ def test_link_or_embed_from_every_chapter_with_copy_buttons(chromium, site):
     assert "view=mask-view" in code and "embed=1" in code and "chain" not in code, code
     assert page.errors == [] and page.foreign == []
     page.close()
+
+
+PRINTED = """() => {
+  const shown = (e) => { const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0
+    && getComputedStyle(e).visibility !== 'hidden'; };
+  return {
+    controls: [...document.querySelectorAll('button:not(.term), select, input, .playbar')].filter(shown)
+      .map(e => e.tagName + '#' + e.id + ' ' + (e.textContent || '').trim().slice(0, 20)),
+    clipped: [...document.querySelectorAll('.lade-stage .scroll, .lade-stage .view')].filter(shown)
+      .filter(e => e.scrollWidth > e.clientWidth + 2).map(e => (e.id || e.className) + ' ' + e.scrollWidth + '>' + e.clientWidth),
+    closed: document.querySelectorAll('#lesson-text details:not([open])').length,
+    views: [...document.querySelectorAll('.lesson-focus')].filter(shown).length,
+  };
+}"""
+
+
+@pytest.mark.parametrize("chapter", [3, 7])
+def test_a_chapter_prints_as_a_handout(chromium, site, chapter):
+    """A chapter printed as the screen: buttons, menus and clipped views over two pages. Printed now: its words
+    (closed <details> opened), its views as drawn at this step and whole, and no control; a PDF of it is written
+    to out/screenshots/ to look at."""
+    page = site_page(chromium, site, 1000, 800)
+    opened(page, site + f"index.html?lesson={chapter}", "document.querySelector('#lesson-text')")
+    at_chapter(page, chapter)
+    page.evaluate("() => window.dispatchEvent(new Event('beforeprint'))")
+    page.emulate_media(media="print")
+    page.wait_for_timeout(300)
+    got = page.evaluate(PRINTED)
+    assert got["controls"] == [] and got["clipped"] == [] and got["closed"] == 0 and got["views"] >= 1, got
+    page.pdf(path=str(SHOTS / f"print-chapter{chapter}.pdf"), print_background=True)
+    page.emulate_media(media="screen")
+    page.evaluate("() => window.dispatchEvent(new Event('afterprint'))")
+    assert page.evaluate("document.querySelectorAll('#lesson-text details[open]').length") == 0
+    assert page.errors == [] and page.foreign == []
+    page.close()

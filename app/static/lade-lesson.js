@@ -242,10 +242,6 @@ const LadeLesson = (() => {
       focus: ["window-view", "trajectory-view"],
       start: [
         {
-          rule: "the first full-window step where at least 2 new guesses are right",
-          test: (run, s) => full(run, s) && run.window(s).rightNew >= 2,
-        },
-        {
           rule: "the first full-window step where a new guess is right",
           test: (run, s) => full(run, s) && run.window(s).rightNew >= 1,
         },

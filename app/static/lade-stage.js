@@ -69,6 +69,30 @@ const LadeStage = (() => {
       this.views = {};
       this.build();
       document.addEventListener("keydown", (ev) => this.onKey(ev));
+      // a printed page shows what a closed <details> holds (the chapter's secondary words), then closes them again
+      // and a wide grid (the trajectories, a wide window) is shrunk to a printed page's width (about 700 px of A4 or
+      // Letter at 96 dpi) rather than cut off
+      /** @type {HTMLDetailsElement[]} */
+      let opened = [];
+      /** @type {HTMLElement[]} */
+      let shrunk = [];
+      const PRINTED_WIDTH = 700;
+      window.addEventListener("beforeprint", () => {
+        opened = [...this.root.querySelectorAll("details:not([open]):not(.share)")].map((d) => {
+          /** @type {HTMLDetailsElement} */ (d).open = true;
+          return /** @type {HTMLDetailsElement} */ (d);
+        });
+        shrunk = [...this.root.querySelectorAll(".scroll > *")]
+          .map((el) => /** @type {HTMLElement} */ (el))
+          .filter((el) => el.scrollWidth > PRINTED_WIDTH);
+        for (const el of shrunk) el.style.setProperty("zoom", String(PRINTED_WIDTH / el.scrollWidth));
+      });
+      window.addEventListener("afterprint", () => {
+        for (const d of opened) d.open = false;
+        for (const el of shrunk) el.style.removeProperty("zoom");
+        opened = [];
+        shrunk = [];
+      });
       this.actions = {
         go: (/** @type {number} */ k) => this.go(k),
         chapter: (/** @type {number} */ n, /** @type {string | undefined} */ how) => {
