@@ -104,8 +104,9 @@ def shows_facts_here(n: int, role: str, run) -> bool:
 @pytest.mark.parametrize("name", NAMES)
 def test_every_chapter_lands_where_its_rules_say_and_states_true_facts(chromium, exports, name):
     """Every chapter opened on the run lands on the step its stated rules choose (and says so when it had to use
-    a later rule; never on the lesson's own run for the chapter); where the app can show the chapter on such a run, its facts are the trace's, none missing, and
-    its question's answer is the trace's, the reveal moving to the step asked about."""
+    a later rule; never on the lesson's own run for the chapter); where the app can show the chapter on such a
+    run, its facts are the trace's, none missing, and its question's answer is the trace's, the reveal moving to
+    the step asked about."""
     run = gallery.load(name)
     page = chromium.new_page(viewport={"width": 1280, "height": 800})
     page.set_default_timeout(20_000)
@@ -159,4 +160,3 @@ def test_every_chapter_lands_where_its_rules_say_and_states_true_facts(chromium,
         page.screenshot(path=str(SHOTS / "lesson-rules-last-chapter.png"))
     assert errors == []
     page.close()
-

@@ -371,7 +371,8 @@ PRINTED = """() => {
     controls: [...document.querySelectorAll('button:not(.term), select, input, .playbar')].filter(shown)
       .map(e => e.tagName + '#' + e.id + ' ' + (e.textContent || '').trim().slice(0, 20)),
     clipped: [...document.querySelectorAll('.lade-stage .scroll, .lade-stage .view')].filter(shown)
-      .filter(e => e.scrollWidth > e.clientWidth + 2).map(e => (e.id || e.className) + ' ' + e.scrollWidth + '>' + e.clientWidth),
+      .filter(e => e.scrollWidth > e.clientWidth + 2)
+      .map(e => (e.id || e.className) + ' ' + e.scrollWidth + '>' + e.clientWidth),
     closed: document.querySelectorAll('#lesson-text details:not([open])').length,
     views: [...document.querySelectorAll('.lesson-focus')].filter(shown).length,
   };
