@@ -96,6 +96,16 @@ def _sidebar() -> dict:
             label=f"Prompt (at most {limits.MAX_PROMPT_CHARS:,} characters)",
             elem_id="prompt",
         )
+        # Run sits with the prompt (it was 1,457 px down, under twelve settings), and says what a race costs
+        with gr.Row():
+            c["run"] = gr.Button("Run", variant="primary", elem_id="run")
+            c["stop"] = gr.Button("Stop", elem_id="stop")
+        gr.Markdown(
+            "The lanes take turns on this server's one engine: a race takes about as long as its lanes added "
+            "together, after any run ahead of it in the queue (its place in the queue shows on the page once you "
+            "press Run).",
+            elem_id="run-wait",
+        )
         prompts = load_prompts()
         gr.Examples(
             [[p["prompt"]] for p in prompts],
@@ -153,10 +163,7 @@ def _sidebar() -> dict:
             label="Methods raced against greedy decoding (1 to 3; the first is drawn step by step)",
             elem_id="race-lanes",
         )
-        with gr.Row():
-            c["auto"] = gr.Button("Auto W, N, G", elem_id="auto", scale=0, min_width=110)
-            c["run"] = gr.Button("Run", variant="primary", elem_id="run")
-            c["stop"] = gr.Button("Stop", elem_id="stop")
+        c["auto"] = gr.Button("Auto W, N, G", elem_id="auto", scale=0, min_width=110)
         gr.Markdown("### Open a run")
         c["gallery"] = gr.Dropdown(
             [(e["title"], e["name"]) for e in gallery.listing()],

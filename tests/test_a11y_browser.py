@@ -120,7 +120,7 @@ def test_no_axe_violations_in_the_lab(chromium, server):
 
 def test_no_axe_violations_with_the_sidebar_open(chromium, server):
     """With the sidebar open (its Run and Auto buttons, its settings), axe found white on Gradio's indigo 500
-    (4.46:1) on the primary buttons: none now."""
+    (4.46:1) on the primary buttons: none now. Run sits right under the prompt."""
     page = new_page(chromium, 1280, 800)
     open_app(page, server + "?run=code-class", "s.run()")
     page.click("#run-yourself")
@@ -134,6 +134,10 @@ def test_no_axe_violations_with_the_sidebar_open(chromium, server):
         " === 'rgb(99, 102, 241)').map(e => e.tagName + ' ' + (e.innerText || '').slice(0, 30))"
     )
     assert indigo == [], indigo
+    # Run sits with the prompt (it was 1,457 px down the sidebar, under twelve settings), with what a race costs
+    prompt, run = page.locator("#prompt").bounding_box(), page.locator("#run").bounding_box()
+    assert 0 < run["y"] - (prompt["y"] + prompt["height"]) < 120, (prompt, run)
+    assert "take turns" in page.inner_text("#run-wait")
     page.close()
 
 
