@@ -398,3 +398,30 @@ def test_a_chapter_prints_as_a_handout(chromium, site, chapter):
     assert page.evaluate("document.querySelectorAll('#lesson-text details[open]').length") == 0
     assert page.errors == [] and page.foreign == []
     page.close()
+
+
+def test_on_a_phone_tips_stay_on_screen_and_targets_are_big_enough(chromium, site):
+    """At 390 px a glossary tip ran off screen and stayed open, and the chapter pills were 28x21 px. Now every tip
+    opened by a tap lies inside the window and closes on a tap elsewhere, and every chapter pill is at least 24 px
+    each way."""
+    page = site_page(chromium, site, 390, 844)
+    opened(page, site + "index.html?lesson=6", "document.querySelector('#lesson-text .term')")
+    at_chapter(page, 6)
+    pills = page.eval_on_selector_all(".chapters .pill", "els => els.map(e => e.getBoundingClientRect().height)")
+    assert pills and min(pills) >= 24, pills
+    terms = page.locator("#lesson-text button.term")
+    assert terms.count() >= 2
+    for i in range(terms.count()):
+        terms.nth(i).scroll_into_view_if_needed()
+        terms.nth(i).click()
+        page.wait_for_timeout(50)
+        box = page.evaluate(
+            "i => { const r = document.querySelectorAll('#lesson-text .term-tip')[i].getBoundingClientRect();"
+            " return [r.left, r.right, innerWidth]; }",
+            i,
+        )
+        assert box[0] >= 0 and box[1] <= box[2], (i, box)
+        page.mouse.click(5, 5)  # a tap elsewhere
+        assert page.locator("#lesson-text .term.open").count() == 0
+    assert page.errors == [] and page.foreign == []
+    page.close()

@@ -66,8 +66,28 @@ const LadeNotes = (() => {
     button.addEventListener("keydown", (/** @type {KeyboardEvent} */ ev) => {
       if (ev.key === "Escape") button.classList.remove("open");
     });
-    return h("span", { class: "term-box" }, button, tip);
+    const box = h("span", { class: "term-box" }, button, tip);
+    for (const ev of ["mouseenter", "focusin", "click"])
+      box.addEventListener(ev, () => requestAnimationFrame(() => place(tip)));
+    return box;
   }
+
+  /** Keep a shown tip inside the window (a term near the right edge of a phone's screen put it off screen).
+   * @param {HTMLElement} tip */
+  function place(tip) {
+    tip.style.removeProperty("left");
+    const r = tip.getBoundingClientRect();
+    if (!r.width) return;
+    const over = r.right - (window.innerWidth - 8);
+    if (over > 0) tip.style.left = `${-Math.min(over, r.left - 8)}px`;
+  }
+
+  // a tip opened by a tap closes on a tap anywhere else
+  document.addEventListener("click", (ev) => {
+    const inside = ev.target instanceof Element ? ev.target.closest(".term-box") : null;
+    for (const open of document.querySelectorAll(".term.open"))
+      if (!inside || !inside.contains(open)) open.classList.remove("open");
+  });
 
   /** The device a run was recorded on, in words ("cpu" is "the CPU"). @param {Run} run */
   function deviceName(run) {
