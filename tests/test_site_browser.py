@@ -402,8 +402,8 @@ def test_a_chapter_prints_as_a_handout(chromium, site, chapter):
 
 def test_on_a_phone_tips_stay_on_screen_and_targets_are_big_enough(chromium, site):
     """At 390 px a glossary tip ran off screen and stayed open, and the chapter pills were 28x21 px. Now every tip
-    opened by a tap lies inside the window and closes on a tap elsewhere, and every chapter pill is at least 24 px
-    each way."""
+    opened by a tap lies inside the window and closes on a tap elsewhere, every chapter pill is at least 24 px each
+    way, and a box that scrolls sideways says so while it holds more than it shows."""
     page = site_page(chromium, site, 390, 844)
     opened(page, site + "index.html?lesson=6", "document.querySelector('#lesson-text .term')")
     at_chapter(page, 6)
@@ -423,5 +423,17 @@ def test_on_a_phone_tips_stay_on_screen_and_targets_are_big_enough(chromium, sit
         assert box[0] >= 0 and box[1] <= box[2], (i, box)
         page.mouse.click(5, 5)  # a tap elsewhere
         assert page.locator("#lesson-text .term.open").count() == 0
+    # a view that holds more than a phone shows says so in words (chapter 3's window showed column 0 of 7 with no
+    # sign); one that fits shows no cue
+    for chapter in (3, 6):
+        page.evaluate("n => window.ladeStage.chapter(n, 'none')", chapter)
+        at_chapter(page, chapter)
+        page.wait_for_timeout(200)
+        boxes = page.evaluate(
+            "() => [...document.querySelectorAll('.lade-stage .scroll')].filter(b => b.offsetParent !== null)"
+            ".map(b => [b.scrollWidth > b.clientWidth + 2, !b.querySelector(':scope > .scroll-hint').hidden])"
+        )
+        assert boxes and any(more for more, _ in boxes), (chapter, boxes)
+        assert all(more == cue for more, cue in boxes), (chapter, boxes)
     assert page.errors == [] and page.foreign == []
     page.close()

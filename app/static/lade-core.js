@@ -162,9 +162,18 @@ const LadeDom = (() => {
     return value;
   }
 
-  /** A box that scrolls sideways, reachable and scrollable from the keyboard. @param {string} label @param {...any} children */
-  const scroller = (label, ...children) =>
-    h("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": label }, ...children);
+  /** A box that scrolls sideways, reachable and scrollable from the keyboard; while it holds more than it shows,
+   * a cue in words says so (a phone clipped views with no sign). @param {string} label @param {...any} children */
+  function scroller(label, ...children) {
+    const hint = h("span", { class: "scroll-hint", "aria-hidden": "true", hidden: true }, "⇆ scroll sideways for more");
+    const box = h("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": label }, hint, ...children);
+    const check = () => {
+      hint.hidden = box.scrollWidth <= box.clientWidth + 2;
+    };
+    requestAnimationFrame(check);
+    if (typeof ResizeObserver !== "undefined") new ResizeObserver(check).observe(box);
+    return box;
+  }
 
   /** Text only screen readers read. @param {...any} children */
   const sr = (...children) => h("span", { class: "sr-only" }, ...children);
