@@ -487,8 +487,8 @@ def _race(run, key: str = "") -> dict:
     # the fastest, "each of its steps took C x as long as a greedy step". `key` prefixes every name.
     lanes = list(run.all_lanes)
     out = {f"tps_{lane_kind(lane)}": len(lane.run.tokens) / len(lane.run.steps) for lane in lanes}
-    for lane in lanes:  # "the paper's lookahead (W = 4, N = 3, G = 4) wrote ..."
-        if lane.method == "lookahead":
+    for lane in lanes:  # "lookahead (W = 4, N = 3, G = 4) wrote ..." (in the first race; the second runs the same)
+        if lane.method == "lookahead" and not key:
             out.update(W=lane.config.window, N=lane.config.ngram, G=lane.config.guess)
     if run.sampling.temperature == 0 and all(lane.run.tokens == run.baseline.tokens for lane in lanes):
         out["identical_lanes"] = len(lanes) + 1

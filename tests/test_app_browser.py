@@ -336,6 +336,10 @@ def test_a_live_race_advances_both_lanes_and_ends_with_a_result(chromium, model_
         assert abs(lane["width"] - 100 * lane["tokens"] / written) < 0.11
     assert prompt.split()[0] in page.inner_text(".run-title") and "live" not in page.inner_text(".run-title").lower()
     page.screenshot(path=str(SHOTS / "live-race-finished.png"))
+    # a state axe had not walked: after a live race, the sidebar open (white on indigo 500 was found here)
+    from test_a11y_browser import run_axe
+
+    assert run_axe(page, "after-live-race-sidebar-open") == []
     page.select_option("#gallery-menu", "code-fib-W7N4G7")
     page.wait_for_function("() => window.ladeStage.state.current === 'code-fib-W7N4G7'")
     assert page.locator(".race-box .race").count() == 0

@@ -75,7 +75,7 @@ const LadeLayout = (() => {
           parts.text,
           parts.question,
           parts.nav,
-          shareBox(stage, "Link or embed this chapter"),
+          shareBox(stage, "Link or embed this chapter"), // on a phone, after the views (lade.css)
         ),
         focus.length ? views : null,
       );

@@ -118,7 +118,7 @@ const LadeLessonExtras = (() => {
       );
     }
     const paper = paperFigures(lab, ctx.boot.paper, fact);
-    if (paper) out.push(P(...paper));
+    if (paper) out.push(Lade.lesson.More("What the paper measured, by data set and devices", P(...paper)));
     if (gpu && lab) {
       const pts = lab.tokens.map((t, i) => [t, gpu.mid[i], gpu.low[i], gpu.high[i]]);
       const chart = [
@@ -324,10 +324,7 @@ const LadeLessonExtras = (() => {
     }
     const pools = new Set(la.map((l) => config(l.id).pool));
     if (pools.size === 1 && pools.has("paper")) {
-      return (
-        "Lookahead needs neither: its guesses come from the model itself (this race's lookahead keeps only its " +
-        "window's n-grams, the paper's method)."
-      );
+      return "Lookahead needs neither: its guesses come from the model itself (here its window's n-grams only, as in the paper).";
     }
     return (
       "Lookahead needs neither: its guesses come from the model itself and from n-grams of the text it has read (this " +
@@ -432,15 +429,11 @@ const LadeLessonExtras = (() => {
     const why =
       fastest.length && !fastest.includes(fewest)
         ? [
-            ` Fewer steps did not make ${fewest.word} the fastest: on the CPU it ran on each of its steps took `,
+            ` ${fewest.word[0].toUpperCase()}${fewest.word.slice(1)}'s fewer steps each took `,
             fact(`${key}fewest_cost`, fmt(fewest.cost)),
-            "x as long as a greedy step, ",
+            "x a greedy step's time, ",
             fewest.forward >= 0.9 * fewest.cost
-              ? [
-                  "nearly all of it its wider forward pass (",
-                  fact(`${key}fewest_forward`, fmt(fewest.forward)),
-                  "x a greedy forward).",
-                ]
+              ? ["nearly all of it its wider forward pass (", fact(`${key}fewest_forward`, fmt(fewest.forward)), "x)."]
               : [
                   "its forward pass ",
                   fact(`${key}fewest_forward`, fmt(fewest.forward)),
@@ -454,7 +447,7 @@ const LadeLessonExtras = (() => {
         others.map((l, i) => [
           i ? (i === others.length - 1 ? " and " : ", ") : "",
           l.word,
-          l.setting
+          l.setting && !key // the second race runs the same setting: said once
             ? [
                 " (W = ",
                 fact(`${key}W`, l.setting.window),
@@ -469,7 +462,7 @@ const LadeLessonExtras = (() => {
           fact(`${key}tps_${l.kind}`, fmt(l.compression)),
           " tokens per step",
         ]),
-        ", against 1 for greedy decoding. ",
+        ", against 1 for greedy. ",
         race.identical
           ? ["All ", fact(`${key}identical_lanes`, race.identical), " texts are identical to greedy's."]
           : "",
@@ -513,9 +506,7 @@ const LadeLessonExtras = (() => {
         ),
         ...raceWords(
           raceOf(run),
-          [
-            `Here one prompt, whose answer copies code it was given, was raced on one clock on ${Lade.notes.deviceName(run)}: `,
-          ],
+          [`Raced on one clock on ${Lade.notes.deviceName(run)}, on a prompt whose answer copies code it was given: `],
           "",
           fact,
           P,
@@ -554,9 +545,9 @@ const LadeLessonExtras = (() => {
           ...raceWords(
             raceOfSummary(second),
             [
-              "A second prompt, whose answer is new text (“",
+              "Raced the same way on a prompt whose answer is new text (“",
               Lade.dom.proseText(second.prompt),
-              "”), was raced the same way (",
+              "”, ",
               h("a", { href: Lade.page.links.url({ run: second.name }) }, "open that race"),
               "): ",
             ],

@@ -156,7 +156,7 @@ const LadeStage = (() => {
       this.keysHint = h(
         "p",
         { class: "keys muted" },
-        "Keys: ← → step, Home / End first / last step, Space play or pause (not in a field), PageDown / PageUp a clicker's next and back.",
+        "Keys: ← → step, Home / End first / last, Space play (not in a field), PageDown / PageUp a clicker's next / back.",
       );
       this.notice = h("p", { class: "notice", role: "status", hidden: true });
       this.liveRegion = h("p", { class: "sr-only", "aria-live": "polite", id: "lade-live" });
