@@ -115,16 +115,20 @@ def test_pictures_of_the_views(chromium, server):
 
 
 def test_the_share_panel_offers_links_and_slide_sized_iframes(chromium, server):
-    """ "Link or embed this view" gives the run's link at the step shown and iframe code at 720x405 and 960x540
-    for a view and for the chapter; each link opens what it says."""
+    """ "Link or embed this view" gives the page's address at the step shown and iframe code for the view or group
+    chosen, at 720x405, 960x540 and 1280x720; the chapter's own panel embeds the chapter (tests/test_site_browser.py
+    walks it)."""
     page = explorer(chromium, server, "?run=code-fib&step=7", sidebar=False)
     page.locator("details.share summary").click()
     page.wait_for_selector("details.share pre.snippet")
-    snippets = page.locator("details.share pre.snippet").all_inner_texts()
-    assert any(s.endswith("?run=code-fib-W7N4G7&step=7") for s in snippets), snippets
-    for w, h in ((720, 405), (960, 540)):
-        assert any(f'width="{w}" height="{h}"' in s and "embed=1" in s and "view=" in s for s in snippets), (w, h)
-        assert any(f'width="{w}" height="{h}"' in s and "lesson=" in s for s in snippets), (w, h)
+    assert page.inner_text("#page-link").endswith("?run=code-fib-W7N4G7&step=7"), page.inner_text("#page-link")
+    for w, h in ((720, 405), (960, 540), (1280, 720)):
+        page.select_option("#embed-size", f"{w}x{h}")
+        for view in ("outputs", "mask-view"):
+            page.select_option("#embed-what", view)
+            code = page.inner_text("#embed-code")
+            assert f'width="{w}" height="{h}"' in code and "embed=1" in code and f"view={view}" in code, code
+            assert "step=7" in code, code
     page.close()
 
 
