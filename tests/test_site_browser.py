@@ -437,3 +437,25 @@ def test_on_a_phone_tips_stay_on_screen_and_targets_are_big_enough(chromium, sit
         assert all(more == cue for more, cue in boxes), (chapter, boxes)
     assert page.errors == [] and page.foreign == []
     page.close()
+
+
+def test_on_your_run_only_where_it_is_and_a_slide_states_its_step(chromium, site):
+    """ "On your run: ..." showed under chapters that read another run (chapter 2's Jacobi run, chapter 6's race)
+    after "Open the lesson on this run". It shows only where the chapter reads the reader's run. And a chapter
+    embed condenses the chapter to the paragraph about the step on screen (chapter 3's slide showed the relabelling
+    aside instead)."""
+    page = site_page(chromium, site)
+    opened(page, site + "index.html?run=code-fib&step=5", "s.state.mode === 'explorer'")
+    page.evaluate("window.ladeStage.actions.teach()")
+    at_chapter(page, 1)
+    assert "On your run" in page.inner_text(".lesson-nav")
+    for chapter, own in ((2, False), (3, True), (6, False)):
+        page.evaluate("n => window.ladeStage.chapter(n, 'none')", chapter)
+        at_chapter(page, chapter)
+        assert ("On your run" in page.inner_text(".lesson-nav")) == own, chapter
+    opened(page, site + "index.html?lesson=3&embed=1", "s.state.embed")
+    kept = page.locator(".embed-words #lesson-text p")
+    assert kept.count() == 1
+    assert kept.locator('.fact[data-fact="step"]').inner_text() == str(page.evaluate("window.ladeStage.state.k"))
+    assert page.errors == [] and page.foreign == []
+    page.close()

@@ -145,7 +145,8 @@ const LadeLessonView = (() => {
             "Try it yourself ↗",
           )
         : h("button", { id: "lesson-try", onclick: () => ctx.actions.explore() }, "Try it yourself →"),
-      state.own ? h("span", { class: "muted" }, ` On your run: ${run.title}.`) : null,
+      // only where the chapter reads the reader's run (chapters 2 and 6 read their own race or Jacobi run)
+      state.own && run.handle === state.own ? h("span", { class: "muted" }, ` On your run: ${run.title}.`) : null,
     );
     return { head, where, text, question: question(ctx, ch), nav, focus: ch.focus, lanes: ch.lanes || null };
   }
@@ -154,7 +155,11 @@ const LadeLessonView = (() => {
   function brief(ctx) {
     const parts = view(ctx),
       paragraphs = [...parts.text.querySelectorAll("p")];
-    const keep = paragraphs.find((p) => p.querySelector(".fact")) || paragraphs[0];
+    // the paragraph about the step on screen, else the first that states a fact
+    const keep =
+      paragraphs.find((p) => p.querySelector('.fact[data-fact="step"]')) ||
+      paragraphs.find((p) => p.querySelector(".fact")) ||
+      paragraphs[0];
     fill(parts.text, keep || "");
     return parts;
   }
