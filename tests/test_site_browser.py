@@ -459,3 +459,37 @@ def test_on_your_run_only_where_it_is_and_a_slide_states_its_step(chromium, site
     assert kept.locator('.fact[data-fact="step"]').inner_text() == str(page.evaluate("window.ladeStage.state.k"))
     assert page.errors == [] and page.foreign == []
     page.close()
+
+
+SIZES = """sel => { const out = []; for (const el of document.querySelectorAll(sel)) {
+  const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  while (walk.nextNode()) { const p = walk.currentNode.parentElement;
+    if (!walk.currentNode.data.trim() || !p.offsetParent || p.closest('.sr-only, .term-tip')) continue;
+    out.push(parseFloat(getComputedStyle(p).fontSize) * (p.currentCSSZoom || 1)); } }
+  out.sort((a, b) => a - b); return out; }"""
+
+
+def test_presenter_mode_is_readable_from_the_back_row(chromium, site):
+    """Slides were unreadable from the back row (median text 12.5 px). The Present button (or `?present=1`, kept in
+    the address from chapter to chapter) shows the stage at about 24 px body text on a 1920x1080 projector: the
+    chapter's words, its title and its views' captions; pressed again, the page is as it was."""
+    page = site_page(chromium, site, 1920, 1080)
+    opened(page, site + "index.html?lesson=3&present=1", "document.querySelector('#lesson-text')")
+    at_chapter(page, 3)
+    words = page.evaluate(SIZES, "#lesson-text")
+    median = words[len(words) // 2]
+    assert median >= 24, words
+    assert page.evaluate(SIZES, "#lesson-title")[0] >= 24
+    captions = page.evaluate(SIZES, ".lesson-focus .muted")
+    assert captions and captions[len(captions) // 2] >= 18, captions
+    assert page.get_attribute("#present", "aria-pressed") == "true"
+    page.evaluate("window.ladeStage.actions.chapter(4)")
+    at_chapter(page, 4)
+    assert "present=1" in page.url, page.url
+    page.screenshot(path=str(SHOTS / "present-1920-chapter4.png"))
+    page.click("#present")
+    page.wait_for_function("() => !document.body.classList.contains('lade-present')")
+    words = page.evaluate(SIZES, "#lesson-text")
+    assert words[len(words) // 2] < 20 and "present=1" not in page.url, (words, page.url)
+    assert page.errors == [] and page.foreign == []
+    page.close()

@@ -321,7 +321,7 @@ const LadePage = (() => {
     DEVICE = /^[a-z0-9-]{1,24}$/,
     SIZE = /^\d{1,4}(?:\.\d{1,2})?[MB]$/;
   /** The address's keys this page reads and writes; any other (a host's own) is kept as it is. */
-  const KEYS = ["lesson", "run", "step", "view", "embed", "mode", "device", "size", "batch", "devices"];
+  const KEYS = ["lesson", "run", "step", "view", "embed", "mode", "device", "size", "batch", "devices", "present"];
   /** A value from the address for a notice: printable, no markup characters, at most 40. @param {string} value */
   const shown = (value) => {
     const chars = [...String(value)]
@@ -348,10 +348,10 @@ const LadePage = (() => {
      */
     write(state) {
       /** @type {Record<string, number>} */
-      const embed = state.embed ? { embed: 1 } : {};
+      const embed = state.embed ? { embed: 1 } : state.present ? { present: 1 } : {};
       if (state.mode === "lesson") return { lesson: state.chapter, step: state.k, ...embed };
       if (!state.current) return { mode: state.mode };
-      const at = { run: state.current, step: state.k };
+      const at = { run: state.current, step: state.k, ...(state.embed ? {} : embed) };
       if (state.mode === "lab") {
         const { device, size, batch, devices } = state.lab;
         return { ...at, mode: "lab", device, size, batch, devices };
@@ -375,6 +375,7 @@ const LadePage = (() => {
         };
       const names = boot.gallery.map((g) => g.name);
       const embed = ["1", "true", "yes"].includes((q.get("embed") || "").toLowerCase());
+      const present = !embed && ["1", "true", "yes"].includes((q.get("present") || "").toLowerCase());
       const lesson = q.get("lesson"),
         wanted = q.get("run"),
         step = q.get("step"),
@@ -382,7 +383,8 @@ const LadePage = (() => {
       if (lesson !== null) {
         const text = lesson.trim(),
           at = step !== null && STEP.test(step.trim()) ? +step.trim() : null;
-        if (STEP.test(text) && +text >= 1 && +text <= chapters) return { lesson: +text, step: at, embed, notice: "" };
+        if (STEP.test(text) && +text >= 1 && +text <= chapters)
+          return { lesson: +text, step: at, embed, present, notice: "" };
         return {
           lesson: 1,
           embed,
@@ -424,6 +426,7 @@ const LadePage = (() => {
         step: number,
         view: run ? v : null,
         embed: embed && !!run,
+        present,
         notice: notices.join(" "),
         ...(run && (mode === "lab" || mode === "explorer") ? { mode, lab } : {}),
       };

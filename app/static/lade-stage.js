@@ -27,6 +27,7 @@ const LadeStage = (() => {
     live: null,
     liveStatus: "",
     share: false,
+    present: false,
     lab: { device: "h100", size: "7B", devices: 1, batch: 1 },
   });
 
@@ -158,6 +159,11 @@ const LadeStage = (() => {
         { class: "keys muted" },
         "Keys: ← → step, Home / End first / last, Space play (not in a field), PageDown / PageUp a clicker's next / back.",
       );
+      this.presentButton = h(
+        "button",
+        { type: "button", id: "present", class: "small", "aria-pressed": "false", onclick: () => this.present() },
+        "Present",
+      );
       this.notice = h("p", { class: "notice", role: "status", hidden: true });
       this.liveRegion = h("p", { class: "sr-only", "aria-live": "polite", id: "lade-live" });
       this.main = h("div", { id: "lade-main", class: "stage-main", tabindex: -1, role: "tabpanel" });
@@ -228,6 +234,7 @@ const LadeStage = (() => {
                 { type: "button", id: "copy-link", class: "small", onclick: () => this.copyLink() },
                 "Copy link",
               ),
+          this.presentButton,
           this.keysHint,
         ),
         this.notice,
@@ -319,6 +326,15 @@ const LadeStage = (() => {
       } catch {
         // an address the page may not write (a sandboxed frame): the state stays, unaddressed
       }
+    }
+
+    /** Presenter mode on or off: large type for a projector, and the whole screen where the browser allows it. */
+    present() {
+      const on = !this.state.present;
+      this.set({ present: on });
+      const doc = document.documentElement;
+      if (on && doc.requestFullscreen && !document.fullscreenElement) doc.requestFullscreen().catch(() => {});
+      if (!on && document.fullscreenElement && document.exitFullscreen) document.exitFullscreen().catch(() => {});
     }
 
     /** Copy the address of what is on screen (the chapter and step, or the run, step and mode), and say it. */
@@ -582,6 +598,10 @@ const LadeStage = (() => {
         run = this.run();
       this.renders += 1;
       document.body.dataset.ladeMode = s.embed ? "embed" : s.mode;
+      // presenter mode: everything larger for a projector (body text about 24 px on a 1920-wide screen)
+      document.body.classList.toggle("lade-present", s.present && !s.embed);
+      this.frame.style.setProperty("--present-zoom", String(Math.max(1, Math.min(2.2, window.innerWidth / 1100))));
+      this.presentButton.setAttribute("aria-pressed", s.present ? "true" : "false");
       this.root.dataset.mode = s.mode;
       this.frame.classList.toggle("embedded", !!s.embed);
       for (const b of this.tabs.querySelectorAll("[role=tab]")) {
@@ -782,6 +802,7 @@ const LadeStage = (() => {
   async function follow(stage, fallback) {
     const link = Lade.page.links.read(location.search, stage.boot, Lade.lesson.CHAPTERS.length);
     if (link.notice) stage.set({ notice: link.notice });
+    if (link.present) stage.set({ present: true });
     if (link.lesson) {
       await stage.chapter(link.lesson, "none", { embed: link.embed ? { lesson: true } : null });
       if (typeof link.step === "number") stage.go(link.step);

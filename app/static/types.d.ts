@@ -127,6 +127,7 @@ interface State {
   live: string | null;
   liveStatus: string;
   share: boolean;
+  present: boolean;
   lab: LabInputs;
 }
 interface Link {
@@ -136,6 +137,7 @@ interface Link {
   lesson?: number;
   mode?: Mode;
   lab?: Partial<LabInputs>;
+  present?: boolean;
   embed: boolean;
   notice: string;
 }
