@@ -507,3 +507,34 @@ def test_a_finished_race_is_judged_by_the_one_noise_rule(chromium, exports, name
     else:
         first = "Lookahead" if lookahead < greedy else "Greedy"
         assert name == "code-csv-W31N5G31" and f"{first} finished first" in banner, banner
+
+
+# A live run pulled whole twice under one handle (the race ended between two pulls): the second is a new object.
+PULLED_TWICE = """async () => {
+    const run = window.ladeStage.run(), first = { trace: run.t, derived: run.d };
+    const second = JSON.parse(JSON.stringify(first));
+    second.trace.title = 'the race as it ended';
+    let pulls = 0;
+    const host = document.createElement('div');
+    document.body.appendChild(host);
+    const source = { kind: 'server', load: async () => ({ payload: JSON.parse(JSON.stringify(pulls++ ? second : first)) }) };
+    const stage = new Lade.stage.Stage(host, { boot: window.ladeStage.boot, source });
+    await stage.apply(JSON.stringify({ live: 'live-x', status: 'Live race: step 1.', n: 1 }));
+    await new Promise(r => setTimeout(r, 100));
+    const before = host.querySelector('.run-title').textContent;
+    await stage.apply(JSON.stringify({ live: 'live-x', status: 'Live race: done.', n: 2 }));
+    await new Promise(r => setTimeout(r, 100));
+    const after = host.querySelector('.run-title').textContent;
+    host.remove();
+    return [before, after, pulls];
+}"""
+
+
+def test_a_live_run_pulled_whole_again_is_drawn_afresh(chromium, exports):
+    """The live run's header stayed at "1 token in 1 step" after the run ended: the page pulled the finished run
+    whole, a new object at the same version number as the one drawn, and kept the old header. Now a run that is a
+    new object is drawn afresh."""
+    page = open_export(chromium, exports["code-class-W7N4G7"])
+    before, after, pulls = page.evaluate(PULLED_TWICE)
+    page.close()
+    assert pulls == 2 and before != after and after.startswith("the race as it ended"), (before, after)

@@ -100,10 +100,12 @@ const LadeLayout = (() => {
       !before.embed &&
       before.current === s.current &&
       stage.main.querySelector(":scope > .explorer") &&
+      stage.shownRun === run && // a live run pulled whole again is a new object at version 0: draw it afresh
       stage.shownVersion === run.version;
     stage.playbar.classList.remove("compact");
     if (!again) {
       stage.shownVersion = run.version;
+      stage.shownRun = run;
       for (const id of Object.keys(stage.views)) stage.views[id].classList.remove("lesson-focus");
       const sections = Lade.page.SECTIONS.map((sec) =>
         h(
