@@ -517,7 +517,8 @@ PULLED_TWICE = """async () => {
     let pulls = 0;
     const host = document.createElement('div');
     document.body.appendChild(host);
-    const source = { kind: 'server', load: async () => ({ payload: JSON.parse(JSON.stringify(pulls++ ? second : first)) }) };
+    const copy = (p) => JSON.parse(JSON.stringify(p));
+    const source = { kind: 'server', load: async () => ({ payload: copy(pulls++ ? second : first) }) };
     const stage = new Lade.stage.Stage(host, { boot: window.ladeStage.boot, source });
     await stage.apply(JSON.stringify({ live: 'live-x', status: 'Live race: step 1.', n: 1 }));
     await new Promise(r => setTimeout(r, 100));
