@@ -384,7 +384,6 @@ def page_facts(page_lab: dict) -> dict:
     out.update(scenarios(page_lab))
     single, _ = cpu_files(page_lab)
     if single is not None:
-        out["cpu_threads"] = single.get("threads") or 1
         out["cpu_one_token_ms"] = 1000 * single["greedy_s"]
     return out
 

@@ -93,7 +93,7 @@ const LadeLab = (() => {
           : "A model's prediction, not a measurement";
     const measured = batch > 1 && page.cpu.batched ? page.cpu.batched : page.cpu.single; // the curve this batch reads
     const where = cpu
-      ? [`On ${name} (`, h("span", { class: "source" }, `${measured.source}: ${measured.machine_description}`), ")"]
+      ? [`On ${name} (`, h("span", { class: "source" }, measured.machine_description), ")"]
       : pred.fits_in_memory === false
         ? ["With its weights read once per step from several ", cite("devices", name), "s in a pipeline,"]
         : [
@@ -616,10 +616,9 @@ const LadeLab = (() => {
             "p",
             { class: "muted" },
             "The measurement host's CPU curve: ",
-            h("span", { class: "source" }, `${cpu.source}, ${cpu.machine_description}; ${cpu.model}, ${cpu.dtype}`),
-            ", ",
-            fact("cpu_threads", cpu.threads || 1),
-            ` ${(cpu.threads || 1) === 1 ? "thread" : "threads"}; a one-token forward took `,
+            // the machine's description names its threads and where the curve comes from (calibrate.labelled)
+            h("span", { class: "source" }, `${cpu.machine_description}; ${cpu.model}, ${cpu.dtype}`),
+            "; a one-token forward took ",
             fact("cpu_one_token_ms", fmt(cpu.one_token_ms, 1)),
             " ms.",
           )
