@@ -539,3 +539,35 @@ def test_a_live_run_pulled_whole_again_is_drawn_afresh(chromium, exports):
     before, after, pulls = page.evaluate(PULLED_TWICE)
     page.close()
     assert pulls == 2 and before != after and after.startswith("the race as it ended"), (before, after)
+
+
+def test_a_race_of_four_sets_each_lane_against_the_next(chromium, tmp_path):
+    """A race of four (the lesson's relatives race, handed over as a finished live race): each method against
+    greedy, then the finishing order lane by lane, each against the next, "about together" inside the band and by
+    how much outside it."""
+    from lesson_facts import lane_kind, noise_band, seconds
+
+    from lade_core.config import METHOD_NAMES
+
+    name = gallery.by_role("race")
+    run = gallery.load(name)
+    path = tmp_path / "race.html"
+    path.write_text(render_html(run, name), encoding="utf-8")
+    page = open_export(chromium, path)
+    banner = page.evaluate(LIVE_BANNER)
+    page.close()
+    band = noise_band(run)
+    times = sorted(
+        [(METHOD_NAMES[lane_kind(lane)], sum(map(seconds, lane.run.steps))) for lane in run.all_lanes]
+        + [("greedy", sum(map(seconds, run.baseline.steps)))],
+        key=lambda x: x[1],
+    )
+    for i, ((ahead, t0), (nxt, t1)) in enumerate(zip(times, times[1:])):
+        who = ahead[0].upper() + ahead[1:] if i == 0 else ahead
+        said = (
+            f"{who} and {nxt} finished about together"
+            if t1 <= band * t0
+            else f"{who} finished {'first, ' if i == 0 else ''}{t1 - t0:.2f} s"
+        )
+        assert said in banner, (said, banner)
+    assert banner.count("greedy's speed") == len(times) - 1, banner

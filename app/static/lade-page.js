@@ -186,14 +186,24 @@ const LadePage = (() => {
     const band = words(Lade.lessonExtras.bandWords(sp.band, (_name, value) => String(value)));
     const vsGreedy = lanes
       .filter((l) => sp.lanes[l.id])
-      .map((l) => `${l.name} ran at ${fmt(sp.lanes[l.id].speedup)}x greedy's speed (${sp.lanes[l.id].verdict})`)
+      .map(
+        (l, i) =>
+          `${i ? l.word : l.name} ran at ${fmt(sp.lanes[l.id].speedup)}x greedy's speed (${sp.lanes[l.id].verdict})`,
+      )
       .join("; ");
-    const tied = second.time <= sp.band.ratio * first.time;
+    // the finishing order, each lane against the next: "about together" inside the band, else by how much
+    const pairs = lanes.slice(1).map((next, i) => {
+      const ahead = lanes[i],
+        apart = next.time - ahead.time;
+      const name = i === 0 ? ahead.name : ahead.word;
+      return next.time <= sp.band.ratio * ahead.time
+        ? `${name} and ${next.word} finished about together, ${fmt(apart)} s apart`
+        : `${name} finished ${i === 0 ? "first, " : ""}${fmt(apart)} s (${pct(apart / Math.max(next.time, 1e-9))}) before ${next.word}`;
+    });
+    const anyTie = lanes.slice(1).some((next, i) => next.time <= sp.band.ratio * lanes[i].time);
     return (
-      `Finished. ${vsGreedy}. ` +
-      (tied
-        ? `${first.name} and ${second.word} finished about together on the machine that ran them, ${fmt(gap)} s apart: ${band}. `
-        : `${first.name} finished first, ${fmt(gap)} s (${pct(gap / Math.max(second.time, 1e-9))}) before ${second.word} on the machine that ran them. `) +
+      `Finished. ${vsGreedy}. On the machine that ran them: ${pairs.join("; ")}` +
+      (anyTie ? `: ${band}. ` : ". ") +
       same
     );
   }
