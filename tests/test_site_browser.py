@@ -233,6 +233,17 @@ def test_the_lab_says_what_fits_and_why_lookahead_stops_paying(chromium, site):
     even = page.inner_text("#lab-break-even")
     assert "is still memory-bound" in even and "past the crossover and compute-bound" in even, even
     assert "compute-bound without them" not in page.inner_text(".lab-text")
+    # the servers' example batches on the batch chart: no two labels overlap, none runs past the chart
+    labels = page.evaluate(
+        "() => { const svg = [...document.querySelectorAll('.lab-text svg.chart')].find(s => /batch/.test("
+        "s.getAttribute('aria-label'))); const box = svg.getBoundingClientRect();"
+        " return [[box.left, box.right], [...svg.querySelectorAll('text')].filter(t => /example/.test(t.textContent))"
+        ".map(t => { const r = t.getBoundingClientRect(); return [r.left, r.right, r.top, r.bottom]; })]; }"
+    )
+    (lo, hi), boxes = labels
+    assert len(boxes) >= 3 and all(lo - 1 <= b[0] and b[1] <= hi + 1 for b in boxes), labels
+    apart = lambda a, b: a[1] <= b[0] or b[1] <= a[0] or a[3] <= b[2] or b[3] <= a[2]  # noqa: E731
+    assert all(apart(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :]), boxes
     servers = page.inner_text("#lab-thresholds")
     for batch in (4, 129, 8):
         assert f"drafts nothing from batch {batch} on" in servers, servers
