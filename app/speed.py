@@ -75,7 +75,8 @@ def own_spread(run: RunTrace) -> dict | None:
 def band(run: RunTrace | None = None) -> dict:
     """{"ratio": the band (1.17 means 17%), "parts": each measured spread with its source}: the spreads on file, and
     `run`'s own when a run is judged."""
-    parts = [*_measured(), *filter(None, [own_spread(run) if run is not None else None])]
+    own = own_spread(run) if run is not None else None
+    parts = [*_measured(), *([own] if own else [])]
     return {"ratio": max((p["ratio"] for p in parts), default=1.0), "parts": parts}
 
 

@@ -138,6 +138,22 @@ def pool_after(run: RunTrace, k: int) -> dict[int, list]:
     return {}
 
 
+@lru_cache(maxsize=1)
+def spreads_on_file() -> tuple[float, tuple[float, ...]]:
+    """(the bench's largest ratio between two greedy runs of one prompt, the gallery's greedy mean step times of the
+    prompt whose runs differ most), read from the files once."""
+    from lade_core import parse_run
+    from lade_core.paths import BENCH, RUNS
+
+    bench = json.loads((BENCH / "adaptive-vs-auto.json").read_text())["summary"]["greedy_noise_max"]
+    by_prompt: dict[str, list[float]] = {}
+    for path in sorted(RUNS.glob("*.json")):
+        recorded = parse_run(path.read_bytes())
+        by_prompt.setdefault(recorded.prompt, []).append(mean_seconds(recorded.baseline))
+    widest = max((v for v in by_prompt.values() if len(v) > 1), key=lambda v: max(v) / min(v))
+    return bench, tuple(widest)
+
+
 def noise_spreads(run: RunTrace | None = None) -> dict:
     """The spreads the noise band is taken from, read from the files: the bench's two greedy runs of each prompt
     (its recorded maximum ratio) and, among the gallery's runs of one prompt, the widest ratio of greedy's mean step
@@ -146,15 +162,7 @@ def noise_spreads(run: RunTrace | None = None) -> dict:
     mean step time of the first half of its decoding steps against the second half's): where that is wider, "this run's
     own greedy steps differed by up to B% between its first and second half, more than greedy runs of one prompt
     here have differed by up to M% (...)"."""
-    from lade_core import parse_run
-    from lade_core.paths import BENCH, RUNS
-
-    bench = json.loads((BENCH / "adaptive-vs-auto.json").read_text())["summary"]["greedy_noise_max"]
-    by_prompt: dict[str, list[float]] = {}
-    for path in sorted(RUNS.glob("*.json")):
-        run = parse_run(path.read_bytes())
-        by_prompt.setdefault(run.prompt, []).append(mean_seconds(run.baseline))
-    widest = max((v for v in by_prompt.values() if len(v) > 1), key=lambda v: max(v) / min(v))
+    bench, widest = spreads_on_file()
     on_file = max(bench, max(widest) / min(widest))
     percent = lambda r: f"{int(100 * (r - 1) + 0.5)}%"  # noqa: E731
     out = {

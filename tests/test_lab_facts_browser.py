@@ -6,20 +6,18 @@ the lab's prose stands outside a fact, a definition or a citation of its registe
 
 Each run is opened once as a single-file page (no server, no model) and the lab shown at a handful of selections: a
 GPU at batch 1, a larger batch, several simulated devices, the CPU's measured curve (alone and batched), and a model
-that does not fit one device. The HTML export (`render_html`) boots without the lab's page data (`boot.lab` is null
-there: its lab says "This page carries no lab data"), so the page is put together here as `render_html` does, with
-the boot's `lab` the Gradio page and the static site carry (`boot.lab_data()`).
+that does not fit one device. The HTML export carries no lab data by default; here `render_html` is given the
+lab's page data the Gradio page and the static site carry (`boot.lab_data()`).
 """
 
 import pytest
 from lab_facts import disagreements, lab_facts
 from lesson_facts import assert_every_number_read
+from test_renderer_browser import open_export
 
 from app import gallery
-from app.render.assets import boot_tag, script_json
-from app.render.boot import boot_data, lab_data
-from app.render.export import page as html_page
-from app.render.payload import payload
+from app.render.boot import lab_data
+from app.render.export import render_html
 
 NAMES = gallery.names()
 SELECTIONS = [
@@ -36,31 +34,13 @@ CHOSEN = """() => ['#lab-device', '#lab-size', '#lab-batch', '#lab-devices']
   .map(s => document.querySelector(s).value)"""
 
 
-def lab_export(name: str, lab: dict) -> str:
-    """`render_html`'s page for a gallery run, its boot carrying the lab's page data."""
-    run = gallery.load(name)
-    boot = {
-        **boot_data("inline", lab=lab),
-        "gallery": [e for e in gallery.listing() if e["name"] == name],
-        "lesson": {},
-        "step": None,
-    }
-    data = f'<script type="application/json" id="lade-run">{script_json(payload(run))}</script>\n'
-    mount = (
-        "<script>const data = JSON.parse(document.getElementById('lade-run').textContent);"
-        f"window.Lade.stage.mountStandalone(document.getElementById('lade-host'), data, {script_json(name)});"
-        "</script>\n"
-    )
-    return html_page(run.title or name, boot_tag(boot) + "\n", data + mount)
-
-
 @pytest.fixture(scope="module")
 def exports(tmp_path_factory):
     folder = tmp_path_factory.mktemp("lab-exports")
     lab, paths = lab_data(), {}
     for name in NAMES:
         paths[name] = folder / f"{name}.html"
-        paths[name].write_text(lab_export(name, lab), encoding="utf-8")
+        paths[name].write_text(render_html(gallery.load(name), name, lab=lab), encoding="utf-8")
     return paths
 
 
@@ -76,12 +56,7 @@ def shown_facts(page) -> dict:
 @pytest.mark.parametrize("name", NAMES)
 def test_every_lab_fact_is_the_definitions(chromium, exports, name):
     run = gallery.load(name)
-    page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(exports[name].as_uri())
-    page.wait_for_function("() => window.ladeStage && window.ladeStage.run()")
+    page = open_export(chromium, exports[name])
     page.evaluate("window.ladeStage.mode('lab')")
     page.wait_for_selector("#lab-prediction")
     page_lab = page.evaluate("() => window.ladeStage.boot.lab")
@@ -100,6 +75,7 @@ def test_every_lab_fact_is_the_definitions(chromium, exports, name):
         # the page shows the selection the reading assumed (a batch it does not offer falls back to 1)
         assert chosen[2] == str(want.get("batch", 1)) and chosen[3] == str(want.get("devices", 1)), (sel, chosen)
         found += [(sel, *d) for d in disagreements(shown, want)]
+    errors = page.errors
     page.close()
     assert errors == []
     assert found == [], "\n".join(f"{s}: {fact}: shown {a!r}, reading {b!r}" for s, fact, a, b in found)

@@ -37,12 +37,13 @@ def page(title: str, head_extra: str, body: str, csp: str = CSP) -> str:
     )
 
 
-def render_html(run: RunTrace, name: str | None = None, step: int | None = None) -> str:
-    """The whole self-contained page for `run`, opening at `step` (None: the run's opening step)."""
+def render_html(run: RunTrace, name: str | None = None, step: int | None = None, lab: dict | None = None) -> str:
+    """The whole self-contained page for `run`, opening at `step` (None: the run's opening step); `lab`: the speed
+    lab's page data to carry (`boot.lab_data()`; the replay carries none)."""
     handle = name or run.title or "run"
     entry = gallery.entry(handle)
     listing = [e for e in gallery.listing() if e["name"] == handle] if entry else []
-    boot = {**boot_data("inline"), "gallery": listing, "lesson": {}, "step": step}
+    boot = {**boot_data("inline", lab=lab), "gallery": listing, "lesson": {}, "step": step}
     data = f'<script type="application/json" id="lade-run">{script_json(payload(run))}</script>\n'
     mount = (
         "<script>const data = JSON.parse(document.getElementById('lade-run').textContent);"

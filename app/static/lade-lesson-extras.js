@@ -16,9 +16,8 @@ const LadeLessonExtras = (() => {
       percent = (/** @type {number} */ r) => `${Math.round(100 * (r - 1))}%`;
     const gallery = parts.find((p) => p.ms),
       onFile = parts.filter((p) => p.source !== "this run");
-    const own = parts.find(
-      (p) => p.source === "this run" && p.ratio >= band.ratio && onFile.every((q) => q.ratio < p.ratio),
-    );
+    // the run's own drift, where it is wider than every spread on file (it set the band)
+    const own = parts.find((p) => p.source === "this run" && onFile.every((q) => q.ratio < p.ratio));
     const measured = [
       "greedy runs of one prompt here have differed by up to ",
       fact(own ? "noise_measured" : "noise_band", percent(Math.max(1, ...onFile.map((p) => p.ratio)))),

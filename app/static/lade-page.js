@@ -174,7 +174,6 @@ const LadePage = (() => {
       .map((l) => ({ id: l.id, name: run.laneName(l.id), word: run.laneWord(l.id), time: run.time(l.id) }));
     lanes.sort((a, b) => a.time - b.time);
     const [first, second] = lanes;
-    const gap = second ? second.time - first.time : 0;
     const same = run.greedy
       ? run.lanes().every((l) => l.run.tokens.join() === run.t.baseline.tokens.join())
         ? "The texts are identical, token for token."
@@ -192,18 +191,18 @@ const LadePage = (() => {
       )
       .join("; ");
     // the finishing order, each lane against the next: "about together" inside the band, else by how much
+    const tied = lanes.slice(1).map((next, i) => next.time <= sp.band.ratio * lanes[i].time);
     const pairs = lanes.slice(1).map((next, i) => {
       const ahead = lanes[i],
         apart = next.time - ahead.time;
       const name = i === 0 ? ahead.name : ahead.word;
-      return next.time <= sp.band.ratio * ahead.time
+      return tied[i]
         ? `${name} and ${next.word} finished about together, ${fmt(apart)} s apart`
         : `${name} finished ${i === 0 ? "first, " : ""}${fmt(apart)} s (${pct(apart / Math.max(next.time, 1e-9))}) before ${next.word}`;
     });
-    const anyTie = lanes.slice(1).some((next, i) => next.time <= sp.band.ratio * lanes[i].time);
     return (
       `Finished. ${vsGreedy}. On the machine that ran them: ${pairs.join("; ")}` +
-      (anyTie ? `: ${band}. ` : ". ") +
+      (tied.includes(true) ? `: ${band}. ` : ". ") +
       same
     );
   }

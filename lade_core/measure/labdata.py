@@ -316,16 +316,19 @@ def _for_target(run, t, batches, devices, setting: dict, fed: float, band: list,
     if fits and len(fitting) < len(batches):
         by_batch, batches = by_batch[: len(fitting)], fitting
     even = break_even_batch(setting, fed, run.parallel.compression, band, t)
+
     # where a forward at the run's own context turns compute-bound, per sequence (the sentence beside the bound)
-    gpu = getattr(t.device, "name", t.device) != "cpu"  # a CPU's curve is measured: no modelled crossover
-    per_sequence = [crossover_tokens(t.device, t.model, t.context, t.assumptions, b) if gpu else None for b in batches]
-    crossover = [None if x is None else math.floor(x * b + 0.5) for x, b in zip(per_sequence, batches)]
+    def per_forward(b: int) -> int | None:
+        x = crossover_tokens(t.device, t.model, t.context, t.assumptions, b)
+        return None if x is None else math.floor(x * b + 0.5)
+
+    crossover = [per_forward(b) for b in batches] if t.device != "cpu" else None  # a CPU's curve is measured
     return {
         "devices": devices,
         "by_devices": _series(by_devices, False),
         "batches": list(batches),
         "by_batch": _series(by_batch, True),
-        "crossover_tokens": crossover if gpu else None,
+        "crossover_tokens": crossover,
         "fits_in_memory": fits,
         "fits_in_memory_up_to_batch": max(fitting, default=None),
         "notes": [n for n in alone["note"].split("; ") if n],
