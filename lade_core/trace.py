@@ -39,7 +39,7 @@ MAX_TEXT = 100_000  # characters of a prompt
 MAX_LANES = 2  # lanes beside the main one: a race is the baseline and up to three methods
 # A speculative method's steps are of its method's kind (DRAFT_KINDS: "pld", "early-exit", "draft").
 STEP_KINDS = ("prefill", "autoregressive", "warmup", "lookahead", "jacobi", *DRAFT_KINDS)
-STOP_REASONS = ("eos", "length", "cancelled", "running")  # running: a live run so far
+STOP_REASONS = ("eos", "length", "cancelled", "budget", "running")  # budget: a public run out of time; running: so far
 
 Ids = tuple[int, ...]
 _TOKENS = schema.spec(max_len=MAX_WINDOW + 1)  # a level, a candidate, an n-gram, a step's tokens

@@ -207,7 +207,7 @@ export interface MethodRun {
    * @maxItems 100000
    */
   steps: StepTrace[];
-  stop_reason: "eos" | "length" | "cancelled" | "running";
+  stop_reason: "eos" | "length" | "cancelled" | "budget" | "running";
   /**
    * @maxItems 1000000
    */
