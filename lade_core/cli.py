@@ -13,9 +13,10 @@ import json
 import shlex
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
-from .cli_options import decoding_args, describe, model_args, settings, with_step_cost
+from .cli_options import check_parallel, decoding_args, describe, devices_arg, model_args, settings, with_step_cost
 from .config import METHODS, POOL_POLICIES, ConfigError, LookaheadConfig
 from .errors import ModelLoadError
 from .paths import fresh
@@ -35,11 +36,35 @@ def _prompt(args) -> str:
 def _load(args):
     prompt = _prompt(args) if hasattr(args, "prompt") else None
     made = None if args.auto else settings(args)  # bad settings fail before the model loads (and torch)
+    if getattr(args, "devices", 1) != 1:
+        check_parallel(args, *(made or settings(argparse.Namespace(**{**vars(args), "auto": False})))[:2])
     from .checkpoint import load_model
 
     lm = load_model(args.model, args.device, args.dtype, cpu_kernels=args.cpu_kernels)
     spec, sampling, choice = made or settings(args, lm)
     return prompt, lm, with_step_cost(spec, lm), sampling, choice
+
+
+def _parallel(args, lm, spec, prompt_ids):
+    """The method's run with Lookahead Parallelism over `args.devices` ranks (`parallel.py`)."""
+    from .parallel import Job, run_job
+
+    job = Job(args.model, str(lm.device), args.dtype, args.cpu_kernels, (tuple(prompt_ids),), (spec.config,), 0)
+    return run_job(replace(job, max_new_tokens=args.max_new_tokens), args.devices)[0]
+
+
+def _ranks(run) -> str:
+    """What each rank of a Lookahead Parallelism run fed and sent, per step on average."""
+    steps = [s for s in run.steps if s.ranks]
+    if not steps:
+        return ""
+    lines = []
+    for r in range(len(steps[0].ranks)):
+        fed = sum(s.ranks[r].fed for s in steps) / len(steps)
+        sent = sum(s.ranks[r].sent for s in steps) / len(steps)
+        lines.append(f"  rank {r}: {fed:.1f} tokens fed, {sent:,.0f} bytes sent per step")
+    one = sum(s.n_input for s in steps) / len(steps)
+    return f"per step over {len(steps)} steps ({one:.1f} tokens on one device):\n" + "\n".join(lines) + "\n"
 
 
 def cmd_generate(args) -> int:
@@ -64,7 +89,12 @@ def cmd_generate(args) -> int:
         out.flush()
         state["text"] = text
 
-    la = decode(lm, prompt_ids, spec, args.max_new_tokens, sampling, on_step)
+    if args.devices > 1:
+        la = _parallel(args, lm, spec, prompt_ids)
+        for step in la.steps:
+            on_step(step)
+    else:
+        la = decode(lm, prompt_ids, spec, args.max_new_tokens, sampling, on_step)
     out.write("\n")
     ar = autoregressive_generate(lm, prompt_ids, args.max_new_tokens, sampling=sampling)
     for name, run in ((args.method, la), ("greedy" if sampling.greedy else "sampling", ar)):
@@ -80,6 +110,9 @@ def cmd_generate(args) -> int:
         f"(tokens/step is an upper bound on speed-up: each step feeds up to {spec.tokens_per_forward} "
         f"tokens)\n"
     )
+    if args.devices > 1:
+        out.write(_ranks(la))
+        out.write(f"{args.devices} processes on one machine's cores: no speed claim from their wall time\n")
     return 0
 
 
@@ -91,7 +124,18 @@ def cmd_trace(args) -> int:
         with_step_cost(settings(argparse.Namespace(**{**vars(args), "method": m, "auto": False}))[0], lm)
         for m in args.also
     ]  # each with the same options
-    run = record_run(lm, prompt, [spec, *also], args.max_new_tokens, sampling, title=args.title or "")
+    if args.devices > 1:
+        from .autoregressive import autoregressive_generate
+        from .record import RunRequest, make_trace
+        from .trace import Lane
+
+        ids = lm.encode_prompt(prompt)
+        lane = Lane("lookahead", spec.config, spec.draft, _parallel(args, lm, spec, ids))
+        request = RunRequest(prompt, tuple(ids), args.max_new_tokens, sampling, args.title or "")
+        run = make_trace(lm, request, [lane], autoregressive_generate(lm, ids, args.max_new_tokens))
+        print(_ranks(run.parallel), end="")
+    else:
+        run = record_run(lm, prompt, [spec, *also], args.max_new_tokens, sampling, title=args.title or "")
     Path(args.out).write_text(run.to_json(), encoding="utf-8")
     for name, method in [*((lane.method, lane.run) for lane in run.all_lanes), ("greedy", run.baseline)]:
         print(
@@ -309,7 +353,7 @@ def build_parser(extra: Callable | None = None) -> argparse.ArgumentParser:
 
     p = sub.add_parser("generate", help="stream an answer with a method (lookahead by default), then compare")
     p.add_argument("--prompt", required=True)
-    model_args(p), decoding_args(p)
+    model_args(p), decoding_args(p), devices_arg(p)
     p.set_defaults(func=cmd_generate)
 
     p = sub.add_parser(
@@ -327,7 +371,7 @@ def build_parser(extra: Callable | None = None) -> argparse.ArgumentParser:
         choices=METHODS,
         help="race this method too, with the same options (at most twice)",
     )
-    model_args(p), decoding_args(p)
+    model_args(p), decoding_args(p), devices_arg(p)
     p.set_defaults(func=cmd_trace)
 
     p = sub.add_parser("bench", help="greedy against the method on a prompt file; prints a table, writes JSON")

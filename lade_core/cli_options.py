@@ -38,6 +38,27 @@ def model_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def devices_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--devices",
+        type=int,
+        default=1,
+        help="Lookahead Parallelism over this many processes, each with the whole model (gloo on CPUs, NCCL with a "
+        "GPU each; under torchrun, its ranks); greedy lookahead with fixed sizes only",
+    )
+
+
+def check_parallel(args, spec: MethodSpec, sampling: Sampling) -> None:
+    """Refuse --devices where Lookahead Parallelism does not apply, before any model loads."""
+    if args.devices == 1:
+        return
+    also, auto = getattr(args, "also", None), getattr(args, "auto", False)
+    if spec.method != "lookahead" or not sampling.greedy or spec.config.adaptive or also or auto:
+        raise ConfigError(
+            "--devices runs greedy lookahead with fixed sizes only (no --temperature, --adaptive, --auto or --also)"
+        )
+
+
 def decoding_args(p: argparse.ArgumentParser) -> None:
     d, k = LookaheadConfig(), DraftConfig()
     p.add_argument(

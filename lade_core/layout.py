@@ -33,6 +33,10 @@ Example, W=3, L=2, two plain candidates of N-1=2 (a = level 0, b = level 1, c = 
 Every row sees a contiguous run of positions p, p+1, ..., its own, so each prediction is an ordinary next-token
 prediction of a well-formed sequence. The same boolean matrix feeds the model and the mask view.
 
+One device's share under Lookahead Parallelism (`shares.py`) is the same layout with `first` > 0: it updates the
+window's columns `first`..W-1 only, so its levels 1.. hold those columns alone, while its level 0 still holds every
+column from 0 (a column's level-0 token sees the level-0 tokens left of it); the rules above are unchanged.
+
 Reading the output. The model's logits are kept only at the rows a step reads (`logit_rows`): x, the newest level,
 every verification node. In that kept order, `prediction_rows[c]` are the rows of the model's N tokens for candidate
 c (at x, then after each of its tokens), `new_level_rows` the Jacobi update; `cache_rows` says which input rows stay
@@ -66,6 +70,7 @@ class StepLayout:
     window: int  # W, tokens per level
     paths: tuple[tuple[int, ...], ...] = ()  # per candidate, its verification nodes in order (N-1 each)
     parents: tuple[int, ...] = ()  # per verification node, its parent node (-1: x)
+    first: int = 0  # first window column fed at levels >= 1 and read at the newest level (a device's share)
 
     @classmethod
     def plain(cls, levels: int, window: int, candidates: int, cand_len: int) -> StepLayout:
@@ -116,32 +121,36 @@ class StepLayout:
         return len(self.parents)
 
     @property
+    def columns(self) -> int:
+        """Window columns this layout updates (all W but for a device's share): tokens per level >= 1."""
+        return self.window - self.first if self.levels else 0
+
+    @property
     def size(self) -> int:
-        return 1 + self.levels * self.window + self.nodes
+        return self.verify_start + self.nodes
 
     @property
     def verify_start(self) -> int:
         """Input row of the first verification node."""
-        return 1 + self.levels * self.window
+        return 1 + (self.window + (self.levels - 1) * self.columns if self.levels else 0)
 
     # -- reading the output ----------------------------------------------------------------------------------------
     def logit_rows(self) -> list[int]:
         """Input rows whose logits a step reads: x, the newest window level, every verification node (the others
         only feed attention, so the lm head skips them)."""
-        newest = 1 + (self.levels - 1) * self.window if self.levels else 1
-        level = range(newest, newest + self.window) if self.levels else range(0)
-        return [0, *level, *range(self.verify_start, self.size)]
+        newest = self.window_rows(self.levels - 1, self.columns) if self.levels else []
+        return [0, *newest, *range(self.verify_start, self.size)]
 
     @cached_property
     def new_level_rows(self) -> np.ndarray:
         """(W,) kept rows of the newest level: the model's argmax there is the Jacobi update."""
-        return np.arange(1, 1 + (self.window if self.levels else 0))
+        return np.arange(1, 1 + self.columns)
 
     @cached_property
     def prediction_rows(self) -> tuple[tuple[int, ...], ...]:
         """Per candidate c, the kept rows of the model's tokens for it: after x, then after each of its tokens
         (N rows for an n-gram of N-1 tokens; one more than its length for a draft)."""
-        first = 1 + (self.window if self.levels else 0)
+        first = 1 + self.columns
         return tuple((0, *(first + node for node in path)) for path in self.paths)
 
     @staticmethod
@@ -169,8 +178,9 @@ class StepLayout:
         return [0, *(self.verify_start + node for node in path)]
 
     def window_rows(self, level: int, columns: int) -> list[int]:
-        """Input rows of the first `columns` tokens of window level `level`."""
-        start = 1 + level * self.window
+        """Input rows of the first `columns` tokens this layout updates at window level `level` (at level 0, from
+        column `first`)."""
+        start = 1 + self.first if level == 0 else 1 + self.window + (level - 1) * self.columns
         return list(range(start, start + columns))
 
     def guess_cache_rows(self, accepted: int) -> list[int]:
@@ -182,16 +192,18 @@ class StepLayout:
     @cached_property
     def _parts(self) -> tuple[np.ndarray, ...]:
         """Per token: part, level, column, depth in the verification branch, first candidate through it."""
-        W, L, n = self.window, self.levels, self.nodes
-        part = np.concatenate([[X], np.full(L * W, WINDOW), np.full(n, VERIFY)])
-        level = np.concatenate([[-1], np.repeat(np.arange(L), W), np.full(n, -1)])
-        column = np.concatenate([[-1], np.tile(np.arange(W), L), np.full(n, -1)])
+        W, L, n, f = self.window, self.levels, self.nodes, self.first
+        fed = self.verify_start - 1  # window tokens: level 0 whole, levels 1.. from column `first`
+        part = np.concatenate([[X], np.full(fed, WINDOW), np.full(n, VERIFY)])
+        w0, deeper = (W if L else 0), max(L - 1, 0)
+        level = np.concatenate([[-1], np.zeros(w0, int), np.repeat(np.arange(1, L), W - f), np.full(n, -1)])
+        column = np.concatenate([[-1], np.arange(w0), np.tile(np.arange(f, W), deeper), np.full(n, -1)])
         depth, owner = np.full(n, -1), np.full(n, -1)
         for c, path in enumerate(self.paths):
             for k, node in enumerate(path):
                 depth[node] = k
                 owner[node] = c if owner[node] < 0 else owner[node]
-        pad = np.full(1 + L * W, -1)
+        pad = np.full(1 + fed, -1)
         return part, level, column, np.concatenate([pad, depth]), np.concatenate([pad, owner])
 
     @cached_property

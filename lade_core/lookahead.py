@@ -20,7 +20,7 @@ from .drafts import PromptLookup
 from .layout import StepLayout
 from .model import LM
 from .pool import NGramPool, sequence_ngrams
-from .sizes import StepCost, size_policy
+from .sizes import Sizes, StepCost, size_policy
 from .trace import MethodRun, StepTrace
 from .window import JacobiWindow
 
@@ -55,18 +55,32 @@ class LookaheadDecoder(DecoderState):
             pool_size=len(self.pool),
         )
 
+    def branches(self, x: int, p: int) -> tuple[Sizes, tuple[tuple[int, ...], ...], list, int]:
+        """Step 1: this step's sizes, the window's levels (none when it pauses), the candidates under x (the pool's,
+        then prompt lookup's copies) and how many of them are copies."""
+        sizes = self.sizes.choose(p, len(self.window.levels), self.pool.count(x))
+        self.window.resize(sizes.width)
+        levels = tuple(self.window.levels) if sizes.width else ()
+        copied = self._copied(p) if sizes.guess else ()
+        return sizes, levels, [*self.pool.lookup(x, sizes.guess), *copied], len(copied)
+
+    def harvest(self, new_level: tuple[int, ...], accepted: tuple[int, ...], width: int):
+        """Step 4: the Jacobi update of the window; the n-grams it completes (and, by pool policy, the text's) go
+        to the pool. Returns (n-grams added, n-grams evicted)."""
+        N = self.config.ngram
+        added = self.window.update(new_level) if width else []
+        recent = self.committed[-(N - 1) :] + [*accepted]
+        text = [] if self.config.pool == "paper" else sequence_ngrams(recent, N)
+        evicted = self.pool.add_all(added) + self.pool.add_all(text, source="text")
+        return (*added, *text), tuple(evicted)
+
     def step(self) -> StepTrace:
         clock = StepClock()
         x, p = self.advance()
         N = self.config.ngram
 
         # 1. the lookahead branch (the window, at this step's width) and the verification branch (n-grams under x)
-        sizes = self.sizes.choose(p, len(self.window.levels), self.pool.count(x))
-        self.window.resize(sizes.width)
-        levels = tuple(self.window.levels) if sizes.width else ()
-        candidates = self.pool.lookup(x, sizes.guess)
-        copied = self._copied(p) if sizes.guess else ()
-        candidates += copied
+        sizes, levels, candidates, copied = self.branches(x, p)
         layout = StepLayout.for_candidates(len(levels), sizes.width, candidates, N - 1, self.config.tree)
 
         # 2. one forward pass; argmax at the rows read
@@ -81,10 +95,7 @@ class LookaheadDecoder(DecoderState):
 
         # 4. Jacobi update of the window; completed n-grams (and the text's, by policy) go to the pool
         new_level = layout.new_level(argmax)
-        added = self.window.update(new_level) if sizes.width else []
-        recent = self.committed[-(N - 1) :] + [*verdict.accepted]
-        text = [] if self.config.pool == "paper" else sequence_ngrams(recent, N)
-        evicted = self.pool.add_all(added) + self.pool.add_all(text, source="text")
+        added, evicted = self.harvest(new_level, verdict.accepted, sizes.width)
 
         # 5. the KV cache keeps x and the accepted candidate tokens
         self.lm.keep_in_cache(self.cache, p, layout.cache_rows(max(verdict.winner, 0), verdict.matched))
@@ -104,11 +115,11 @@ class LookaheadDecoder(DecoderState):
             predictions=layout.predictions(argmax),
             match_lengths=verdict.lengths,
             winner=verdict.winner,
-            ngrams_added=(*added, *text),
-            ngrams_evicted=tuple(evicted),
+            ngrams_added=added,
+            ngrams_evicted=evicted,
             pool_size=len(self.pool),
             draws=verdict.draws,
-            copied=len(copied),
+            copied=copied,
             **clock.split(),
         )
 

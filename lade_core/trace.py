@@ -37,6 +37,7 @@ VERSION = 3
 MAX_STEPS = 100_000  # far beyond any run the engines make; bounds what a file can ask a view to draw
 MAX_TEXT = 100_000  # characters of a prompt
 MAX_LANES = 2  # lanes beside the main one: a race is the baseline and up to three methods
+MAX_DEVICES = 8  # ranks of a Lookahead Parallelism run (`parallel.py`)
 # A speculative method's steps are of its method's kind (DRAFT_KINDS: "pld", "early-exit", "draft").
 STEP_KINDS = ("prefill", "autoregressive", "warmup", "lookahead", "jacobi", *DRAFT_KINDS)
 STOP_REASONS = ("eos", "length", "cancelled", "budget", "running")  # budget: a public run out of time; running: so far
@@ -59,6 +60,20 @@ class Draw:
     uniform: float = field(metadata=schema.spec(0.0, 1.0))  # the draw: accepted when uniform < prob
     accepted: bool
     residual_mass: float = field(metadata=_PROBABILITY)  # mass left after removing rejected tokens
+
+
+@dataclass(frozen=True)
+class RankStep:
+    """One device's part of a Lookahead Parallelism step (`parallel.py`), as it ran: its share (`shares.Share`:
+    window columns and candidates), the tokens it fed the model (counted from its input), its forward's seconds and
+    the bytes it sent (its part of the all-gather, and the accepted tokens' K/V when it verified them)."""
+
+    first: int = field(metadata=schema.spec(0, MAX_WINDOW))  # first window column it updated
+    columns: int = field(metadata=schema.spec(0, MAX_WINDOW))  # window columns it updated
+    candidates: Ids = field(metadata=schema.spec(max_len=MAX_GUESS + 2, items=(0, MAX_GUESS + 1)))  # their indexes
+    fed: int = field(metadata=schema.spec(1, 10**6))
+    forward_s: float = field(metadata=_SECONDS)
+    sent: int = field(metadata=schema.spec(0, 10**12))  # bytes
 
 
 @dataclass(frozen=True)
@@ -103,6 +118,7 @@ class StepTrace:
     draft_s: float = field(default=0.0, metadata=_SECONDS)  # drafting: a draft model's passes, prompt lookup's search
     draft_passes: int = field(default=0, metadata=schema.spec(0, MAX_DRAFT))  # forward passes of a draft model
     copied: int = field(default=0, metadata=schema.spec(0, 2))  # lookahead: the last candidates are prompt lookup's
+    ranks: tuple[RankStep, ...] = field(default=(), metadata=schema.spec(max_len=MAX_DEVICES))  # parallel.py's devices
 
     def but(self, **changes) -> StepTrace:
         return replace(self, **changes)

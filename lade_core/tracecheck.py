@@ -6,8 +6,9 @@ each step's position and input token; each step is of its method's kind and fits
 lookahead and Jacobi decoding; K, the exit layer and the draft model for the speculative methods); every token is in
 the run's vocabulary; the accepted tokens add up to the output; greedy steps accept exactly what their own
 predictions say; a lookahead lane's pool, replayed from the n-grams its steps added, has the sizes and evictions its
-steps recorded; prompt lookup proposes only tokens the text already holds. A bad file raises `TraceError` with one
-line naming the step and the field. Every check is linear in the size of what it checks.
+steps recorded; prompt lookup proposes only tokens the text already holds; a Lookahead Parallelism step's devices
+hold the shares the deal gives them (`shares.deal`) and fed what their shares' layouts hold. A bad file raises
+`TraceError` with one line naming the step and the field. Every check is linear in the size of what it checks.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 from . import schema
 from .config import DRAFT_KINDS
 from .pool import NGramPool
+from .shares import deal, layout
 from .trace import Lane, MethodRun, RunTrace, StepTrace
 
 KINDS = {
@@ -121,6 +123,8 @@ def _check_step(run: RunTrace, lane: Lane | None, step: StepTrace, at: str, seen
         step.kind not in ("lookahead", "warmup") or not cfg.lookup or step.copied > len(step.candidates)
     ):
         _fail(f"{at}.copied", "only a lookahead step of a run with prompt lookup candidates verifies a copied one")
+    if step.ranks:
+        _check_ranks(step, at)
     if step.kind in ("prefill", "autoregressive"):
         empty = (
             step.window,
@@ -148,6 +152,20 @@ def _check_step(run: RunTrace, lane: Lane | None, step: StepTrace, at: str, seen
         else:
             _check_lookahead(cfg, step, at, vocab, seen)
     _check_verdict(run, step, at)
+
+
+def _check_ranks(step: StepTrace, at: str) -> None:
+    """A Lookahead Parallelism step: at least two devices, dealt their shares by the one rule, each having fed its
+    share's layout."""
+    if step.kind not in ("lookahead", "warmup") or len(step.ranks) < 2:
+        _fail(f"{at}.ranks", "only a lookahead step is dealt out, over 2 devices or more")
+    levels, sizes = len(step.levels_before), [len(c) for c in step.candidates]
+    shares = deal(step.window if levels else 0, levels, sizes, len(step.ranks))
+    for r, (share, rank) in enumerate(zip(shares, step.ranks)):
+        if (rank.first, rank.columns, rank.candidates) != (share.first, share.columns, share.candidates):
+            _fail(f"{at}.ranks[{r}]", "is not the share the deal gives this device (shares.py)")
+        if rank.fed != layout(share, levels, step.candidates, max(step.ngram - 1, 0), step.tree).size:
+            _fail(f"{at}.ranks[{r}].fed", f"is {rank.fed}; this device's share feeds another number of tokens")
 
 
 def _check_jacobi(cfg, step: StepTrace, at: str, vocab: int) -> None:

@@ -121,23 +121,45 @@ def corners() -> list:
 
 
 # -- a step's cost on a GPU, from stepcost.py's docstrings ------------------------------------------------------------
+def _deal(window: int, guess: int, rows: float, devices: int) -> list[tuple[int, int, int]]:
+    """(first column, columns, candidates) per device, as shares.py's docstring deals a step: contiguous column
+    blocks, the odd ones to the earlier devices; then each candidate (rows tokens) to the device with the fewest
+    tokens so far, the lower rank on a tie. A device with columns feeds level 0 up to its last column and its own
+    columns at the rows - 1 deeper levels."""
+    blocks, first = [], 0
+    for r in range(devices):
+        n = window // devices + (1 if r < window % devices else 0)
+        blocks.append([first, n, 0])
+        first += n
+    load = [1 + ((f + n + (rows - 1) * n) if n else 0) for f, n, _ in blocks]
+    for _ in range(guess):
+        r = load.index(min(load))
+        blocks[r][2] += 1
+        load[r] += rows
+    return [tuple(b) for b in blocks]
+
+
 def busiest(fed, window: int, guess: int, devices: int):
-    """Tokens the busiest of k devices carries (stepcost `tokens_per_device`' docstring): its ceil(W/k) + ceil(G/k)
-    of the W + G rows of N-1 tokens, plus the input token every device needs."""
+    """Tokens the busiest of k devices feeds (stepcost `tokens_per_device`' docstring, shares.py's deal), N-1 read
+    back from fed = 1 + (W + G)(N-1)."""
     if devices == 1 or window + guess == 0:
         return fed
-    return 1 + (fed - 1) * (math.ceil(window / devices) + math.ceil(guess / devices)) / (window + guess)
+    if np.ndim(fed):
+        return np.array([busiest(float(f), window, guess, devices) for f in np.ravel(fed)]).reshape(np.shape(fed))
+    rows = (fed - 1) / (window + guess)
+    return max(1 + ((f + n + (rows - 1) * n) if n else 0) + g * rows for f, n, g in _deal(window, guess, rows, devices))
 
 
 def exchange(acc, setting: dict, devices: int, batch: int) -> float:
-    """Seconds a step spends exchanging tokens over k > 1 devices: an all-gather of int32 tokens (stepcost
-    `exchange_s`), the link's latency plus the bytes over its bandwidth. How many tokens are gathered (W + G * N per
-    sequence) is not stated in any docstring: taken from `exchange_s`' code. It is a few hundred bytes against 15 us
-    of latency, far below the precision the page prints."""
+    """Seconds a step spends exchanging over k > 1 devices (stepcost `exchange_s`, shares.py `payload`): every
+    device's int32s, padded to the longest (3 + its columns + N per candidate), for each sequence, at the link's
+    latency plus the bytes over its bandwidth. A few hundred bytes against 15 us of latency, far below the precision
+    the page prints."""
     if devices == 1:
         return 0.0
-    tokens = setting["window"] + setting["guess"] * setting["ngram"]
-    return acc.link_latency + BYTES_PER_TOKEN_ID * batch * tokens / acc.link_bandwidth
+    W, G, N = setting["window"], setting["guess"], setting["ngram"]
+    longest = max(3 + n + g * N for _, n, g in _deal(W, G, N - 1, devices))
+    return acc.link_latency + BYTES_PER_TOKEN_ID * batch * devices * longest / acc.link_bandwidth
 
 
 def gpu_cost(acc, m, context, setting, fed, devices, batch, a):

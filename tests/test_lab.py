@@ -245,11 +245,14 @@ def test_parallelism_pays_for_a_wide_window():
 
 
 def test_busiest_device_share():
-    """W=7, G=7, N=4 feeds 43 tokens; over 2 devices the busiest carries ceil(7/2) + ceil(7/2) = 8 of the 14 rows:
-    1 + 42 * 8 / 14 = 25 tokens. One device carries all of them."""
+    """W=7, G=7, N=4 feeds 43 tokens. Over 2 devices the columns go 0-3 and 4-6: the window costs 4 + 2 x 4 = 12
+    and 7 + 2 x 3 = 13 tokens (the second device also feeds level 0's columns 0-3), with x 13 and 14; the seven
+    candidates of 3 go to the lighter device in turn (4 and 3), so the first feeds 13 + 12 = 25 and the second
+    14 + 9 = 23. At N = 2 (15 tokens) the first device's 5 against the second's 8 take candidates 0-3, then they
+    alternate: 10 and 10. One device carries all of them."""
     assert lab.tokens_per_device(43, 7, 7, 2) == pytest.approx(25)
     assert lab.tokens_per_device(43, 7, 7, 1) == 43
-    assert list(lab.tokens_per_device(np.array([43.0, 15.0]), 7, 7, 2)) == pytest.approx([25, 9])
+    assert list(lab.tokens_per_device(np.array([43.0, 15.0]), 7, 7, 2)) == pytest.approx([25, 10])
 
 
 def test_cli_lab_prints_the_contract(capsys):

@@ -267,6 +267,10 @@ export interface StepTrace {
    * @maxItems 1280
    */
   predictions: number[][];
+  /**
+   * @maxItems 8
+   */
+  ranks: RankStep[];
   tree: boolean;
   window: number;
   winner: number;
@@ -285,6 +289,25 @@ export interface Draw {
   residual_mass: number;
   token: number;
   uniform: number;
+}
+/**
+ * One device's part of a Lookahead Parallelism step (`parallel.py`), as it ran: its share (`shares.Share`:
+ * window columns and candidates), the tokens it fed the model (counted from its input), its forward's seconds and
+ * the bytes it sent (its part of the all-gather, and the accepted tokens' K/V when it verified them).
+ *
+ * This interface was referenced by `Payload`'s JSON-Schema
+ * via the `definition` "RankStep".
+ */
+export interface RankStep {
+  /**
+   * @maxItems 258
+   */
+  candidates: number[];
+  columns: number;
+  fed: number;
+  first: number;
+  forward_s: number;
+  sent: number;
 }
 /**
  * W, N, G of the paper plus the pool and verification options.

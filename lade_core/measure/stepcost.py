@@ -9,11 +9,11 @@ step does besides its forward (lab.py says what the predictions leave out).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..shares import busiest, deal, payload
 from .calibrate import lab_cpu_curves
 from .costcurve import step_cost as curve_cost
 from .roofline import (
@@ -62,12 +62,24 @@ def target(
     return Target("cpu", model_shape("135M"), curves["single"]["prefix"], a, bounds, curves)
 
 
+def _rows(fed, window: int, guess: int):
+    """N-1, read back from a steady step's `fed` = 1 + (W + G)(N-1): the window's levels and a candidate's tokens
+    (fractional for an average over a run's steps)."""
+    return (fed - 1) / (window + guess)
+
+
 def tokens_per_device(fed, window: int, guess: int, devices: int):
-    """Tokens the busiest of `devices` carries when the W window columns and the G candidates are dealt out
-    evenly: its ceil(W/k) + ceil(G/k) of the W + G rows (of N-1 tokens each), plus the input token all need."""
+    """Tokens the busiest of `devices` feeds when a step of `fed` tokens (a W-column window of N-1 levels and G
+    candidates of N-1 tokens) is dealt out as the engine deals it (`shares.deal`): its window columns at every
+    level, level 0's columns left of them, its candidates, and x. `fed` may be an array."""
     if devices == 1 or window + guess == 0:
         return fed
-    return 1 + (fed - 1) * (math.ceil(window / devices) + math.ceil(guess / devices)) / (window + guess)
+
+    def one(f):
+        rows = _rows(f, window, guess)
+        return busiest(window, rows, [rows] * guess, devices)
+
+    return np.vectorize(one, otypes=[float])(fed) if np.ndim(fed) else one(fed)
 
 
 def _cpu_curve(t: Target, batch: int) -> dict:
@@ -107,16 +119,15 @@ def spread(values) -> list[float]:
 
 
 def exchange_s(setting: dict, t: Target, devices: int, batch=1, comm=None):
-    """Seconds per step the devices spend exchanging tokens: an all-gather of int32 tokens (0 on one device)."""
+    """Seconds per step the devices spend exchanging: the engine's all-gather of int32s (`shares.payload` from
+    each device, for each sequence of the batch) at the link's latency and bandwidth; 0 on one device. Left out: the
+    accepted tokens' K/V, broadcast on the steps that accept a candidate (`parallel.py`)."""
     if devices == 1:
         return 0.0
     acc = accelerator(t.device)
-    return (
-        float(comm)
-        if comm is not None
-        else acc.link_latency
-        + 4 * batch * (setting["window"] + setting["guess"] * setting["ngram"]) / acc.link_bandwidth
-    )
+    W, G, rows = setting["window"], setting["guess"], setting["ngram"] - 1
+    sent = payload(deal(W, rows, [rows] * G, devices), [rows] * G)
+    return float(comm) if comm is not None else acc.link_latency + 4 * batch * devices * sent / acc.link_bandwidth
 
 
 def gpu_relative(setting: dict, tokens, t: Target, devices: int = 1, batch=1, a: Assumptions | None = None, comm=None):
