@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 from collections.abc import Callable
@@ -46,11 +47,13 @@ def _load(args):
 
 
 def _parallel(args, lm, spec, prompt_ids):
-    """The method's run with Lookahead Parallelism over `args.devices` ranks (`parallel.py`)."""
+    """The method's run with Lookahead Parallelism over `args.devices` ranks (`parallel.py`); None on a rank other
+    than 0 under torchrun, which only takes part."""
     from .parallel import Job, run_job
 
     job = Job(args.model, str(lm.device), args.dtype, args.cpu_kernels, (tuple(prompt_ids),), (spec.config,), 0)
-    return run_job(replace(job, max_new_tokens=args.max_new_tokens), args.devices)[0]
+    runs = run_job(replace(job, max_new_tokens=args.max_new_tokens), args.devices)
+    return runs[0] if os.environ.get("RANK", "0") == "0" else None
 
 
 def _ranks(run) -> str:
@@ -74,7 +77,7 @@ def cmd_generate(args) -> int:
 
     prompt_ids = lm.encode_prompt(prompt)
     tty = sys.stdout.isatty()
-    out = sys.stdout
+    out = sys.stdout if os.environ.get("RANK", "0") == "0" else open(os.devnull, "w")  # torchrun: rank 0 speaks
     out.write(f"[{describe(spec, choice)} on {lm.name}, {lm.device}]\n")
     state = {"ids": [], "text": "", "multi": 0}
 
@@ -91,6 +94,8 @@ def cmd_generate(args) -> int:
 
     if args.devices > 1:
         la = _parallel(args, lm, spec, prompt_ids)
+        if la is None:
+            return 0
         for step in la.steps:
             on_step(step)
     else:
@@ -105,14 +110,15 @@ def cmd_generate(args) -> int:
     verdict = "identical to greedy" if la.tokens == ar.tokens else "differs from greedy"
     if not sampling.greedy:
         verdict = "sampled: same distribution as plain sampling, not the same draw"
+    if args.devices > 1:
+        out.write(f"{args.method} output {verdict}\n{_ranks(la)}")
+        out.write("no speed-up stated: processes sharing one machine's cores say nothing of devices side by side\n")
+        return 0
     out.write(
         f"{args.method} output {verdict}; wall-clock speed-up {ar.wall_s / la.wall_s:.2f}x "
         f"(tokens/step is an upper bound on speed-up: each step feeds up to {spec.tokens_per_forward} "
         f"tokens)\n"
     )
-    if args.devices > 1:
-        out.write(_ranks(la))
-        out.write(f"{args.devices} processes on one machine's cores: no speed claim from their wall time\n")
     return 0
 
 
@@ -130,7 +136,10 @@ def cmd_trace(args) -> int:
         from .trace import Lane
 
         ids = lm.encode_prompt(prompt)
-        lane = Lane("lookahead", spec.config, spec.draft, _parallel(args, lm, spec, ids))
+        parallel = _parallel(args, lm, spec, ids)
+        if parallel is None:
+            return 0
+        lane = Lane("lookahead", spec.config, spec.draft, parallel)
         request = RunRequest(prompt, tuple(ids), args.max_new_tokens, sampling, args.title or "")
         run = make_trace(lm, request, [lane], autoregressive_generate(lm, ids, args.max_new_tokens))
         print(_ranks(run.parallel), end="")

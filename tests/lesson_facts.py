@@ -451,6 +451,8 @@ def _speed(run, k, step, lab):
             if r.get("devices", register["rows_defaults"]["devices"]) == 1 and "completion" in r["dataset"]
         ]
         out["paper_code_one_gpu"] = max(one_gpu)
+    if lab.get("parallel_run"):
+        out.update(parallel_run_facts())
     if lab.get("gpu_curves"):
         from lade_core.measure.lab import predict_run
 
@@ -477,6 +479,44 @@ def _speed(run, k, step, lab):
             out.update(
                 curve_at_fed=float(np.interp(np.log(fed), curve_x, curve_y)), fed_min=min(widths), fed_max=max(widths)
             )
+    return out
+
+
+def parallel_run_facts() -> dict:
+    """The speed chapter's recorded Lookahead Parallelism run, read from its file (assets/lab/parallel-2.json) by the
+    words: "N processes ... W, N, G ... wrote T tokens in S steps, the same tokens as greedy decoding in its S' steps.
+    Had each step run on one device it would have fed F tokens on average; dealt out, the processes fed F1 and F2,
+    and the busier of them, step by step, B. The speed lab's simulation, which deals one average step the same way,
+    gives M for the busiest device"; "each process sends X bytes on average" (its part of the all-gather: the least
+    any process sent that step, the others adding K/V only); "On the A of D steps that accepted a candidate's tokens
+    ... K KB a token" (2 x layers x kv heads x head dim fp32 values, from the model register's shape)."""
+    from lab_facts import busiest
+
+    from lade_core.measure.roofline import model_shape
+
+    doc = json.loads((ROOT / "assets" / "lab" / "parallel-2.json").read_text())["run"]
+    steps = [s for s in doc["parallel"]["steps"] if s.get("ranks")]
+    k, cfg = len(steps[0]["ranks"]), doc["config"]
+    prompt_length = len(doc["prompt_ids"])
+    one = [tokens_fed(types.SimpleNamespace(**s), prompt_length) for s in steps]
+    fed = [[s["ranks"][r]["fed"] for s in steps] for r in range(k)]
+    out = {
+        "par_devices": k,
+        "par_window": cfg["window"],
+        "par_ngram": cfg["ngram"],
+        "par_guess": cfg["guess"],
+        "par_tokens": len(doc["parallel"]["tokens"]),
+        "par_steps": len(doc["parallel"]["steps"]),
+        "par_greedy_steps": len(doc["baseline"]["steps"]),
+        "par_fed_one": sum(one) / len(one),
+        "par_busiest": sum(max(f) for f in zip(*fed)) / len(steps),
+        "par_simulated": busiest(sum(one) / len(one), cfg["window"], cfg["guess"], k),
+        "par_gathered": sum(min(r["sent"] for r in s["ranks"]) for s in steps) / len(steps),
+        "par_broadcasts": sum(1 for s in steps if s["winner"] >= 0),
+        "par_decoding": len(steps),
+        "par_kv_kb": 4 * model_shape("135M").kv_values_per_position / 1000,
+    }
+    out.update({f"par_fed_{r + 1}": sum(f) / len(f) for r, f in enumerate(fed)})
     return out
 
 

@@ -118,6 +118,9 @@ const LadeLessonExtras = (() => {
     }
     const paper = paperFigures(lab, ctx.boot.paper, fact);
     if (paper) out.push(Lade.lesson.More("What the paper measured, by data set and devices", P(...paper)));
+    const split = lab && lab.parallel_run ? parallelism(lab.parallel_run, fact, P) : null;
+    if (split)
+      out.push(Lade.lesson.More("Lookahead Parallelism, run: one step dealt out over two processes", ...split));
     if (gpu && lab) {
       const pts = lab.tokens.map((t, i) => [t, gpu.mid[i], gpu.low[i], gpu.high[i]]);
       const chart = [
@@ -169,6 +172,105 @@ const LadeLessonExtras = (() => {
       out.push(Lade.lesson.More("The measurement host's CPU cost beside the GPU model's, on one chart", ...chart));
     }
     return out;
+  }
+
+  /** The recorded Lookahead Parallelism run (labdata `_parallel_run`): what is split, what each process fed beside
+   * what one device would have, what travels, and why it makes no speed claim.
+   * @param {any} r @param {typeof Lade.lesson.fact} fact @param {typeof Lade.lesson.P} P */
+  function parallelism(r, fact, P) {
+    const k = r.devices,
+      s = r.setting,
+      decoding = r.step_index.length;
+    const dashes = ["", "6 3", "2 3", "8 3 2 3"];
+    const chart = Lade.charts.line({
+      title: "Tokens fed per step: one device against each process's share",
+      xLabel: "step",
+      yLabel: "tokens fed",
+      height: 200,
+      yMin: 0,
+      width: 520,
+      summary:
+        `Tokens fed per step, steps ${r.step_index[0]} to ${r.step_index[decoding - 1]}: one device would have fed ` +
+        `${fmt(r.mean_one, 1)} on average; the ${k} processes fed ${r.mean_ranks.map((/** @type {number} */ v) => fmt(v, 1)).join(" and ")}.`,
+      series: [
+        {
+          name: "one device, the whole step",
+          color: Lade.dom.COLORS.baseline,
+          points: r.step_index.map((/** @type {number} */ i, /** @type {number} */ j) => [i, r.fed_one[j]]),
+        },
+        ...r.fed_ranks.map((/** @type {number[]} */ fed, /** @type {number} */ rank) => ({
+          name: `process ${rank + 1}`,
+          color: [Lade.dom.COLORS.parallel, Lade.dom.COLORS.verify, Lade.dom.COLORS.bonus][rank % 3],
+          dash: dashes[(rank + 1) % dashes.length],
+          points: r.step_index.map((/** @type {number} */ i, /** @type {number} */ j) => [i, fed[j]]),
+        })),
+      ],
+      hover: (x) => `step ${x}`,
+    }).node;
+    return [
+      P(
+        "Lookahead Parallelism deals one step out over several devices, and every device holds the whole model: no ",
+        "layer or weight is split, so this is not model sharding (tensor or pipeline parallelism). What is split is the ",
+        "step. Each device takes a block of the window's columns and some of the candidates, and feeds x, its columns ",
+        "at every level, level 0's columns left of its block (a guess at level 0 sees those left of it) and ",
+        "its candidates through its own copy of the model.",
+      ),
+      P(
+        "A recorded run: ",
+        fact("par_devices", k),
+        " processes, each holding the whole ",
+        h("span", { class: "source" }, r.model),
+        " on one machine's CPU, W = ",
+        fact("par_window", s.window),
+        ", N = ",
+        fact("par_ngram", s.ngram),
+        ", G = ",
+        fact("par_guess", s.guess),
+        s.tree ? "" : " (candidates laid out plainly, as the paper does)",
+        ", wrote ",
+        fact("par_tokens", r.tokens),
+        " tokens in ",
+        fact("par_steps", r.steps),
+        " steps",
+        r.identical ? ", the same tokens as greedy decoding in its " : " (not the tokens greedy decoding wrote in its ",
+        fact("par_greedy_steps", r.greedy_steps),
+        r.identical ? " steps." : " steps).",
+        " Had each step run on one device it would have fed ",
+        fact("par_fed_one", fmt(r.mean_one, 1)),
+        " tokens on average; dealt out, the processes fed ",
+        r.mean_ranks.map((/** @type {number} */ v, /** @type {number} */ i) => [
+          i ? (i === k - 1 ? " and " : ", ") : "",
+          fact(`par_fed_${i + 1}`, fmt(v, 1)),
+        ]),
+        ", and the busier of them, step by step, ",
+        fact("par_busiest", fmt(r.mean_busiest, 1)),
+        ". The speed lab's simulation, which deals one average step the same way, gives ",
+        fact("par_simulated", fmt(r.simulated_busiest, 1)),
+        " for the busiest device.",
+      ),
+      chart,
+      P(
+        "What travels each step: one all-gather in which each process sends ",
+        fact("par_gathered", fmt(r.gathered_bytes, 0)),
+        " bytes on average (what it fed, its new-level tokens, its candidates' predictions), after which every ",
+        "process runs the same verification and reaches the same verdict, new level and pool. On the ",
+        fact("par_broadcasts", r.broadcast_steps),
+        " of ",
+        fact("par_decoding", decoding),
+        " steps that accepted a candidate's tokens, the process that verified them also broadcast their keys and ",
+        "values",
+        r.kv_bytes_per_token ? [", ", fact("par_kv_kb", fmt(r.kv_bytes_per_token / 1000, 1)), " KB a token"] : "",
+        ".",
+      ),
+      P(
+        "This run makes no speed claim: its processes shared one machine's CPU cores, so their wall time says nothing ",
+        "of devices working side by side. Recorded with ",
+        h("code", {}, r.command),
+        " (",
+        h("span", { class: "source" }, `${r.file}, ${r.recorded_at}`),
+        ").",
+      ),
+    ];
   }
 
   /** A curve's value at x, read along a log-x axis as the chart draws it (straight between its points there).

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 import statistics
 from dataclasses import asdict, fields
 
@@ -39,6 +40,13 @@ BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 DEVICES = tuple(range(1, 9))
 CONTEXT = 512
 THRESHOLDS = ASSETS / "lab" / "thresholds.json"
+PARALLEL_RUN = (
+    ASSETS / "lab" / "parallel-2.json"
+)  # recorded by the command below (BENCHMARKS.md, Lookahead Parallelism)
+PARALLEL_COMMAND = (
+    "lade trace --devices 2 --device cpu -W 8 -N 4 -G 8 --no-tree --max-new-tokens 64 --prompt {prompt} "
+    "--out out/parallel-2.json"
+)
 SCHEMA_PAGE, SCHEMA_RUN, VERSION = "lade-explorer/lab-page", "lade-explorer/lab-run", 1
 
 
@@ -162,6 +170,55 @@ def _parallelism() -> dict:
     }
 
 
+def _parallel_run() -> dict | None:
+    """The recorded Lookahead Parallelism run (`PARALLEL_RUN`): per decoding step, what each rank fed (counted from
+    its input) beside what one device would have fed for the same step; the means; the busiest rank's mean against
+    the simulation's busiest device at the run's mean step (`stepcost.tokens_per_device`, the engine's deal); the
+    bytes each rank sent in the all-gather and the K/V broadcasts (bytes per accepted token) on the steps that
+    accepted a candidate's tokens."""
+    from ..tracefile import parse_run
+    from .stepcost import tokens_per_device
+
+    if not PARALLEL_RUN.exists():
+        return None
+    run = parse_run(PARALLEL_RUN.read_bytes())
+    steps = [s for s in run.parallel.steps if s.ranks]
+    k, cfg = len(steps[0].ranks), run.config
+    one = [s.n_input for s in steps]
+    ranks = [[s.ranks[r].fed for s in steps] for r in range(k)]
+    gathered = [min(r.sent for r in s.ranks) for s in steps]
+    broadcasts = [
+        (max(r.sent for r in s.ranks) - g, s.match_lengths[s.winner]) for s, g in zip(steps, gathered) if s.winner >= 0
+    ]
+    mean_one = statistics.fmean(one)
+    return r4(
+        {
+            "file": f"assets/lab/{PARALLEL_RUN.name}",
+            "command": PARALLEL_COMMAND.format(prompt=shlex.quote(run.prompt)),
+            "prompt": run.prompt,
+            "model": run.model,
+            "device": run.device,
+            "recorded_at": run.recorded_at,
+            "devices": k,
+            "setting": {"window": cfg.window, "ngram": cfg.ngram, "guess": cfg.guess, "tree": cfg.tree},
+            "tokens": len(run.parallel.tokens),
+            "steps": len(run.parallel.steps),
+            "greedy_steps": len(run.baseline.steps),
+            "identical": run.parallel.tokens == run.baseline.tokens,
+            "step_index": [s.index for s in steps],
+            "fed_one": one,
+            "fed_ranks": ranks,
+            "mean_one": mean_one,
+            "mean_ranks": [statistics.fmean(f) for f in ranks],
+            "mean_busiest": statistics.fmean(max(f) for f in zip(*ranks)),
+            "simulated_busiest": float(tokens_per_device(mean_one, cfg.window, cfg.guess, k)),
+            "gathered_bytes": statistics.fmean(gathered),
+            "broadcast_steps": len(broadcasts),
+            "kv_bytes_per_token": broadcasts[0][0] // broadcasts[0][1] if broadcasts else None,
+        }
+    )
+
+
 def _paper() -> dict:
     figures = paper_figures()
     keep = (
@@ -229,6 +286,10 @@ def lab_page_data(curves: dict | None = None) -> dict:
     parallelism: {default, wide: {label, source, device, model_size, setting, compression, tokens_fed, devices
                   [1..8], predicted_speedup [8], range [[low, high] x 8], range_parts [{compression, assumptions}
                   x 8], step_cost [8], tokens_per_device [8], bound [8], kind [8], fits_in_memory, max_new_tokens}}
+    parallel_run: a recorded Lookahead Parallelism run (`_parallel_run`): {file, command, prompt, model, device,
+                  recorded_at, devices, setting {window, ngram, guess, tree}, tokens, steps, greedy_steps, identical,
+                  step_index [s], fed_one [s], fed_ranks [k x s], mean_one, mean_ranks [k], mean_busiest,
+                  simulated_busiest, gathered_bytes, broadcast_steps, kv_bytes_per_token} | null
     thresholds: assets/lab/thresholds.json as it is ({what, read_on, how_read, servers: [{server, setting,
                 applies_to, status?, default, example_value, compares?, off_from_batch (the first batch at which the
                 example drafts nothing), rule, sources: [{url | repo + path, what}]}],
@@ -276,6 +337,7 @@ def lab_page_data(curves: dict | None = None) -> dict:
         "paper": _paper(),
         "engine_best": r4(engine_best()),
         "parallelism": _parallelism(),
+        "parallel_run": _parallel_run(),
         "thresholds": json.loads(THRESHOLDS.read_text(encoding="utf-8")),
     }
 
