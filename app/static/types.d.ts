@@ -240,6 +240,7 @@ interface LadeNamespace {
   layout: typeof LadeLayout;
   pictures: typeof LadePictures;
   stage: typeof LadeStage;
+  engine: typeof LadeEngine;
 }
 interface Window {
   Lade: LadeNamespace;
