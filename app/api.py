@@ -18,7 +18,7 @@ import gradio as gr
 
 from lade_core import MethodRun, RunTrace
 
-from . import events, zerogpu
+from . import events, guard, limits, zerogpu
 from .live import forget
 
 
@@ -95,6 +95,7 @@ def generate(
         events.session_of(request),
         (temperature, top_p, seed),
         methods,
+        guard.counted_client(request),
     )
     try:
         if zerogpu.available():  # as the Run button: one GPU call computes the whole run
@@ -107,7 +108,8 @@ def generate(
                 last = time.monotonic()
                 yield summary(live.partial(), False, live.lm.decode)
         events.finished(events.session_of(request), live)
-        yield summary(live.result, True, live.lm.decode)
+        last_summary = summary(live.result, True, live.lm.decode)
+        yield {**last_summary, "note": limits.budget_text()} if live.out_of_budget else last_summary
     except (ValueError, RuntimeError) as exc:
         raise gr.Error(f"The run failed: {exc}") from None
     finally:

@@ -13,7 +13,7 @@ import threading
 
 import gradio as gr
 
-from . import gallery, limits, stage, zerogpu
+from . import gallery, guard, limits, stage, zerogpu
 from .live import LiveRun, forget, register, stop_session
 from .model import MODEL
 from .store import STORE
@@ -38,23 +38,34 @@ def open_gallery(name):
 
 # -- live runs -----------------------------------------------------------------------------------------------------
 def start_run(
-    prompt, window, ngram, guess, max_new_tokens, pool, session: str, sampling=(0.0, 1.0, 0), methods=None
+    prompt,
+    window,
+    ngram,
+    guess,
+    max_new_tokens,
+    pool,
+    session: str,
+    sampling=(0.0, 1.0, 0),
+    methods=None,
+    client: str | None = None,
 ) -> LiveRun:
     """The session's live run, checked against the public limits (gr.Error otherwise), registered (which stops the
-    session's previous one), held by the store under a fresh handle and started. Shared by the Run button and the
-    `generate` API endpoint. `sampling` is (temperature, top-p, seed) as the request sent them; `methods` the names
-    raced against the baseline (None: lookahead alone)."""
+    session's previous one), held by the store under a fresh handle (in `client`'s share of it) and started, with
+    the engine time one run may take. Shared by the Run button and the `generate` API endpoint. `sampling` is
+    (temperature, top-p, seed) as the request sent them; `methods` the names raced against the baseline (None:
+    lookahead alone)."""
     prompt, config, max_new = limits.check_request(prompt, window, ngram, guess, max_new_tokens, pool)
     sampled = limits.check_sampling(*sampling)
     specs = limits.check_methods(methods, config)
     try:
         lm = MODEL.get()
-        live = LiveRun(lm, prompt, specs, max_new, sampling=sampled)
+        live = LiveRun(lm, prompt, specs, max_new, sampling=sampled, budget_s=limits.RUN_BUDGET_S)
     except Exception as exc:
         raise gr.Error(f"Could not start the run: {exc}") from None
     limits.check_context(len(live.prompt_ids), lm.max_positions, max_new)
-    live.handle = STORE.add_live(live)
-    live.on_done = lambda run: STORE.finish(live.handle, run)
+    limits.check_cost(len(live.prompt_ids), len(specs))
+    live.handle, live.client = STORE.add_live(live, owner=client), client
+    live.on_done = lambda run: STORE.finish(live.handle, run, client)
     register(session, live)
     with _ended_lock:
         _ended[session] = live
@@ -71,12 +82,21 @@ def run_live(
     """Generator of the stage's value: the race's handle and status as it records, then the finished run."""
     session = session_of(request)
     live = start_run(
-        prompt, window, ngram, guess, max_new_tokens, pool, session, (temperature, top_p, sample_seed), methods
+        prompt,
+        window,
+        ngram,
+        guess,
+        max_new_tokens,
+        pool,
+        session,
+        (temperature, top_p, sample_seed),
+        methods,
+        guard.counted_client(request),
     )
     try:
         if zerogpu.available():  # one GPU call computes the whole run, then the page plays it back
             run = zerogpu.record_on_gpu(live.prompt, live.specs, live.max_new_tokens, live.sampling)
-            STORE.finish(live.handle, run)
+            STORE.finish(live.handle, run, live.client)
             finished(session, live)
             yield stage.show(live.handle, 0, notice="Computed on ZeroGPU in one call; press Play to watch it.")
             return
@@ -86,11 +106,12 @@ def run_live(
                 yield stage.live(live.handle, status)
         finished(session, live)
         # Stop may reach the engine before it cancels this event: the run then ends here, stopped, and says so
-        value = (
-            stage.show(live.handle, "last", notice="Live run stopped.")
-            if live.cancelled
-            else stage.live(live.handle, live.status(), done=True)
-        )
+        if live.cancelled:
+            value = stage.show(live.handle, "last", notice="Live run stopped.")
+        elif live.out_of_budget:
+            value = stage.show(live.handle, "last", notice=limits.budget_text())
+        else:
+            value = stage.live(live.handle, live.status(), done=True)
         yield value
     except (ValueError, RuntimeError) as exc:
         raise gr.Error(f"The run failed: {exc}") from None

@@ -10,6 +10,7 @@ command line (`--only NAME` just one); loading one needs no model.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import string
 from functools import lru_cache
@@ -41,6 +42,23 @@ def load(name: str) -> RunTrace:
     if entry(name) is None:
         raise KeyError(name)
     return parse_run((RUNS / f"{name}.json").read_bytes())
+
+
+def _digest(run: RunTrace) -> str:
+    return hashlib.sha256(run.to_json().encode("utf-8")).hexdigest()
+
+
+@lru_cache(maxsize=1)
+def _by_digest() -> dict[str, str]:
+    return {_digest(load(name)): name for name in names()}
+
+
+def name_of(run: RunTrace) -> str | None:
+    """The gallery name of `run` if it is one of the gallery's own runs (the same content as its shipped file), else
+    None, whatever the run's title or file name says: a caption and an official title belong to the gallery's files,
+    never to a name (an uploaded run titled "code-fib-W7N4G7" was exported under that run's caption, whose numbers
+    contradicted its data)."""
+    return _by_digest().get(_digest(run))
 
 
 def role(name: str) -> str | None:
@@ -94,6 +112,7 @@ def main() -> None:
             if status:
                 raise SystemExit(status)
     load.cache_clear()
+    _by_digest.cache_clear()
     for e in spec():
         if args.only in (None, e["name"]):
             print(f"{e['name']}: {caption(e['name'])}")

@@ -3,7 +3,8 @@ against (`GRADIO`; tests/test_guard.py fails on another version, so an upgrade r
 
 What the guard needs and Gradio does not offer publicly: the jobs waiting or running in the queue (their event and
 request), taking a job out of the queue, an event's inputs as its API lists them (state left out), how Gradio reads
-a call's body (`PredictBody`, the model its routes use), and the folder its uploads go to.
+a call's body (`PredictBody`, `ComponentServerJSONBody`: the models its routes use), the components' server
+functions (what `/component_server` may call), and the folder its uploads go to.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import gradio
-from gradio.data_classes import PredictBody  # noqa: F401 (re-exported: the body model Gradio's routes read)
+from gradio.data_classes import ComponentServerJSONBody, PredictBody  # noqa: F401 (re-exported: Gradio's body models)
 from gradio.utils import get_upload_folder
 
 GRADIO = "6.31.0"
@@ -31,6 +32,17 @@ async def drop(blocks, event_id: str) -> None:
 def api_inputs(fn) -> list:
     """An event's inputs as its API lists them: state inputs left out."""
     return [b for b in fn.inputs if not getattr(b, "skip_api", False)]
+
+
+def server_functions(blocks) -> frozenset[tuple[int, str]]:
+    """(component id, function name) of every server function the app's components offer (`@server` methods), as
+    Gradio's `/component_server` route finds them: the block by id, the function by name, marked `_is_server_fn`."""
+    out = set()
+    for block_id, block in (getattr(blocks, "blocks", None) or {}).items():
+        for name in dir(type(block)):
+            if getattr(getattr(type(block), name, None), "_is_server_fn", False):
+                out.add((block_id, name))
+    return frozenset(out)
 
 
 def upload_folder(blocks) -> Path:

@@ -25,6 +25,10 @@ public server should not take. Added with `launch(app_kwargs={"middleware": [gua
   jobs of any kind waiting or running in the queue, and at most `per_client` of the engine events
   (`limits.ENGINE_GROUP`: the Run button, `/generate`, Auto); one more is refused with 429 and a message.
   (`per_client` 0 lifts both.) What the guard reads of Gradio's queue goes through `gradio_adapter`.
+- **Component calls** (`/component_server`): the component must exist and have the server function named (Gradio
+  answered an unknown `component_id` with a bare 500 and a traceback in the log); otherwise 404 with the reason.
+- **Who the client is**: counted once here (`client_of`) and kept in the request's state for the handlers that
+  share something per client (`counted_client`: the store's share of runs).
 - **Jobs nobody reads**: an engine job posted to the REST route (`/call/<api>`) or joined with a session whose
   result stream (`/call/<api>/<id>`, `/queue/data`) is not opened within `READ_WITHIN_S` seconds is taken out of the
   queue, or stopped at its next step if it runs: nobody reads it.
@@ -48,7 +52,7 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.middleware import Middleware
 
 from . import gradio_adapter, limits
-from .gradio_adapter import PredictBody
+from .gradio_adapter import ComponentServerJSONBody, PredictBody
 from .logs import refusal
 
 API = "/gradio_api"
@@ -89,6 +93,12 @@ def trust_proxy_from_env(value: str | None = None) -> int:
         return max(0, int(value))
     except ValueError:
         return 0
+
+
+def counted_client(request) -> str | None:
+    """The client the guard counted for `request` (a Starlette request or a `gr.Request`), kept in its scope's state;
+    None where the guard counts no clients (`per_client` 0) or is not in front."""
+    return getattr(getattr(request, "state", None), "client", None)
 
 
 async def _respond(send, status: int, message: str, as_json: bool = True) -> None:
@@ -289,6 +299,7 @@ class Guard:
         self._read_events: set[str] = set()
         self._watchdog: asyncio.Task | None = None
         self._params: dict | None = None
+        self._served: frozenset[tuple[int, str]] | None = None  # the components' server functions, read once
         self._upload_lock: asyncio.Lock | None = None
 
     # -- the Gradio app behind us ----------------------------------------------------------------------------------
@@ -348,6 +359,29 @@ class Guard:
             f" ({', '.join(names)})" if names else ""
         )
 
+    def _component_call(self, scope, body: bytes) -> tuple[int, str | None]:
+        """(status, why) a call to a component's server function reaches none, or (200, None): the component and
+        the function as Gradio's route looks them up (its body model reads a JSON body; a form body is passed on
+        when some component has a server function, which then reads it)."""
+        if self._served is None:
+            self._served = gradio_adapter.server_functions(self.blocks)
+        if not self._served:
+            return 404, "This app's components have no server functions to call."
+        if _header(scope, b"content-type").lower().startswith(b"multipart/"):
+            return 200, None
+        try:
+            call = ComponentServerJSONBody.model_validate_json(body)
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first.get("loc", ())) or "the body"
+            return 422, (
+                "A component call's body is JSON with component_id, fn_name, session_hash and data: "
+                f"{where}: {first.get('msg', 'invalid')}."
+            )
+        if (call.component_id, call.fn_name) not in self._served:
+            return 404, f"This app has no component {call.component_id} with a server function {call.fn_name[:40]!r}."
+        return 200, None
+
     def _is_engine(self, fn) -> bool:
         return fn is not None and getattr(fn, "concurrency_id", None) == limits.ENGINE_GROUP
 
@@ -368,6 +402,8 @@ class Guard:
         if "\x00" in path or b"%00" in raw or b"\x00" in raw:
             refusal(f"refused: a NUL byte in the path of {method} {path[:80]!r}")
             return await _respond(send, 400, "A request path may not contain a NUL byte.", as_json=False)
+        if self.per_client:
+            scope.setdefault("state", {})["client"] = client_of(scope, self.trust_proxy)
         if method == "POST" and path.rstrip("/") == f"{API}/upload":
             return await self._upload(scope, receive, send)
         if method == "POST" and path.rstrip("/") == limits.RUNS_ROUTE:  # a trace file posted (app/routes.py)
@@ -456,6 +492,11 @@ class Guard:
         if body is None:
             return
         replay = _replay(body, receive)
+        if path.rstrip("/") == f"{API}/component_server":
+            status, why_not = self._component_call(scope, body)
+            if why_not:
+                refusal(f"refused: {why_not[:160]}")
+                return await _respond(send, status, why_not)
         if not (event or join):
             return await self.app(scope, replay, send)
         try:

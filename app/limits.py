@@ -42,6 +42,11 @@ QUEUE_SIZE = 24  # events waiting in the queue (engine jobs, uploads); one more 
 STATE_SESSIONS = 300
 # What one live run may cost: its prompt's tokens after the chat template (the prefill, the KV cache of both lanes).
 MAX_PROMPT_TOKENS = 2048
+# ... and the race as a whole: every lane (each method and the baseline) prefills the prompt and keeps its own KV cache
+# at once, so a request is admitted by lanes x prompt tokens (one method at MAX_PROMPT_TOKENS, three at half of it);
+# and a run ends after RUN_BUDGET_S seconds on the engine (stop_reason "budget"), however wide its steps.
+MAX_LANE_TOKENS = 2 * MAX_PROMPT_TOKENS
+RUN_BUDGET_S = 60.0
 # Engine jobs (Run, /generate, Auto) one client may have waiting or running at once (app/guard.py; a client is its
 # address, or X-Forwarded-For's when the operator trusts a proxy: app.py --trust-proxy, LADE_TRUST_PROXY).
 PER_CLIENT = 2
@@ -62,7 +67,9 @@ def limits_text() -> str:
         f"the chat template) that fits the model's context with the new tokens; temperature from 0 (greedy) to "
         f"{t[1]:g}, top-p from {p[0]:g} to {p[1]:g}, a sampling seed "
         f"from 0 to {s[1]:,}; trace files up to {UPLOAD_MIB} MiB. One run at a time: others wait in a queue "
-        f"(their position is shown; at most {PER_CLIENT} runs per visitor), and Stop frees the slot."
+        f"(their position is shown; at most {PER_CLIENT} runs per visitor), and Stop frees the slot. A run stops "
+        f"after {RUN_BUDGET_S:g} s on the engine, and a race reads the prompt once per lane (each method and greedy): "
+        f"at most {MAX_LANE_TOKENS:,} prompt tokens in all."
     )
 
 
@@ -134,6 +141,28 @@ def check_context(prompt_tokens: int, context: int, max_new_tokens: int) -> None
             f"The prompt is {prompt_tokens:,} tokens (with the chat template); this demo takes at most "
             f"{MAX_PROMPT_TOKENS:,}. Shorten the prompt."
         )
+
+
+def check_cost(prompt_tokens: int, methods: int) -> None:
+    """A race of `methods` and the baseline on a prompt of `prompt_tokens` (after the chat template) must prefill at
+    most MAX_LANE_TOKENS in all: each lane prefills the prompt and holds its KV cache while the others run."""
+    lanes = methods + 1
+    if lanes * prompt_tokens > MAX_LANE_TOKENS:
+        most = MAX_LANE_TOKENS // lanes
+        raise refused(
+            f"A race of {methods} method{'s' * (methods != 1)} and greedy decoding reads the prompt's "
+            f"{prompt_tokens:,} tokens (with the chat template) in each of its {lanes} lanes: "
+            f"{lanes * prompt_tokens:,} tokens, and this demo takes at most {MAX_LANE_TOKENS:,} per run. Shorten "
+            f"the prompt to {most:,} tokens or race fewer methods."
+        )
+
+
+def budget_text() -> str:
+    """What a run stopped by its budget is told."""
+    return (
+        f"Stopped at this server's limit of {RUN_BUDGET_S:g} s on the engine per run, each lane as far as it got. "
+        f"Fewer new tokens, a smaller W, N or G, or fewer methods finish sooner."
+    )
 
 
 def check_trace(run: RunTrace) -> None:

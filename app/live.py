@@ -12,6 +12,8 @@ finishes before the next run starts, and the allocator keeps one arena for all o
 Stopping: `stop()` (Stop, a new run from the same session, the Run event being closed) sets the flag the engine
 polls between steps; a run whose record nobody reads for `abandon_after` seconds stops too: for the Run button's
 race that is the page's pulls (a job posted and never drawn is not kept running), for the API the follower itself.
+A run given a `budget_s` ends at its first step past that many seconds on the engine, its lanes' stop_reason
+"budget" (`out_of_budget`).
 """
 
 from __future__ import annotations
@@ -55,19 +57,23 @@ class LiveRun:
         sampling: Sampling | None = None,
         min_interval: float = 0.3,
         abandon_after: float = 60.0,
+        budget_s: float | None = None,
     ):
         specs = methods if isinstance(methods, (list, tuple)) else [methods]
         self.specs = [s if isinstance(s, MethodSpec) else MethodSpec(config=s) for s in specs]
         self.lm, self.prompt, self.max_new_tokens = lm, prompt, max_new_tokens
         self.config = self.specs[0].config
         self.sampling = sampling or Sampling()
-        self.min_interval, self.abandon_after = min_interval, abandon_after
+        self.min_interval, self.abandon_after, self.budget_s = min_interval, abandon_after, budget_s
+        self._engine_since: float | None = None  # when the run got the engine
         self.prompt_ids = tuple(lm.encode_prompt(prompt))
         self.lanes = ["parallel", *(f"lane{i}" for i in range(len(self.specs) - 1)), "baseline"]
         self.steps: dict[str, list] = {lane: [] for lane in self.lanes}
         self.result: RunTrace | None = None
         self.error: Exception | None = None
         self.on_done = None  # called with the finished RunTrace, from the engine's thread
+        self.handle: str | None = None  # where the store keeps it, and the client whose share it counts in
+        self.client: str | None = None
         self._queue: queue.Queue = queue.Queue()
         self._stop = threading.Event()
         self._ended = threading.Event()
@@ -87,14 +93,18 @@ class LiveRun:
         """Wait until the worker has ended; True if it has."""
         return self._ended.wait(timeout)
 
-    def _should_stop(self) -> bool:
-        return self._stop.is_set() or time.monotonic() - self._seen > self.abandon_after
+    def _should_stop(self) -> bool | str:
+        if self._stop.is_set() or time.monotonic() - self._seen > self.abandon_after:
+            return True
+        spent = time.monotonic() - (self._engine_since or time.monotonic())
+        return "budget" if self.budget_s is not None and spent > self.budget_s else False
 
     def _work(self, engine_lock: threading.Lock) -> None:
         try:
             if self._should_stop():
                 raise RuntimeError("stopped before it started")
             with engine_lock:
+                self._engine_since = time.monotonic()
                 run = record_run(
                     self.lm,
                     self.prompt,
@@ -151,13 +161,21 @@ class LiveRun:
             if lane == "parallel":
                 self._derived.append(self._deriver.step(step))
 
+    def _ended_by(self, reason: str) -> bool:
+        run = self.result
+        return run is not None and any(
+            m.stop_reason == reason for m in (run.parallel, run.baseline, *(lane.run for lane in run.lanes))
+        )
+
     @property
     def cancelled(self) -> bool:
         """Whether the run ended because it was stopped (Stop, a new run, nobody reading it)."""
-        run = self.result
-        return run is not None and any(
-            m.stop_reason == "cancelled" for m in (run.parallel, run.baseline, *(lane.run for lane in run.lanes))
-        )
+        return self._ended_by("cancelled")
+
+    @property
+    def out_of_budget(self) -> bool:
+        """Whether the run ended because it spent its `budget_s` on the engine."""
+        return self._ended_by("budget")
 
     # -- reading -------------------------------------------------------------------------------------------------
     def status(self) -> str:

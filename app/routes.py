@@ -16,7 +16,8 @@ a sentence saying so; a handle that could not be one, 404 without looking; a bad
 (counted as `guard.client_of` counts it, from the right of X-Forwarded-For by the configured proxy hops) has a token
 bucket per kind of request: `RATE` payload reads per `RATE_S` seconds, `EXPORT_RATE` trace files or replays (a replay
 is a page rendered on the CPU), `UPLOAD_RATE` trace files posted (each parsed, checked and derived on the CPU); past
-it, 429 with the seconds to wait. Replays render one at a time, posted files are read one at a time. A posted file is
+it, 429 with the seconds to wait. Replays render one at a time, posted files are read one at a time, each kept in its
+client's share of the store (`store.SHARE`). A posted file is
 its JSON as the body, never a form: a multipart or form body is refused (415), so no multipart parser reads it here.
 A file that cannot be opened answers 400 with one line saying why.
 """
@@ -99,12 +100,13 @@ def parse_since(text: str | None) -> dict[str, int] | None:
     return since
 
 
-def keep_file(data: bytes) -> str:
-    """A posted trace file, validated whole and within the public limits, kept in the store (derived as it enters):
-    its handle. TraceError, SchemaError, PayloadTooLarge or ValueError saying why it cannot be opened."""
+def keep_file(data: bytes, owner: str | None = None) -> str:
+    """A posted trace file, validated whole and within the public limits, kept in the store (derived as it enters)
+    in `owner`'s share: its handle. TraceError, SchemaError, PayloadTooLarge or ValueError saying why it cannot be
+    opened."""
     run = parse_run(data, limits.UPLOAD_BYTES)
     limits.check_trace(run)
-    return STORE.add_run(run, payload(run))
+    return STORE.add_run(run, payload(run), owner)
 
 
 def _error(status: int, message: str, **headers) -> JSONResponse:
@@ -216,7 +218,8 @@ def routes(trust_proxy: int = 0, per_client: int = limits.PER_CLIENT) -> list[Ro
         data = await request.body()  # at most limits.UPLOAD_BYTES: the guard refused a longer one
         async with reading:
             try:
-                handle = await asyncio.to_thread(keep_file, data)
+                owner = client_of(request.scope, trust_proxy) if per_client else None  # its share of the store
+                handle = await asyncio.to_thread(keep_file, data, owner)
             except (TraceError, SchemaError, PayloadTooLarge, ValueError) as exc:
                 return _error(400, f"Could not open that file: {str(exc)[:300]}")
         return JSONResponse({"handle": handle}, status_code=201, headers={"Location": f"runs/{handle}.json"})

@@ -11,6 +11,11 @@ largest public settings, about ten times that as Python objects, and a tenth of 
 that text (`payload_text`, which the route sends as it is). Bounds: at most `MAX_ENTRIES` runs and `MAX_BYTES` of
 compressed payloads, least recently used first out; a live run counts at its size when it finishes. A handle that
 was dropped answers with a message saying so.
+
+Each client (counted as the guard counts it: `guard.counted_client`) has a share of the store: the runs it added
+count against at most 1/`SHARE` of both bounds, and past its share its own least recently used runs go, never
+another client's; so one client cannot empty the store for everyone (before, 260 small uploads in 20 s evicted
+every other visitor's run). A run added by two clients, or with no owner named, counts against the whole store only.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from .render.payload import as_text, payload
 
 MAX_ENTRIES = 256
 MAX_BYTES = 48 * 2**20  # compressed
+SHARE = 8  # one client's runs: at most 1/SHARE of the runs and of the bytes (32 runs, 6 MiB)
 
 
 class Gone(KeyError):
@@ -46,11 +52,13 @@ def unpack(blob: bytes) -> str:
 
 
 class RunStore:
-    def __init__(self, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES):
+    def __init__(self, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES, share: int = SHARE):
         self.max_entries, self.max_bytes = max_entries, max_bytes
+        self.client_entries, self.client_bytes = max(1, max_entries // share), max_bytes // share
         self._entries: OrderedDict[str, tuple[object, int]] = (
             OrderedDict()
         )  # handle -> (packed payload or live run, bytes)
+        self._owners: dict[str, str | None] = {}  # handle -> the client that added it (None: several, or none named)
         self._bytes = 0
         self._lock = threading.Lock()
 
@@ -61,34 +69,53 @@ class RunStore:
     def bytes(self) -> int:
         return self._bytes
 
-    def _put(self, handle: str, item, size: int) -> None:
+    def _put(self, handle: str, item, size: int, owner: str | None = None) -> None:
         with self._lock:
             if handle in self._entries:
                 self._bytes -= self._entries.pop(handle)[1]
+                if self._owners.get(handle) != owner:
+                    owner = None  # added by two clients: neither's alone
             self._entries[handle] = (item, size)
+            self._owners[handle] = owner
             self._bytes += size
+            if owner is not None:
+                self._within_share(owner, handle)
             while len(self._entries) > 1 and (len(self._entries) > self.max_entries or self._bytes > self.max_bytes):
-                _, (_, gone) = self._entries.popitem(last=False)
-                self._bytes -= gone
+                self._drop(next(iter(self._entries)))
 
-    def add_run(self, run: RunTrace, data: dict | None = None) -> str:
-        """Keep a finished run's payload; its handle (the same run always gets the same handle)."""
+    def _within_share(self, owner: str, newest: str) -> None:
+        """Drop `owner`'s least recently used runs (never `newest`) while its runs pass its share."""
+        mine = [h for h in self._entries if self._owners.get(h) == owner]  # least recently used first
+        count, held = len(mine), sum(self._entries[h][1] for h in mine)
+        for handle in mine:
+            if handle == newest or (count <= self.client_entries and held <= self.client_bytes):
+                break
+            count, held = count - 1, held - self._entries[handle][1]
+            self._drop(handle)
+
+    def _drop(self, handle: str) -> None:
+        self._bytes -= self._entries.pop(handle)[1]
+        self._owners.pop(handle, None)
+
+    def add_run(self, run: RunTrace, data: dict | None = None, owner: str | None = None) -> str:
+        """Keep a finished run's payload, in `owner`'s share; its handle (the same run always gets the same handle)."""
         text = run.to_json()
         handle = "u-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
         blob = pack(data if data is not None else payload(run))
-        self._put(handle, blob, len(blob))
+        self._put(handle, blob, len(blob), owner)
         return handle
 
-    def add_live(self, live) -> str:
-        """Keep a live run (anything with `pull(since)`) while it records; `finish` swaps in its payload."""
+    def add_live(self, live, owner: str | None = None) -> str:
+        """Keep a live run (anything with `pull(since)`) while it records, in `owner`'s share; `finish` swaps in its
+        payload."""
         handle = "live-" + secrets.token_urlsafe(12)
-        self._put(handle, live, 0)
+        self._put(handle, live, 0, owner)
         return handle
 
-    def finish(self, handle: str, run: RunTrace) -> None:
-        """A live run ended: keep its whole payload under the same handle."""
+    def finish(self, handle: str, run: RunTrace, owner: str | None = None) -> None:
+        """A live run ended: keep its whole payload under the same handle, in `owner`'s share (its live run's)."""
         blob = pack(payload(run))
-        self._put(handle, blob, len(blob))
+        self._put(handle, blob, len(blob), owner)
 
     def get(self, handle: str, since=None) -> dict:
         """{"payload_text": JSON} for a whole run, or {"delta": ...} of a live run's steps after `since` (steps per

@@ -27,7 +27,7 @@ from .trace import MethodRun, StepTrace
 from .verify import Verdict, verify_greedy, verify_sampled
 
 StepCallback = Callable[[StepTrace], None]
-StopCheck = Callable[[], bool]
+StopCheck = Callable[[], bool | str]  # truthy to stop: a reason ("budget"), or True for "cancelled"
 
 
 class Decoder(Protocol):
@@ -151,7 +151,8 @@ def prefill_step(lm: LM, cache, prompt_ids: list[int], sampling: Sampling, sampl
 
 @dataclass
 class Progress:
-    """Where a loop stands: the tokens kept so far and, once it ended, why ("eos", "length" or "cancelled")."""
+    """Where a loop stands: the tokens kept so far and, once it ended, why ("eos", "length", "cancelled" or the
+    reason `should_stop` gave, such as "budget")."""
 
     tokens: list[int]
     reason: str | None = None
@@ -165,7 +166,8 @@ def steps(
     progress: Progress | None = None,
 ) -> Iterator[StepTrace]:
     """Yield the decoder's steps, each cut at EOS and at the budget, until one of them ends the run or
-    `should_stop()` says so; `progress` (if given) holds the kept tokens and the reason the loop ended."""
+    `should_stop()` says so (with its reason when it names one: "budget"; else "cancelled"); `progress` (if given)
+    holds the kept tokens and the reason the loop ended."""
     progress = progress if progress is not None else Progress([])
     step = decoder.prefill()
     while True:
@@ -175,8 +177,9 @@ def steps(
         decoder.commit(emitted)
         progress.tokens += emitted
         yield step
-        if reason is None and should_stop and should_stop():
-            reason = "cancelled"
+        if reason is None and should_stop:
+            stop = should_stop()
+            reason = (stop if isinstance(stop, str) else "cancelled") if stop else None
         if reason:
             progress.reason = reason
             return

@@ -2,6 +2,11 @@
 maximum) on a prompt of N tokens after the chat template, each in a fresh process with one thread.
 
     python -m scripts.prompt_cost --tokens 512,2048,8030 --max-new-tokens 1 --out assets/bench/prompt-cost.json
+    python -m scripts.prompt_cost --tokens 1024 --methods lookahead,jacobi,pld --max-new-tokens 512 --out out/cost.json
+
+The race is the app's own: the methods as `app.limits.check_methods` makes them from W=32 N=8 G=32, run as a
+`LiveRun` with the app's engine budget (`limits.RUN_BUDGET_S`; a run past it ends with stop_reason "budget"). The
+app admits a race by lanes x prompt tokens (`limits.check_cost`); this script measures any size, admitted or not.
 
 The prompt is digits (about one token each, the case that held the engine for a minute at 8,030 tokens), cut to
 the asked number of tokens. Reported per size: the race's wall seconds, the process's resident memory after the
@@ -19,6 +24,7 @@ import sys
 import time
 from pathlib import Path
 
+from app.limits import RUN_BUDGET_S
 from lade_core.paths import ROOT
 
 
@@ -29,11 +35,13 @@ def _status(field: str) -> float:
     raise RuntimeError(field)
 
 
-def one(tokens: int, max_new: int) -> dict:
-    """In this process: the race on a prompt of `tokens` tokens."""
+def one(tokens: int, max_new: int, methods: list[str]) -> dict:
+    """In this process: the race of `methods` and greedy decoding on a prompt of `tokens` tokens, as the app runs it."""
     import torch
 
-    from lade_core import LookaheadConfig, MethodSpec, load_model, record_run
+    from app import limits
+    from app.live import LiveRun
+    from lade_core import LookaheadConfig, load_model
 
     torch.set_num_threads(1)
     lm = load_model()
@@ -49,11 +57,24 @@ def one(tokens: int, max_new: int) -> dict:
     n = len(lm.encode_prompt(prompt))
     base = _status("VmRSS")
     Path("/proc/self/clear_refs").write_text("5")  # the peak (VmHWM) from here on, not the model's loading
+    specs = limits.check_methods(methods, LookaheadConfig(window=32, ngram=8, guess=32))
+    live = LiveRun(lm, prompt, specs, max_new, abandon_after=float("inf"), budget_s=limits.RUN_BUDGET_S)
     t0 = time.perf_counter()
-    record_run(lm, prompt, MethodSpec(config=LookaheadConfig(window=32, ngram=8, guess=32)), max_new, title="cost")
+    live.start()
+    live.wait(timeout=3600)
     seconds = time.perf_counter() - t0
     peak = _status("VmHWM")
+    if live.error is not None:
+        raise live.error
+    run = live.result
     return {
+        "methods": methods,
+        "lanes": len(specs) + 1,
+        "admitted": limits.MAX_LANE_TOKENS >= (len(specs) + 1) * n,
+        "stop_reasons": sorted(
+            {m.stop_reason for m in (run.parallel, run.baseline, *(lane.run for lane in run.lanes))}
+        ),
+        "new_tokens": len(run.parallel.tokens),
         "prompt_tokens": n,
         "prompt_chars": len(prompt),
         "max_new_tokens": max_new,
@@ -68,11 +89,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", default="512,2048,8030")
     parser.add_argument("--max-new-tokens", type=int, default=1)
+    parser.add_argument("--methods", default="lookahead", help="the raced methods, as the app names them")
     parser.add_argument("--out", default=None)
     parser.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one is not None:
-        print(json.dumps(one(args.one, args.max_new_tokens)))
+        print(json.dumps(one(args.one, args.max_new_tokens, args.methods.split(","))))
         return 0
     env = dict(os.environ, OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1")
     rows = []
@@ -86,6 +108,8 @@ def main() -> int:
                 str(tokens),
                 "--max-new-tokens",
                 str(args.max_new_tokens),
+                "--methods",
+                args.methods,
             ],
             cwd=ROOT,
             env=env,
@@ -99,7 +123,7 @@ def main() -> int:
         "command": "python -m scripts.prompt_cost " + " ".join(sys.argv[1:]),
         "date": time.strftime("%Y-%m-%d"),
         "load_average": os.getloadavg()[0],
-        "config": "W=32 N=8 G=32, one thread",
+        "config": f"{args.methods} at W=32 N=8 G=32 against greedy, one thread, budget {RUN_BUDGET_S:g} s",
         "runs": rows,
     }
     if args.out:

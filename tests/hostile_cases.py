@@ -855,6 +855,32 @@ def token_text_invisible(doc):
         doc["run"]["token_text"][str(token)] = text
 
 
+# A title that reads "holiday-exe.png" where a right-to-left override is honoured (it ends in ".exe"), and a model
+# name whose override would reverse the device, dtype and date written after it: each must be named and isolated.
+BIDI_TITLE = "holiday-\u202egnp.exe"
+BIDI_MODEL = "SmolLM2\u202e-135M \u2067x"
+
+
+@case(accepts=True)
+def title_and_model_bidi(doc):
+    """A right-to-left override in the title (it shows "exe.png" for ".exe") and in the model's name."""
+    doc["run"]["title"] = BIDI_TITLE
+    doc["run"]["model"] = BIDI_MODEL
+
+
+@case(accepts=True)
+def title_of_a_gallery_run(doc):
+    """A run titled with a gallery run's name: it must not be shown or exported under that run's title or caption."""
+    doc["run"]["title"] = BASES["greedy"][0]
+
+
+@case(accepts=True)
+def stop_reason_budget(doc):
+    """A run the server stopped at its time limit for one run (stop_reason "budget"), short of max_new_tokens."""
+    doc["run"]["max_new_tokens"] += 5
+    doc["run"]["parallel"]["stop_reason"] = doc["run"]["baseline"]["stop_reason"] = "budget"
+
+
 @case(accepts=True)
 def prompt_bidi(doc):
     """A right-to-left override and zero-width characters in the prompt."""

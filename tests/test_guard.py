@@ -8,6 +8,7 @@ the real app (without its model) to check that app.py installs the guard and tha
 export write is written once.
 """
 
+import logging
 import os
 import socket
 import threading
@@ -18,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app import guard, limits
+from app import guard, limits, logs
 
 pytestmark = pytest.mark.server
 READ_WITHIN_S = 1.5
@@ -57,6 +58,9 @@ class Toy:
         def add(a: int, b: int) -> int:
             return a + b
 
+        def who(request: gr.Request) -> str:
+            return guard.counted_client(request) or ""
+
         def added(a: float, b: float, how: str) -> float:
             return a + b if how == "up" else a - b - 2
 
@@ -67,6 +71,8 @@ class Toy:
             a, b = gr.Number(label="a"), gr.Number(label="b")
             how, total = gr.Radio(["up", "down"], label="how"), gr.Number()
             gr.Button().click(added, [a, b, how], total, api_name="sum")
+            self.explorer = gr.FileExplorer(root_dir=str(folder))  # a component with a server function (`ls`)
+            gr.api(who, api_name="who")
         demo.queue(max_size=limits.QUEUE_SIZE, api_open=False)
         self.demo = demo
         port = _free_port()
@@ -296,6 +302,45 @@ def test_the_value_check_reads_the_schemas_gradio_lists():
     assert fit(["a", 1], {"type": "array", "items": {"enum": ["a", "b"]}}) == 'a list of one of "a", "b"'
     assert fit(None, {"anyOf": [{"type": "string"}, {"type": "null"}]}) is None
     assert fit({"path": "x"}, {"$ref": "#/$defs/FileData"}) is None  # more than this check reads: Gradio's
+
+
+# -- component calls --------------------------------------------------------------------------------------------------
+def test_a_call_to_no_components_server_function_is_refused_in_one_log_line(toy):
+    """Issue 39, finding 5: an unknown `component_id` got a bare 500 and a traceback in the log per request (67 KB a
+    minute from one client); the guard finds the component and its function as Gradio's route does and refuses the
+    call with the reason (404, 422 for a body that is no call), one rate-limited line each."""
+    records: list[logging.LogRecord] = []
+    catch = logging.Handler()
+    catch.emit = records.append
+    loggers = [logging.getLogger("uvicorn.error"), logs.LOG]
+    for logger in loggers:
+        logger.addHandler(catch)
+    call = {"session_hash": "s", "data": None}
+    try:
+        cases = [  # body -> (status, words of the reason)
+            ({**call, "component_id": 9999, "fn_name": "ls"}, 404, "no component 9999 with a server function 'ls'"),
+            ({**call, "component_id": toy.explorer._id, "fn_name": "__init__"}, 404, "server function '__init__'"),
+            ({**call, "component_id": "x", "fn_name": "ls"}, 422, "component_id"),
+        ]
+        for body, status, words in cases:
+            answer = httpx.post(f"{toy.url}/component_server", json=body)
+            assert answer.status_code == status and words in answer.json()["error"], (body, answer.text)
+        listed = httpx.post(
+            f"{toy.url}/component_server", json={**call, "component_id": toy.explorer._id, "fn_name": "ls"}
+        )
+        assert listed.status_code == 200, listed.text  # a real server function is Gradio's to answer
+    finally:
+        for logger in loggers:
+            logger.removeHandler(catch)
+    assert [r.getMessage()[:80] for r in records if r.name == "uvicorn.error" and r.levelno >= logging.ERROR] == []
+    assert len([r for r in records if r.name == logs.LOG.name]) <= len(cases)
+
+
+def test_the_client_the_guard_counts_is_kept_for_the_handlers(toy):
+    """Issue 39, finding 2: the store's share of runs is per client, counted as the guard counts it (one notion):
+    the guard keeps the client it counted in the request, where an event's handler reads it."""
+    event = toy.call("who", [], client="10.0.0.42", read=False).json()["event_id"]
+    assert 'data: ["10.0.0.42"]' in toy.read("who", event)
 
 
 # -- the engine's queue ----------------------------------------------------------------------------------------------

@@ -316,3 +316,33 @@ def test_the_lab_shows_a_hostile_model_name_as_text(chromium, server, tmp_path):
     assert MODEL_MARKDOWN[:36] in lab.inner_text(), "the model's name is quoted as text in the lab's note"
     assert_clean(page)
     page.close()
+
+
+def test_a_runs_title_and_model_name_are_named_and_isolated(chromium, server, tmp_path):
+    """Issue 39, finding 3: a title ending in U+202E "gnp.exe" showed as "exe.png" in the page, the export and the
+    browser tab, and a model name with U+202E reversed the device, dtype and date after it. Text from a run shown as
+    a label goes through one rule (`Lade.dom.label`): its invisible and bidirectional controls named, isolated in a
+    <bdi>; the tab, which cannot isolate, gets the named text."""
+    from hostile_cases import BIDI_MODEL, BIDI_TITLE
+
+    named = {"\u202e": "⟨U+202E⟩", "\u2067": "⟨U+2067⟩"}
+    title, model = ("".join(named.get(c, c) for c in text) for text in (BIDI_TITLE, BIDI_MODEL))
+    path = tmp_path / "bidi.json"
+    path.write_bytes(CASES["title_and_model_bidi"].data())
+    url, _ = server
+    page = watched(chromium, url)
+    upload_run(page, path)
+    export = tmp_path / "bidi.html"
+    export.write_text(render_html(parse_run(path.read_bytes())), encoding="utf-8")
+    replay = chromium.new_page()
+    replay.goto(export.as_uri())
+    replay.wait_for_function("() => document.title !== 'Lookahead decoding replay'")
+    for shown in (page, replay):
+        assert shown.locator(".run-title bdi").first.inner_text() == title
+        labels = shown.locator("#run-settings bdi").all_inner_texts()
+        assert labels[0] == model and len(labels) >= 3, labels  # the model, the device and the date: each isolated
+        assert not any(c in shown.inner_text(".runbar") for c in named)
+    assert replay.title() == title
+    assert_clean(page)
+    page.close()
+    replay.close()

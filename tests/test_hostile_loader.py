@@ -178,3 +178,24 @@ def test_loading_time_grows_linearly_with_the_file():
         assert times * 0.75 < growth < times * 1.25
         ratio = _seconds(large) / base
         assert growth / 3 < ratio < growth * 3, (times, growth, ratio)
+
+
+BOOT = re.compile(r'<script type="application/json" id="lade-boot">(.*?)</script>', re.S)
+
+
+@pytest.mark.parametrize("name", [None, BASES["greedy"][0]])
+def test_an_export_takes_a_gallery_caption_only_for_the_gallerys_own_run(name):
+    """Issue 39, finding 4: a run titled (or its file named) after a gallery run was exported under that run's
+    official title and caption, whose numbers contradict its data. A caption belongs to the gallery's own file,
+    known by content; the gallery's own run, under any name, keeps it."""
+    from app import gallery
+
+    official = gallery.entry(BASES["greedy"][0])
+    run = parse_run(CASES["title_of_a_gallery_run"].data())
+    assert run.title == official["name"]
+    page = render_html(run, name)
+    boot = json.loads(BOOT.search(page).group(1))
+    assert boot["gallery"] == [] and gallery.caption(official["name"])[:40] not in page
+    assert official["title"] not in page
+    own = json.loads(BOOT.search(render_html(gallery.load(official["name"]), "any-file-name")).group(1))
+    assert [e["name"] for e in own["gallery"]] == [official["name"]] and own["gallery"][0]["caption"]

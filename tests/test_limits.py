@@ -2,6 +2,7 @@
 pure: no server, no model. Also that a live run's partial traces carry the run's settings (app/live.py)."""
 
 import math
+import time
 import types
 
 import gradio as gr
@@ -130,3 +131,42 @@ def test_traces_past_the_public_limits_are_not_drawn():
     wide = dataclasses.replace(run, config=dataclasses.replace(run.config, window=64))
     with pytest.raises(SchemaError, match=r"window \(W\) must be between 1 and 32, got 64"):
         limits.check_trace(wide)
+
+
+def test_a_race_is_admitted_by_what_its_lanes_prefill():
+    """Issue 39, finding 1: at the public maxima a three-method race prefilled a 2,048-token prompt in four lanes
+    and held four KV caches at once (43 s and +675 MB for one new token). A request is admitted by lanes x prompt
+    tokens: one method at the prompt limit, three at a quarter of the total each."""
+    limits.check_cost(limits.MAX_PROMPT_TOKENS, 1)
+    limits.check_cost(limits.MAX_LANE_TOKENS // 4, 3)
+    with pytest.raises(gr.Error) as err:
+        limits.check_cost(limits.MAX_PROMPT_TOKENS, 3)
+    said = err.value.message
+    assert "2,048 tokens" in said and "4 lanes" in said and "at most 4,096 per run" in said and "1,024" in said
+
+
+def test_a_run_past_its_budget_ends_with_stop_reason_budget():
+    """Issue 39, finding 1: a run at the maxima could hold the engine for many minutes; a live run ends at its first
+    step past `budget_s` seconds on the engine (not before it has the engine), every lane with stop_reason "budget",
+    and is told why with the limit."""
+    from lade_core.decoding import Progress, steps
+
+    lm = types.SimpleNamespace(encode_prompt=lambda prompt: [1, 2])
+    live = LiveRun(lm, "hi", LookaheadConfig(), 64, budget_s=0.0)
+    assert live._should_stop() is False  # waiting for the engine costs it nothing
+    live._engine_since = time.monotonic() - 0.01
+
+    class Decoder:
+        def prefill(self):
+            return StepTrace(0, "prefill", 1, 2, (5,), 0.1, 0.0)
+
+        def step(self):
+            return StepTrace(1, "autoregressive", 2, 5, (6,), 0.1, 0.0)
+
+        def commit(self, tokens):
+            pass
+
+    progress = Progress([])
+    made = list(steps(Decoder(), frozenset(), 64, live._should_stop, progress))
+    assert len(made) == 1 and progress.reason == "budget"
+    assert f"limit of {limits.RUN_BUDGET_S:g} s on the engine per run" in limits.budget_text()

@@ -163,3 +163,29 @@ def test_a_zerogpu_run_is_sent_by_handle(monkeypatch):
     assert len(outputs) == 1 and value_bytes(outputs[0]) < VALUE_BYTES
     message = json.loads(outputs[0])
     assert message["run"].startswith("live-") and payload_of(events.STORE.get(message["run"]))
+
+
+def test_one_client_cannot_empty_the_store_for_everyone():
+    """Issue 39, finding 2: 260 small uploads from one client in 20 s evicted every other visitor's run. A client's
+    runs count against its share (1/SHARE of the runs and of the bytes): past it its own least recently used go,
+    never another client's; a run two clients added is neither's alone; a run with no owner counts only in the
+    whole."""
+    store = RunStore(max_entries=16, max_bytes=10**9, share=4)  # a client's share: 4 runs
+    visitor = add_as(store, variant("the visitor's run"), "10.0.0.1")
+    both = add_as(store, variant("a shared file"), "10.0.0.1")
+    add_as(store, variant("a shared file"), "10.0.0.2")
+    flood = [add_as(store, variant(f"flood {i}"), "10.0.0.2") for i in range(260)]
+    assert payload_of(store.get(visitor))["trace"]["title"] == "the visitor's run"
+    assert both in store._entries
+    assert [h in store._entries for h in flood[-5:]] == [False, True, True, True, True]  # the flood's last 4
+    assert len(store) == 6
+    one = len(pack(stand_in("a", 4000)))
+    by_bytes = RunStore(max_entries=100, max_bytes=10 * one, share=4)  # a share: 2.5 payloads, so 2
+    kept = add_as(by_bytes, variant("kept"), "10.0.0.1", 4000)
+    for i in range(20):
+        add_as(by_bytes, variant(f"big {i}"), "10.0.0.2", 4000)
+    assert kept in by_bytes._entries and len(by_bytes) == 3
+
+
+def add_as(store, run, client: str, size: int = 1000) -> str:
+    return store.add_run(run, stand_in(run.title, size), owner=client)

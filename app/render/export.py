@@ -4,7 +4,10 @@ It is the page's own renderer (app/static/*.js, the same stage and views, with e
 honest note), mounted on one run with no server; a Content-Security-Policy forbids any request. The run and the boot
 data travel as JSON inside <script type="application/json"> elements, escaped so that no `<`, `>` or `&` in a token
 can end them, and are only ever put on the page as text. It opens where the page was (`step`), under the run's
-title and, for a gallery run, its caption. `export_html(trace, out)` loads a saved trace with the strict loader first.
+title and, for the gallery's own runs (known by content: `gallery.name_of`, never by a name or a title), its official
+title and caption. `export_html(trace, out)` loads a saved trace with the strict loader first. The page's <title> is
+the renderer's to set (`Lade.dom.labelText`, the one rule for a run's text shown as a label); the file carries a
+plain one until it runs.
 """
 
 from __future__ import annotations
@@ -40,9 +43,9 @@ def page(title: str, head_extra: str, body: str, csp: str = CSP) -> str:
 def render_html(run: RunTrace, name: str | None = None, step: int | None = None, lab: dict | None = None) -> str:
     """The whole self-contained page for `run`, opening at `step` (None: the run's opening step); `lab`: the speed
     lab's page data to carry (`boot.lab_data()`; the replay carries none)."""
-    handle = name or run.title or "run"
-    entry = gallery.entry(handle)
-    listing = [e for e in gallery.listing() if e["name"] == handle] if entry else []
+    official = gallery.name_of(run)
+    handle = official or name or "run"
+    listing = [e for e in gallery.listing() if e["name"] == official] if official else []
     boot = {**boot_data("inline", lab=lab), "gallery": listing, "lesson": {}, "step": step}
     data = f'<script type="application/json" id="lade-run">{script_json(payload(run))}</script>\n'
     mount = (
@@ -54,7 +57,7 @@ def render_html(run: RunTrace, name: str | None = None, step: int | None = None,
         "<!-- A recorded run of the Lookahead Decoding Explorer (lookahead decoding, Fu et al., ICML 2024), "
         "replayed by the explorer's own renderer. Everything is inline; nothing is fetched. -->\n"
     )
-    return page(run.title or "Lookahead decoding replay", boot_tag(boot) + "\n", comment + data + mount)
+    return page("Lookahead decoding replay", boot_tag(boot) + "\n", comment + data + mount)
 
 
 def export_html(trace_path: Path, out_path: Path) -> None:

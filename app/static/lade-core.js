@@ -3,7 +3,9 @@
 //
 // `h` builds nodes, and text only ever goes in through text nodes: a prompt, a token or a trace field is data, never
 // markup. `cellText` shows a token in a grid cell (whitespace made visible, invisible and control characters named),
-// `tok` a token as a span (bidirectional text isolated, CSS .tk). `memo` keeps the last build of a costly view. No
+// `tok` a token as a span (bidirectional text isolated, CSS .tk); `label` any other text from a run shown as a label
+// (a title, a model's name, a device, a date: isolated, invisible characters named), and `labelText` the same for
+// where nothing can be isolated (the browser tab's title). `memo` keeps the last build of a costly view. No
 // build step, no network; each file of the renderer adds one module to `window.Lade`.
 const LadeDom = (() => {
   "use strict";
@@ -81,6 +83,20 @@ const LadeDom = (() => {
   /** A text for running prose: invisible characters named, whitespace kept. @param {string} text */
   function proseText(text) {
     return text.replace(INVISIBLE, (c) => (KEPT_IN_PROSE.has(c) ? c : named(c)));
+  }
+
+  /** Text from a run as a label says what it holds: every invisible or bidirectional control character named
+   * (a title ending in U+202E "gnp.exe" read "exe.png"), the emoji joiner and selector kept. The one rule for a
+   * run's title, model, device and date wherever they are shown; the browser tab's title gets this text (it
+   * cannot isolate). @param {unknown} text */
+  function labelText(text) {
+    return String(text ?? "").replace(INVISIBLE, (c) => (c === "\u200d" || c === "\ufe0f" ? c : named(c)));
+  }
+
+  /** Text from a run as a label on the page: `labelText`, isolated for bidirectional text (<bdi>), so that
+   * right-to-left text in it cannot reorder what follows. @param {unknown} text */
+  function label(text) {
+    return h("bdi", { class: "label" }, labelText(text));
   }
 
   /**
@@ -194,6 +210,8 @@ const LadeDom = (() => {
     fill,
     cellText,
     proseText,
+    labelText,
+    label,
     tok,
     spoken,
     plural,

@@ -146,7 +146,9 @@ const LadeLessonView = (() => {
           )
         : h("button", { id: "lesson-try", onclick: () => ctx.actions.explore() }, "Try it yourself →"),
       // only where the chapter reads the reader's run (chapters 2 and 6 read their own race or Jacobi run)
-      state.own && run.handle === state.own ? h("span", { class: "muted" }, ` On your run: ${run.title}.`) : null,
+      state.own && run.handle === state.own
+        ? h("span", { class: "muted" }, " On your run: ", Lade.dom.label(run.title), ".")
+        : null,
     );
     return { head, where, text, question: question(ctx, ch), nav, focus: ch.focus, lanes: ch.lanes || null };
   }

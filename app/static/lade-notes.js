@@ -5,7 +5,7 @@
 const LadeNotes = (() => {
   "use strict";
   const Lade = /** @type {LadeNamespace} */ (window.Lade);
-  const { h, fmt, plural } = Lade.dom;
+  const { h, fmt, plural, label } = Lade.dom;
 
   const SECTIONS = {
     outputs:
@@ -111,7 +111,7 @@ const LadeNotes = (() => {
     return `W=${c.window}, N=${c.ngram}, G=${c.guess} (${extra.join(", ")}), ${mode}`;
   }
 
-  /** @param {Run} run */
+  /** The lanes' lengths, and the model, device and date the run names (each a `Lade.dom.label`). @param {Run} run */
   function runSummary(run) {
     const lanes = run
       .lanes()
@@ -119,7 +119,15 @@ const LadeNotes = (() => {
         (l) =>
           `${run.laneName(l.id)}: ${plural(l.run.tokens.length, "token")} in ${plural(l.run.steps.length, "step")}`,
       );
-    return `${lanes.join("; ")}. ${run.t.model} on ${deviceName(run)} (${run.t.dtype})${run.t.recorded_at ? `, recorded ${run.t.recorded_at}` : ""}.`;
+    return [
+      `${lanes.join("; ")}. `,
+      label(run.t.model),
+      " on ",
+      label(deviceName(run)),
+      ` (${run.t.dtype})`,
+      run.t.recorded_at ? [", recorded ", label(run.t.recorded_at)] : "",
+      ".",
+    ];
   }
 
   /** The speed of the run on screen, honestly: compression is a bound, the step's cost decides; the paper's claims

@@ -63,7 +63,7 @@ const LadePage = (() => {
       h(
         "h2",
         { class: "run-title" },
-        entry ? entry.title : run.title,
+        entry ? entry.title : Lade.dom.label(run.title),
         entry && entry.caption ? h("span", { class: "caption" }, " — ", entry.caption) : null,
       ),
       h(
@@ -154,7 +154,8 @@ const LadePage = (() => {
   /** Who finished first and by how much, and whether the texts are the same (so far, for a race cut short).
    * @param {Run} run */
   function finish(run) {
-    if (run.lanes().some((l) => l.run.stop_reason === "cancelled")) {
+    const cut = run.lanes().find((l) => l.run.stop_reason === "cancelled" || l.run.stop_reason === "budget");
+    if (cut) {
       const same = run.lanes().every((l) => {
         const a = l.run.tokens,
           b = run.t.baseline.tokens,
@@ -162,7 +163,7 @@ const LadePage = (() => {
         return a.slice(0, n).join() === b.slice(0, n).join();
       });
       return (
-        `Stopped before the end: ${run
+        `${cut.run.stop_reason === "budget" ? "Stopped at the server's time limit for one run" : "Stopped before the end"}: ${run
           .lanes()
           .map((l) => `${run.laneWord(l.id)} ${plural(l.run.tokens.length, "token")}`)
           .join(", ")}. ` +

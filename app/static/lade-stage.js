@@ -888,7 +888,12 @@ const LadeStage = (() => {
     mountStandalone(host, payload, name) {
       const boot = readBoot(),
         stage = hook(new Stage(host, { boot, source: { kind: "inline", load: async () => ({ payload }) } }));
-      stage.open(name, typeof boot.step === "number" ? boot.step : null, {}, true);
+      stage.open(name, typeof boot.step === "number" ? boot.step : null, {}, true).then(() => {
+        const run = stage.run(),
+          entry = boot.gallery.find((g) => g.name === name);
+        // the tab cannot isolate text: it gets the run's title with its invisible characters named
+        if (run) document.title = Lade.dom.labelText(entry ? entry.title : run.title);
+      });
       return stage;
     },
   };
