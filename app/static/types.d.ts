@@ -241,6 +241,7 @@ interface LadeNamespace {
   pictures: typeof LadePictures;
   stage: typeof LadeStage;
   engine: typeof LadeEngine;
+  weights: typeof LadeWeights;
 }
 interface Window {
   Lade: LadeNamespace;
