@@ -242,6 +242,7 @@ interface LadeNamespace {
   stage: typeof LadeStage;
   engine: typeof LadeEngine;
   weights: typeof LadeWeights;
+  forward: typeof LadeForward;
 }
 interface Window {
   Lade: LadeNamespace;

