@@ -47,16 +47,15 @@ def _render(tokenizer, content: str) -> str:
     )
 
 
-def encode_chat(tokenizer, text: str) -> list[int]:
-    """Token ids of `text` as the user's turn in the chat template; the user's text never yields a control token."""
+def chat_frame(tokenizer) -> tuple[str, str, str, str]:
+    """The chat template around the user's text, cut where its control tokens end: (head, lead, trail, tail), so
+    that the rendered turn is head + lead + text + trail + tail, head and tail hold the control tokens (tokenised with
+    them) and lead + text + trail is tokenised as text. The browser's tokenizer takes the same frame
+    (app/render/engine_files.py)."""
     around = _render(tokenizer, PLACEHOLDER)
     if around.count(PLACEHOLDER) != 1:
         raise ValueError("the chat template does not place the user's text once")
     before, after = around.split(PLACEHOLDER)
-    rendered = _render(tokenizer, text)  # the template may change the text (trim it, say): take it as rendered
-    if not (rendered.startswith(before) and rendered.endswith(after) and len(rendered) >= len(before) + len(after)):
-        raise ValueError("the chat template renders the user's text in a way this tokeniser cannot isolate")
-    middle = rendered[len(before) : len(rendered) - len(after)]
     specials = special_texts(tokenizer)
     if specials:
         pattern = re.compile("|".join(re.escape(s) for s in specials))
@@ -65,10 +64,21 @@ def encode_chat(tokenizer, text: str) -> list[int]:
         b = first.start() if first else len(after)
     else:
         a, b = 0, len(after)
+    return before[:a], before[a:], after[:b], after[b:]
+
+
+def encode_chat(tokenizer, text: str) -> list[int]:
+    """Token ids of `text` as the user's turn in the chat template; the user's text never yields a control token."""
+    head, lead, trail, tail = chat_frame(tokenizer)
+    before, after = head + lead, trail + tail
+    rendered = _render(tokenizer, text)  # the template may change the text (trim it, say): take it as rendered
+    if not (rendered.startswith(before) and rendered.endswith(after) and len(rendered) >= len(before) + len(after)):
+        raise ValueError("the chat template renders the user's text in a way this tokeniser cannot isolate")
+    middle = rendered[len(before) : len(rendered) - len(after)]
     return (
-        _ids(tokenizer, before[:a], split=False)
-        + _ids(tokenizer, before[a:] + middle + after[:b], split=True)
-        + _ids(tokenizer, after[b:], split=False)
+        _ids(tokenizer, head, split=False)
+        + _ids(tokenizer, lead + middle + trail, split=True)
+        + _ids(tokenizer, tail, split=False)
     )
 
 

@@ -1,6 +1,8 @@
 """The files the engine in the visitor's browser needs, written beside a page (`lade export-site`, tests, benches).
 
     engine/forward.onnx            the weightless forward graph (lade_core/onnx_graph.py)
+    engine/tokenizer.json          the tokenizer's vocabulary, merges and special tokens and the chat template's frame
+                                   around the visitor's text (`tokenizer_data`, lade-tokenizer.js reads it)
     engine/manifest.json           where each weight comes from in the GGUF and its hash (lade_core/gguf_weights.py),
                                    plus the model's shape and the GGUF's chunks: {..., shape, chunks: [{file, bytes}]}
     engine/model.gguf.000, ...     the shipped GGUF in chunks of `CHUNK` bytes (common static hosts refuse large files)
@@ -22,14 +24,37 @@ from lade_core.paths import ROOT
 CHUNK = 24 * 2**20  # bytes per GGUF chunk: under the 25 MiB a file that common static hosts (Cloudflare Pages) take
 ORT_DIST = ROOT / "node_modules" / "onnxruntime-web" / "dist"
 ORT_FILES = ("ort.wasm.min.js", "ort-wasm-simd-threaded.wasm", "ort-wasm-simd-threaded.mjs")
-ENGINE_SCRIPTS = ("lade-weights.js", "lade-engine.js", "lade-forward.js")
+ENGINE_SCRIPTS = ("lade-weights.js", "lade-engine.js", "lade-forward.js", "lade-tokenizer.js")
+
+
+def tokenizer_data(tokenizer) -> dict:
+    """What the browser's tokenizer needs of a byte-level BPE tokenizer (the Python engine's): every token by id, the
+    merges in rank order, the special tokens, and the chat frame (`chat.chat_frame`; head and tail as ids)."""
+    from lade_core.chat import chat_frame
+
+    doc = json.loads(tokenizer.backend_tokenizer.to_str())
+    model = doc["model"]
+    if model["type"] != "BPE" or (doc.get("pre_tokenizer") or {}).get("type") != "ByteLevel" or doc["normalizer"]:
+        raise ValueError("the browser's tokenizer is byte-level BPE with no normaliser (SmolLM2's)")
+    vocab = [""] * len(model["vocab"])
+    for token, i in model["vocab"].items():
+        vocab[i] = token
+    head, lead, trail, tail = chat_frame(tokenizer)
+    ids = lambda text: tokenizer(text, add_special_tokens=False)["input_ids"] if text else []  # noqa: E731
+    return {
+        "vocab": vocab,
+        "merges": [m if isinstance(m, str) else " ".join(m) for m in model["merges"]],
+        "specials": {a["content"]: a["id"] for a in doc["added_tokens"] if a["special"]},
+        "frame": {"head": ids(head), "lead": lead, "trail": trail, "tail": ids(tail)},
+        "eos": sorted({tokenizer.eos_token_id} - {None}),
+    }
 
 
 def write_engine_files(folder: Path) -> dict:
     """Write the browser engine's files under `folder`/engine (replacing them); their count and bytes."""
     import onnx
     from safetensors.numpy import load_file
-    from transformers import AutoConfig
+    from transformers import AutoConfig, AutoTokenizer
 
     from lade_core.checkpoint import bundled_gguf, default_model_path
     from lade_core.gguf_weights import manifest
@@ -58,6 +83,8 @@ def write_engine_files(folder: Path) -> dict:
             chunks.append({"file": name, "bytes": len(block)})
     doc.update(shape={"layers": s.layers, "kv_heads": s.kv_heads, "head_dim": s.head_dim}, chunks=chunks)
     (out / "manifest.json").write_text(json.dumps(doc), encoding="utf-8")
+    tokens = tokenizer_data(AutoTokenizer.from_pretrained(model))
+    (out / "tokenizer.json").write_text(json.dumps(tokens, ensure_ascii=False), encoding="utf-8")
     for name in ORT_FILES:
         shutil.copy(ORT_DIST / name, out / "ort" / name)
     for name in ENGINE_SCRIPTS:

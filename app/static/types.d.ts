@@ -243,6 +243,7 @@ interface LadeNamespace {
   engine: typeof LadeEngine;
   weights: typeof LadeWeights;
   forward: typeof LadeForward;
+  tokenizer: typeof LadeTokenizer;
 }
 interface Window {
   Lade: LadeNamespace;
