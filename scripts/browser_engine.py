@@ -1,0 +1,189 @@
+"""The engine in a visitor's browser, measured beside the Python engine in one run (BENCHMARKS.md §16).
+
+    python -m scripts.browser_engine --tokens 48 --out out/browser-engine.json
+
+Writes the engine's files as `lade export-site` does (app/render/engine_files.py) into a temporary folder, serves
+them on 127.0.0.1 with a page that loads onnxruntime-web's WASM build and the engine scripts, and in headless
+Chromium (one WASM thread, every request to another origin refused): loads the engine cold (download, weights
+rebuilt from the GGUF, session) in one tab, then again in a second tab of the same browser (its HTTP cache warm),
+which decodes the benchmark prompts with greedy and with lookahead decoding; then the Python engine decodes the same
+prompts on one thread. Reported per method: ms per token in the browser and in Python, and whether the tokens are
+identical; the load times; the Chromium processes' peak memory (resident, summed, sampled every 0.2 s).
+
+The page and the race are also what tests/test_browser_engine.py drives.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import json
+import statistics
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlparse
+
+HARNESS = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>engine</title>
+<script src="engine/ort/ort.wasm.min.js"></script><script src="engine/lade-weights.js"></script>
+<script src="engine/lade-engine.js"></script><script src="engine/lade-forward.js"></script>
+</head><body></body></html>"""
+
+RACE = """async ([cases, config, context, eos]) => {
+  const engine = await Lade.forward.load(ort, new URL("engine/", location.href).href);
+  const E = Lade.engine, runs = [];
+  for (const ids of cases)
+    for (const lookahead of [false, true]) {
+      const forward = engine.lane();
+      const decoder = lookahead ? new E.Lookahead(forward, ids, config, context) : new E.Greedy(forward, ids);
+      runs.push(await E.generate(decoder, new Set(eos), config.max_new_tokens));
+    }
+  return {runs, seconds: engine.seconds, backend: engine.backend};
+}"""
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".mjs": "text/javascript"}
+
+    def log_message(self, *args):
+        pass
+
+
+@contextmanager
+def served_engine(folder: Path):
+    """The engine's files and the harness page under `folder`, served on 127.0.0.1; yields the page's address."""
+    from app.render.engine_files import write_engine_files
+
+    write_engine_files(folder)
+    (folder / "index.html").write_text(HARNESS, encoding="utf-8")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/index.html"
+    finally:
+        server.shutdown()
+
+
+def race(browser, url: str, cases: list[list[int]], config: dict, context: int, eos) -> dict:
+    """In a new tab of `browser` at `url`: load the engine, decode each case with greedy then lookahead decoding
+    (`config`: W, N, G, pool, tree, window_seed, max_new_tokens). Fails on a page error or a request elsewhere."""
+    page = browser.new_page()
+    page.set_default_timeout(900_000)
+    refused, errors = [], []
+    here = urlparse(url).netloc
+
+    def only_here(route):
+        if urlparse(route.request.url).netloc != here:
+            refused.append(route.request.url)
+            return route.abort()
+        return route.continue_()
+
+    page.route("**/*", only_here)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url)
+    got = page.evaluate(RACE, [cases, config, context, sorted(eos)])
+    page.close()
+    if errors or refused:
+        raise RuntimeError(f"the page failed: {errors or refused}")
+    return got
+
+
+def _peak_memory(stop: threading.Event, out: list) -> None:
+    """The most resident memory Chromium's processes (this process's descendants named chrom*) held at once."""
+    import psutil
+
+    top = 0
+    while not stop.wait(0.2):
+        total = 0
+        for p in psutil.Process().children(recursive=True):
+            try:
+                if "chrom" in p.name():
+                    total += p.memory_info().rss
+            except psutil.Error:
+                pass
+        top = max(top, total)
+    out.append(top)
+
+
+def main() -> None:
+    import torch
+    from playwright.sync_api import sync_playwright
+
+    from lade_core import load_model
+    from lade_core.autoregressive import autoregressive_generate
+    from lade_core.config import LookaheadConfig
+    from lade_core.lookahead import lookahead_generate
+    from lade_core.measure.prompts import load_prompts
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--tokens", type=int, default=48)
+    p.add_argument("--prompts", type=int, default=3, help="the first prompts of each kind, in turn")
+    p.add_argument("--out", default="out/browser-engine.json")
+    args = p.parse_args()
+    torch.set_num_threads(1)
+    config = LookaheadConfig(window=5, ngram=4, guess=5)
+    lm = load_model()
+    prompts = load_prompts()[: args.prompts]
+    cases = [lm.encode_prompt(q["prompt"]) for q in prompts]
+    settings = {k: getattr(config, k) for k in ("window", "ngram", "guess", "pool", "tree", "window_seed")}
+    with tempfile.TemporaryDirectory() as tmp, served_engine(Path(tmp)) as url, sync_playwright() as pw:
+        from tests.conftest_app import CHROMIUM, CHROMIUM_ARGS
+
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        stop, peak = threading.Event(), []
+        watcher = threading.Thread(target=_peak_memory, args=(stop, peak))
+        watcher.start()
+        t0 = time.perf_counter()
+        cold = race(browser, url, [], {**settings, "max_new_tokens": 1}, lm.max_positions, lm.eos_ids)
+        cold_wall = time.perf_counter() - t0
+        got = race(browser, url, cases, {**settings, "max_new_tokens": args.tokens}, lm.max_positions, lm.eos_ids)
+        stop.set()
+        watcher.join()
+        browser.close()
+    rows = []
+    runs = iter(got["runs"])
+    for q, ids in zip(prompts, cases):
+        for name, python in (
+            ("greedy", autoregressive_generate(lm, ids, args.tokens)),
+            ("lookahead", lookahead_generate(lm, ids, config, args.tokens)),
+        ):
+            js = next(runs)
+            rows.append(
+                {
+                    "prompt": q["id"],
+                    "method": name,
+                    "identical": js["tokens"] == list(python.tokens),
+                    "browser_ms_per_token": 1000 * js["wall_s"] / len(js["tokens"]),
+                    "python_ms_per_token": 1000 * python.wall_s / len(python.tokens),
+                    "steps": len(js["steps"]),
+                    "tokens": len(js["tokens"]),
+                }
+            )
+    summary = {
+        method: {
+            "browser_ms_per_token": statistics.median(r["browser_ms_per_token"] for r in rows if r["method"] == method),
+            "python_ms_per_token": statistics.median(r["python_ms_per_token"] for r in rows if r["method"] == method),
+        }
+        for method in ("greedy", "lookahead")
+    }
+    result = {
+        "command": "python -m scripts.browser_engine " + " ".join(f"--{k} {v}" for k, v in vars(args).items()),
+        "setting": settings,
+        "backend": got["backend"],
+        "cold": {**cold["seconds"], "page_wall_s": cold_wall},
+        "second_tab": got["seconds"],
+        "peak_chromium_rss_bytes": peak[0] if peak else None,
+        "rows": rows,
+        "summary": summary,
+    }
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=1))
+    print(json.dumps({k: result[k] for k in ("backend", "cold", "second_tab", "summary")}, indent=1))
+    print(f"peak Chromium memory {result['peak_chromium_rss_bytes'] / 2**20:.0f} MiB; wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
