@@ -147,18 +147,19 @@ const LadeEngine = (() => {
     }
   }
 
-  /** The n-gram pool: at most `perKey` continuations per first token, least recently added out first (pool.py). */
+  /** The n-gram pool: at most `perKey` continuations per first token, least recently added out first, each
+   * remembering where it came from last ("window" or "text") (pool.py). */
   class NGramPool {
     /** @param {number} perKey */
     constructor(perKey) {
       this.perKey = perKey;
-      /** @type {Map<number, Map<string, number[]>>} */
+      /** @type {Map<number, Map<string, {cont: number[], source: string}>>} */
       this.byKey = new Map();
       this.size = 0;
     }
 
-    /** @param {number[]} ngram @returns {number[] | null} the n-gram evicted */
-    add(ngram) {
+    /** @param {number[]} ngram @param {string} [source] @returns {number[] | null} the n-gram evicted */
+    add(ngram, source = "window") {
       if (this.perKey === 0) return null;
       const key = ngram[0],
         cont = ngram.slice(1),
@@ -167,34 +168,50 @@ const LadeEngine = (() => {
       this.byKey.set(key, bucket);
       if (bucket.has(id)) {
         bucket.delete(id);
-        bucket.set(id, cont);
+        bucket.set(id, { cont, source });
         return null;
       }
-      bucket.set(id, cont);
+      bucket.set(id, { cont, source });
       this.size++;
       if (bucket.size > this.perKey) {
-        const [oldest, old] = /** @type {[string, number[]]} */ (bucket.entries().next().value);
+        const [oldest, old] = /** @type {[string, {cont: number[]}]} */ (bucket.entries().next().value);
         bucket.delete(oldest);
         this.size--;
-        return [key, ...old];
+        return [key, ...old.cont];
       }
       return null;
     }
 
-    /** @param {number[][]} ngrams */
-    addAll(ngrams) {
+    /** @param {number[][]} ngrams @param {string} [source] */
+    addAll(ngrams, source = "window") {
       const evicted = [];
       for (const ngram of ngrams) {
-        const gone = this.add(ngram);
+        const gone = this.add(ngram, source);
         if (gone) evicted.push(gone);
       }
       return evicted;
     }
 
-    /** Most recently added first, at most `limit`. @param {number} key @param {number} limit */
-    lookup(key, limit) {
+    /** Most recently added first, at most `limit`. @param {number} key @param {number} [limit] */
+    lookup(key, limit = Number.POSITIVE_INFINITY) {
       const bucket = this.byKey.get(key);
-      return bucket ? [...bucket.values()].reverse().slice(0, limit) : [];
+      return bucket
+        ? [...bucket.values()]
+            .reverse()
+            .slice(0, limit)
+            .map((e) => e.cont)
+        : [];
+    }
+
+    /** Where `cont` under `key` came from last, or null. @param {number} key @param {number[]} cont */
+    source(key, cont) {
+      const entry = this.byKey.get(key)?.get(cont.join(","));
+      return entry ? entry.source : null;
+    }
+
+    /** Keys holding at least one continuation. */
+    get keys() {
+      return this.byKey.size;
     }
   }
 
@@ -306,6 +323,24 @@ const LadeEngine = (() => {
         });
       for (let n = 0; n < this.nodes; n++) out.push([2, -1, -1, depth[n]]);
       return out;
+    }
+
+    /** Per input row: 0 x, 1 window level 0, 2 window level >= 1, 3 verification node. */
+    kinds() {
+      return this.parts().map(([part, level]) => (part === 0 ? 0 : part === 1 ? (level === 0 ? 1 : 2) : 3));
+    }
+
+    /** Per input row, a short name: x, L0.3 (level 0, column 3), c2.1 (candidate 2's token 1; a shared node is
+     * named after the first candidate through it). */
+    labels() {
+      const owner = new Array(this.nodes).fill(-1);
+      this.paths.forEach((path, c) => {
+        for (const node of path) if (owner[node] < 0) owner[node] = c;
+      });
+      const v = this.verifyStart;
+      return this.parts().map(([part, level, column, depth], r) =>
+        part === 0 ? "x" : part === 1 ? `L${level}.${column}` : `c${owner[r - v] + 1}.${depth}`,
+      );
     }
 
     /** Position offsets from p, per input row. */
@@ -439,7 +474,12 @@ const LadeEngine = (() => {
       const step = await super.prefill();
       if (this.config.pool !== "prompt") return step;
       const added = sequenceNgrams(this.committed, this.config.ngram);
-      return { ...step, ngrams_added: added, ngrams_evicted: this.pool.addAll(added), pool_size: this.pool.size };
+      return {
+        ...step,
+        ngrams_added: added,
+        ngrams_evicted: this.pool.addAll(added, "text"),
+        pool_size: this.pool.size,
+      };
     }
 
     /** W and G for a step at position p: the window narrows where it would pass the context (sizes.py). @param {number} p */
@@ -477,7 +517,7 @@ const LadeEngine = (() => {
       const added = sizes.width ? this.window.update(newLevel) : [];
       const recent = [...this.committed.slice(-(N - 1)), ...verdict.accepted];
       const text = this.config.pool === "paper" ? [] : sequenceNgrams(recent, N);
-      const evicted = [...this.pool.addAll(added), ...this.pool.addAll(text)];
+      const evicted = [...this.pool.addAll(added), ...this.pool.addAll(text, "text")];
       const matched = verdict.winner >= 0 ? verdict.lengths[verdict.winner] : 0;
       await this.forward.keep(p, layout.cacheRows(Math.max(verdict.winner, 0), matched));
       return record({

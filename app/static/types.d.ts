@@ -244,6 +244,7 @@ interface LadeNamespace {
   weights: typeof LadeWeights;
   forward: typeof LadeForward;
   tokenizer: typeof LadeTokenizer;
+  derive: typeof LadeDerive;
 }
 interface Window {
   Lade: LadeNamespace;

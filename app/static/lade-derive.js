@@ -1,0 +1,136 @@
+// @ts-check
+// The derived data of a run made in the browser (`Lade.derive`), as app/render/payload.py's `Deriver` makes it for a
+// run made on the server: each distinct step layout's labels, positions, kinds, parents and mask bits, and the n-gram
+// pool around each step of a lookahead lane (replayed with the engine's pool). Both read the engine's rules (here
+// lade-engine.js, the sanctioned second home of them); tests/test_derive_js.py holds this to payload.py on recorded
+// runs, field for field. The texts and rules that do not depend on a run (the mask's hover reasons, the method names)
+// come with the boot, as Python wrote them (`boot.derived`).
+const LadeDerive = (() => {
+  "use strict";
+
+  const MASK_BUDGET = 8 * 2 ** 20; // bytes of mask bits per run (payload.py)
+  const POOL_KEYS = 8; // keys shown per step (payload.py)
+
+  /** Bits of a boolean matrix, row by row, most significant bit first, as base64 (numpy's packbits).
+   * @param {boolean[][]} mask */
+  function packBits(mask) {
+    const flat = mask.flat(),
+      bytes = new Uint8Array(Math.ceil(flat.length / 8));
+    flat.forEach((v, i) => {
+      if (v) bytes[i >> 3] |= 0x80 >> (i & 7);
+    });
+    let text = "";
+    for (const b of bytes) text += String.fromCharCode(b);
+    return btoa(text);
+  }
+
+  /** A step's layout as the engine laid it out (trace.py `StepTrace.layout`), for the kinds the browser makes.
+   * @param {Step} step */
+  function layoutOf(step) {
+    const E = window.Lade.engine;
+    if (step.kind !== "lookahead" && step.kind !== "warmup")
+      throw new Error(`the browser derives lookahead steps only, not ${step.kind}`);
+    return step.tree
+      ? E.StepLayout.tree(step.levels_before.length, step.window, step.candidates)
+      : E.StepLayout.plain(step.levels_before.length, step.window, step.candidates.length, Math.max(step.ngram - 1, 0));
+  }
+
+  /** Draft tokens a step kept: the winner's matched prefix, cut where the run ended inside it. @param {Step} step */
+  const kept = (step) => Math.min(step.winner >= 0 ? step.match_lengths[step.winner] : 0, step.accepted.length);
+
+  class Deriver {
+    /** @param {{method: string, config: {guess: number}}[]} lanes the run's lanes, the main one first */
+    constructor(lanes) {
+      const E = window.Lade.engine;
+      /** @type {Map<number, any>} one pool per lookahead lane, by lane index */
+      this.pools = new Map();
+      lanes.forEach((lane, i) => {
+        if (lane.method === "lookahead") this.pools.set(i, new E.NGramPool(lane.config.guess));
+      });
+      /** @type {Map<string, number>} */
+      this.index = new Map();
+      /** @type {any[]} */
+      this.layouts = [];
+      this.maskBytes = 0;
+    }
+
+    /** @param {Step} step */
+    layout(step) {
+      if (step.kind === "prefill" || step.kind === "autoregressive") return -1;
+      const layout = layoutOf(step),
+        key = JSON.stringify([layout.levels, layout.window, layout.paths, layout.parents]);
+      if (!this.index.has(key)) {
+        this.index.set(key, this.layouts.length);
+        const q = layout.size,
+          cost = Math.floor((q * q + 7) / 8),
+          fits = this.maskBytes + cost <= MASK_BUDGET;
+        if (fits) this.maskBytes += cost;
+        this.layouts.push({
+          size: q,
+          levels: layout.levels,
+          window: layout.window,
+          nodes: layout.nodes,
+          labels: layout.labels(),
+          positions: layout.positions(),
+          kinds: layout.kinds(),
+          parents: layout.parents,
+          mask: fits ? packBits(layout.mask()) : null,
+        });
+      }
+      return /** @type {number} */ (this.index.get(key));
+    }
+
+    /** The pool around a step (payload.py `pool_rows`). @param {Step} step @param {any} pool */
+    poolRows(step, pool) {
+      const touched = [step.input_token, ...[...step.ngrams_added, ...step.ngrams_evicted].map((n) => n[0])];
+      const unique = [...new Set(touched)],
+        keys = unique.slice(0, POOL_KEYS);
+      const before = new Map(keys.map((k) => [k, new Set(pool.lookup(k).map((c) => c.join(",")))]));
+      const columns = step.kind === "lookahead" ? step.window : 0;
+      pool.addAll(step.ngrams_added.slice(0, columns), "window");
+      pool.addAll(step.ngrams_added.slice(columns), "text");
+      const rows = keys.map((key) => ({
+        key,
+        items: pool
+          .lookup(key)
+          .map((/** @type {number[]} */ c) => ({ cont: c, new: !before.get(key)?.has(c.join(",")) })),
+        evicted: step.ngrams_evicted.filter((n) => n[0] === key).map((n) => n.slice(1)),
+      }));
+      return { size: pool.size, keys: pool.keys, rows, more_keys: unique.length - keys.length };
+    }
+
+    /** A step's derived data; `lane` 0 is the main lane, i the run's lanes[i - 1]. @param {Step} step @param {number} [lane] */
+    step(step, lane = 0) {
+      /** @type {Record<string, any>} */
+      const out = { layout: this.layout(step), kept: kept(step) };
+      const pool = this.pools.get(lane);
+      if (pool) {
+        const winner = step.winner >= 0 ? step.candidates[step.winner] : null;
+        out.kept_from =
+          !winner || !out.kept
+            ? ""
+            : step.winner >= step.candidates.length - step.copied
+              ? "copy"
+              : pool.source(step.input_token, winner) || "";
+        out.pool = this.poolRows(step, pool);
+      }
+      return out;
+    }
+  }
+
+  /** The run-dependent part of a payload's derived data (payload.py `derive`): layouts, main-lane steps, lanes.
+   * @param {any} trace a RunTrace's data */
+  function derive(trace) {
+    const lanes = [{ method: trace.method, config: trace.config }, ...trace.lanes];
+    const deriver = new Deriver(lanes);
+    const steps = trace.parallel.steps.map((/** @type {Step} */ s) => deriver.step(s));
+    const more = trace.lanes.map((/** @type {any} */ lane, /** @type {number} */ i) => ({
+      steps: lane.run.steps.map((/** @type {Step} */ s) => deriver.step(s, i + 1)),
+    }));
+    return { layouts: deriver.layouts, steps, lanes: more };
+  }
+
+  return { Deriver, derive, packBits };
+})();
+window.Lade = window.Lade || /** @type {any} */ ({});
+window.Lade.derive = LadeDerive;
