@@ -1,7 +1,7 @@
 """The `lade` command line: the engine's commands (`lade_core/cli.py`) plus the app's own, which need the app.
 
     lade export-html TRACE OUT      one self-contained HTML replay of a trace file
-    lade export-site DIR [--live-url URL]   the lesson, gallery, explorer and embeds as a static site
+    lade export-site DIR [--live-url URL] [--no-engine]   the lesson, gallery, explorer and embeds as a static site
 
 `python -m lade_core` keeps the engine's commands alone (the engine imports nothing of the app); `python -m app`
 is this one. Left out: serving the page (`app.py`, `make run`).
@@ -29,7 +29,7 @@ def cmd_export_site(args) -> int:
 
     if args.live_url is not None and not args.live_url.startswith(("https://", "http://")):
         raise ValueError(f"--live-url must be an http(s) address, got {args.live_url!r}")
-    made = export_site(Path(args.folder), args.live_url)
+    made = export_site(Path(args.folder), args.live_url, engine=args.engine)
     print(
         f"wrote {args.folder}: {made['files']} files, {made['bytes'] / 2**20:.1f} MiB (index.html "
         f"{made['index_bytes'] / 2**10:.0f} KiB)"
@@ -48,6 +48,12 @@ def add_app_commands(sub) -> None:
     )
     p.add_argument("folder")
     p.add_argument("--live-url", default=None, help="where 'Run it live' points (a server running app.py), or none")
+    p.add_argument(
+        "--engine",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="write the browser engine's files (engine/, 115 MB) for 'Race it in your browser' (default: yes)",
+    )
     p.set_defaults(func=cmd_export_site)
 
 

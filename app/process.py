@@ -20,6 +20,19 @@ NO_MODEL = (
 )
 
 
+CHROMIUM = "/usr/bin/chromium"  # Debian's, under Playwright (tests, and the scripts that measure the browser)
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -1,8 +1,8 @@
 """Where each of the browser graph's weights comes from in the GGUF the project ships, and what it must hash to.
 
-The embedded model ships as a GGUF (`checkpoint.bundled_gguf`, 94 MB, mostly Q4_1) and the project converts it once
+The embedded model ships as a GGUF (`checkpoint.bundled_gguf`, 98 MB, mostly Q4_1) and the project converts it once
 to fp32 safetensors (`checkpoint.default_model_path`). The browser does the same conversion itself, so it downloads
-the GGUF and not the 518 MB of fp32 weights: `lade-weights.js` reads the GGUF, dequantises each tensor (F32, F16,
+the GGUF and not the 538 MB of fp32 weights: `lade-weights.js` reads the GGUF, dequantises each tensor (F32, F16,
 Q8_0, Q4_1, as gguf-py does), undoes llama.cpp's row permutation of the q and k projections, lays the results out as
 `onnx_graph.weight_layout` says and checks each against the SHA-256 of the converter's tensor, which this manifest
 carries.

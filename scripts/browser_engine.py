@@ -10,85 +10,20 @@ which decodes the benchmark prompts with greedy and with lookahead decoding; the
 prompts on one thread. Reported per method: ms per token in the browser and in Python, and whether the tokens are
 identical; the load times; the Chromium processes' peak memory (resident, summed, sampled every 0.2 s).
 
-The page and the race are also what tests/test_browser_engine.py drives.
+The page and the race are app/render/engine_page.py's, which tests/test_browser_engine.py drives too.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
-import http.server
 import json
 import statistics
 import tempfile
 import threading
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import urlparse
 
-HARNESS = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>engine</title>
-<script src="engine/ort/ort.wasm.min.js"></script><script src="engine/lade-weights.js"></script>
-<script src="engine/lade-engine.js"></script><script src="engine/lade-forward.js"></script>
-</head><body></body></html>"""
-
-RACE = """async ([cases, config, context, eos]) => {
-  const engine = await Lade.forward.load(ort, new URL("engine/", location.href).href);
-  const E = Lade.engine, runs = [];
-  for (const ids of cases)
-    for (const lookahead of [false, true]) {
-      const forward = engine.lane();
-      const decoder = lookahead ? new E.Lookahead(forward, ids, config, context) : new E.Greedy(forward, ids);
-      runs.push(await E.generate(decoder, new Set(eos), config.max_new_tokens));
-    }
-  return {runs, seconds: engine.seconds, backend: engine.backend};
-}"""
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".mjs": "text/javascript"}
-
-    def log_message(self, *args):
-        pass
-
-
-@contextmanager
-def served_engine(folder: Path):
-    """The engine's files and the harness page under `folder`, served on 127.0.0.1; yields the page's address."""
-    from app.render.engine_files import write_engine_files
-
-    write_engine_files(folder)
-    (folder / "index.html").write_text(HARNESS, encoding="utf-8")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(folder)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/index.html"
-    finally:
-        server.shutdown()
-
-
-def race(browser, url: str, cases: list[list[int]], config: dict, context: int, eos) -> dict:
-    """In a new tab of `browser` at `url`: load the engine, decode each case with greedy then lookahead decoding
-    (`config`: W, N, G, pool, tree, window_seed, max_new_tokens). Fails on a page error or a request elsewhere."""
-    page = browser.new_page()
-    page.set_default_timeout(900_000)
-    refused, errors = [], []
-    here = urlparse(url).netloc
-
-    def only_here(route):
-        if urlparse(route.request.url).netloc != here:
-            refused.append(route.request.url)
-            return route.abort()
-        return route.continue_()
-
-    page.route("**/*", only_here)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(url)
-    got = page.evaluate(RACE, [cases, config, context, sorted(eos)])
-    page.close()
-    if errors or refused:
-        raise RuntimeError(f"the page failed: {errors or refused}")
-    return got
+from app.render.engine_page import race, served_engine
 
 
 def _peak_memory(stop: threading.Event, out: list) -> None:
@@ -130,7 +65,7 @@ def main() -> None:
     cases = [lm.encode_prompt(q["prompt"]) for q in prompts]
     settings = {k: getattr(config, k) for k in ("window", "ngram", "guess", "pool", "tree", "window_seed")}
     with tempfile.TemporaryDirectory() as tmp, served_engine(Path(tmp)) as url, sync_playwright() as pw:
-        from tests.conftest_app import CHROMIUM, CHROMIUM_ARGS
+        from app.process import CHROMIUM, CHROMIUM_ARGS
 
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         stop, peak = threading.Event(), []
@@ -170,6 +105,7 @@ def main() -> None:
         for method in ("greedy", "lookahead")
     }
     result = {
+        "date": time.strftime("%Y-%m-%d"),
         "command": "python -m scripts.browser_engine " + " ".join(f"--{k} {v}" for k, v in vars(args).items()),
         "setting": settings,
         "backend": got["backend"],

@@ -13,20 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from app.process import NO_MODEL, answers, free_port, rss_mb  # noqa: F401 (the app without its model; a process's RSS)
+from app.process import (  # noqa: F401 (the app without its model; a process's RSS; the tests' Chromium)
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    NO_MODEL,
+    answers,
+    free_port,
+    rss_mb,
+)
 from lade_core.paths import ROOT
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 OUT = ROOT / "out"
 SHOTS = OUT / "screenshots"
 CHAPTERS = 9  # the lesson's chapters (app/static/lade-lesson.js), as the tests expect them

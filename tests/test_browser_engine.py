@@ -1,19 +1,20 @@
 """The engine in the visitor's browser, end to end: headless Chromium loads onnxruntime-web's files, the project's
 graph and the shipped GGUF from one local origin (every request elsewhere refused), rebuilds the weights, and decodes
 with lade-engine.js over lade-forward.js; the tokens and step records must be the Python engine's on the same prompt
-and settings. `make test` runs one prompt a few tokens long; the soak tier three prompts generated at test time.
-The page and the race are scripts/browser_engine.py's (the benchmark's)."""
+and settings, here with no renderer around it (the soak tier: a benchmark prompt, and three prompts generated at
+test time); tests/test_site_race_browser.py races through the site's page in `make test`.
+The page and the race are app/render/engine_page.py's (the benchmark's too)."""
 
 import random
 import time
 
 import pytest
 
+from app.render.engine_page import race, served_engine
 from lade_core import schema
 from lade_core.autoregressive import autoregressive_generate
 from lade_core.config import LookaheadConfig
 from lade_core.lookahead import lookahead_generate
-from scripts.browser_engine import race, served_engine
 
 CONFIG = LookaheadConfig(window=5, ngram=4, guess=5)
 SETTINGS = {k: getattr(CONFIG, k) for k in ("window", "ngram", "guess", "pool", "tree", "window_seed")}
@@ -49,6 +50,7 @@ def assert_same_as_python(chromium, url, lm, prompts: list[str], max_new: int) -
                 assert {k: v for k, v in a.items() if k not in TIMES} == want
 
 
+@pytest.mark.soak  # `make test` races through the page instead (tests/test_site_race_browser.py)
 def test_the_browser_decodes_as_the_python_engine(chromium, url, lm, bench_prompts):
     assert_same_as_python(chromium, url, lm, [next(p["prompt"] for p in bench_prompts if p["kind"] == "code")], 8)
 

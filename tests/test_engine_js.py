@@ -22,7 +22,7 @@ from lade_core.paths import ROOT
 
 RUNNER = ROOT / "tests" / "js" / "engine_parity.cjs"
 ENGINE = ROOT / "app" / "static" / "lade-engine.js"
-MAX_NEW = 32
+MAX_NEW = 24
 SETTINGS = (  # the default, the paper's plain layout and pool, the text's pool with N = 3 and more guesses than W
     LookaheadConfig(),
     LookaheadConfig(window=5, ngram=4, guess=5, pool="paper", tree=False, window_seed=3),
@@ -132,7 +132,7 @@ def test_the_js_engine_makes_the_python_engines_steps(cases, node, tmp_path):
             got = {k: v for k, v in a.items() if k not in TIMES}
             assert got == want, (case["name"], i, {k: (got.get(k), want[k]) for k in want if got.get(k) != want[k]})
             accepted_drafts += max(len(b.accepted) - 1, 0)
-    assert accepted_drafts > 20  # the cases exercise acceptance, not only single-token steps
+    assert accepted_drafts > 10  # the cases exercise acceptance, not only single-token steps
 
 
 def test_the_window_draws_its_guesses_as_pythons_random_does(node, tmp_path):

@@ -13,7 +13,7 @@ from lade_core.layout import StepLayout
 from lade_core.measure.stepcost import tokens_per_device
 from lade_core.shares import busiest, deal, fed, layout, payload
 
-MAX_NEW = 32
+MAX_NEW = 24
 SETTINGS = (  # the paper's layout at the setting, and a token tree with fewer candidates and N = 3
     LookaheadConfig(window=8, ngram=4, guess=8, tree=False),
     LookaheadConfig(window=5, ngram=3, guess=4, tree=True),

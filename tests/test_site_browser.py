@@ -1,7 +1,9 @@
 """The static site (`lade export-site DIR`) served by a plain static server (`python -m http.server`), offline: the
 lesson's browser walk passes there as on the Gradio page, the same URLs open the same states, "Run it live" points at
 the configured server, and the page asks nothing of any origin but its own (every other request is refused and
-counted). No model, no Gradio: what a lecture hall or a blog post would be served from a static host.
+counted). No model, no Gradio: what a lecture hall or a blog post would be served from a static host. With the
+engine's files beside it, "Race it in your browser" races a prompt made at test time in the page, and the run it
+holds is the Python engine's (one prompt a few tokens long here, three of 48 tokens in the soak tier).
 """
 
 import re
@@ -11,10 +13,16 @@ import sys
 import pytest
 from conftest_app import CHAPTERS, SHOTS, answers, free_port
 from lesson_facts import assert_every_number_read
+from test_a11y_browser import run_axe
 from test_app_browser import CHAPTER_LIST, at_chapter, gallery_run, page_lab, walk_chapter
+from test_browser_engine import TIMES, prompts_made_now
 
 from app import gallery
 from app.render.site import export_site
+from lade_core import schema
+from lade_core.autoregressive import autoregressive_generate
+from lade_core.config import LookaheadConfig
+from lade_core.lookahead import lookahead_generate
 
 pytest.importorskip("playwright.sync_api")
 pytestmark = [pytest.mark.server, pytest.mark.browser]
@@ -25,8 +33,9 @@ LIVE_URL = "https://example.invalid/spaces/lade"
 def site(tmp_path_factory):
     """The exported folder behind `python -m http.server` on a free port; yields its URL."""
     folder = tmp_path_factory.mktemp("site")
-    written = export_site(folder, live_url=LIVE_URL)
-    assert written["files"] == len(gallery.names()) + 1
+    written = export_site(folder, live_url=LIVE_URL, engine=True)
+    engine_files = sum(1 for p in (folder / "engine").rglob("*") if p.is_file())
+    assert written["files"] == len(gallery.names()) + 1 + engine_files
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "-d", str(folder)],
@@ -502,5 +511,75 @@ def test_presenter_mode_is_readable_from_the_back_row(chromium, site):
     page.wait_for_function("() => !document.body.classList.contains('lade-present')")
     words = page.evaluate(SIZES, "#lesson-text")
     assert words[len(words) // 2] < 20 and "present=1" not in page.url, (words, page.url)
+    assert page.errors == [] and page.foreign == []
+    page.close()
+
+
+# -- Race it in your browser (the engine's files beside the site) ------------------------------------------------
+def race_in_page(page, prompt: str, w: int, n: int, g: int, tokens: int) -> dict:
+    """Type the race's settings into the panel, race, wait for the end; the trace the page holds."""
+    if page.is_hidden("#browser-race"):
+        page.click("#race-browser")
+    page.fill("#browser-race-prompt", prompt)
+    for field, value in (("w", w), ("n", n), ("g", g), ("tokens", tokens)):
+        page.fill(f"#browser-race-{field}", str(value))
+    page.click("#browser-race-go")
+    page.wait_for_function(
+        "() => /^Done|could not/.test(document.querySelector('#browser-race-status').textContent)", timeout=600_000
+    )
+    status = page.inner_text("#browser-race-status")
+    assert status.startswith("Done"), status
+    return page.evaluate("() => JSON.parse(JSON.stringify(window.ladeStage.run().t))")
+
+
+def assert_the_python_engines(lm, trace: dict, prompt: str, config: LookaheadConfig, tokens: int) -> None:
+    ids = lm.encode_prompt(prompt)
+    assert trace["prompt_ids"] == ids
+    for got, python in (
+        (trace["baseline"], autoregressive_generate(lm, ids, tokens)),
+        (trace["parallel"], lookahead_generate(lm, ids, config, tokens)),
+    ):
+        assert got["tokens"] == list(python.tokens) and got["stop_reason"] == python.stop_reason
+        for a, b in zip(got["steps"], python.steps, strict=True):
+            assert {k: v for k, v in a.items() if k not in TIMES} == {
+                k: v for k, v in schema.to_data(b).items() if k not in TIMES
+            }
+
+
+def test_a_prompt_made_now_races_in_the_page_as_in_python(chromium, site, lm):
+    """A prompt made at test time, typed into the page, raced in the page with every request elsewhere refused: the run
+    the page holds is the Python engine's on the same prompt and settings, tokens and step records."""
+    page = site_page(chromium, site)
+    page.goto(site + "?run=code-class-W7N4G7")
+    prompt = prompts_made_now(1)[0]
+    trace = race_in_page(page, prompt, 5, 4, 5, 12)
+    assert trace["device"].startswith("browser: WebAssembly") and trace["title"] == "Raced in your browser"
+    assert_the_python_engines(lm, trace, prompt, LookaheadConfig(window=5, ngram=4, guess=5), 12)
+    assert "every time shown was measured on your device" in page.inner_text("#browser-race-status")
+    page.screenshot(path=str(SHOTS / "site-race-in-the-browser.png"))
+    assert run_axe(page, "browser-race-done") == []
+    assert page.errors == [] and page.foreign == [], (page.errors, page.foreign)
+    page.close()
+
+
+def test_bad_settings_are_refused_with_their_range(chromium, site):
+    page = site_page(chromium, site)
+    page.goto(site)
+    page.click("#race-browser")
+    page.fill("#browser-race-prompt", "hello")
+    page.fill("#browser-race-n", "1")
+    page.click("#browser-race-go")
+    assert page.inner_text("#browser-race-status") == "N must be a whole number from 2 to 8."
+    assert page.foreign == [] and not page.evaluate("() => !!window.ort")  # nothing loaded
+    page.close()
+
+
+@pytest.mark.soak
+def test_three_prompts_made_now_race_in_the_page_as_in_python(chromium, site, lm):
+    page = site_page(chromium, site)
+    page.goto(site)
+    for prompt in prompts_made_now(3):
+        trace = race_in_page(page, prompt, 5, 4, 5, 48)
+        assert_the_python_engines(lm, trace, prompt, LookaheadConfig(window=5, ngram=4, guess=5), 48)
     assert page.errors == [] and page.foreign == []
     page.close()

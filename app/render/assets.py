@@ -25,6 +25,7 @@ SCRIPTS = (
     "lade-lesson.js",
     "lade-lesson-view.js",
     "lade-page.js",
+    "lade-browser-race.js",
     "lade-layout.js",
     "lade-pictures.js",
     "lade-stage.js",

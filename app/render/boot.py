@@ -158,8 +158,9 @@ def method_claims() -> dict:
     return {c["id"]: {"says": c["says"], "whose": c["whose"]} for c in doc["claims"]}
 
 
-def boot_data(source: str, live_url: str | None = None, lab: dict | None = None) -> dict:
-    """The boot document for a page whose runs come from `source`; `live_url` links "Run it live" (static site)."""
+def boot_data(source: str, live_url: str | None = None, lab: dict | None = None, engine: dict | None = None) -> dict:
+    """The boot document for a page whose runs come from `source`; `live_url` links "Run it live" (static site);
+    `engine`: the browser engine's files beside the page (`engine_files.engine_boot`), for "Race it in your browser"."""
     roles = {role: gallery.by_role(role) for role in ("lookahead", "jacobi", "race", "race-new-text")}
     return {
         "source": source,
@@ -170,4 +171,5 @@ def boot_data(source: str, live_url: str | None = None, lab: dict | None = None)
         "methods": method_claims(),
         "lab": lab,
         "live_url": live_url,
+        "engine": engine,
     }

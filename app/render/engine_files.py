@@ -24,7 +24,8 @@ from lade_core.paths import ROOT
 CHUNK = 24 * 2**20  # bytes per GGUF chunk: under the 25 MiB a file that common static hosts (Cloudflare Pages) take
 ORT_DIST = ROOT / "node_modules" / "onnxruntime-web" / "dist"
 ORT_FILES = ("ort.wasm.min.js", "ort-wasm-simd-threaded.wasm", "ort-wasm-simd-threaded.mjs")
-ENGINE_SCRIPTS = ("lade-weights.js", "lade-engine.js", "lade-forward.js", "lade-tokenizer.js")
+ENGINE_SCRIPTS = ("lade-weights.js", "lade-engine.js", "lade-forward.js", "lade-tokenizer.js", "lade-derive.js")
+MEASURED = ROOT / "assets" / "bench" / "browser-engine.json"  # scripts/browser_engine.py's run (BENCHMARKS.md §16)
 
 
 def tokenizer_data(tokenizer) -> dict:
@@ -91,3 +92,44 @@ def write_engine_files(folder: Path) -> dict:
         shutil.copy(ROOT / "app" / "static" / name, out / name)
     files = [p for p in out.rglob("*") if p.is_file()]
     return {"files": len(files), "bytes": sum(p.stat().st_size for p in files)}
+
+
+def engine_boot(made: dict) -> dict:
+    """What the page knows of the engine's files before it loads them (`boot.engine`, lade-browser-race.js): where
+    they are, what a visitor downloads and the memory loading took when measured (`MEASURED`), the model's name,
+    context and vocabulary, the settings a race records (the defaults of LookaheadConfig, Sampling and DraftConfig),
+    the public limits, and the derived data that does not depend on a run (payload.py's `empty_derived`)."""
+    from transformers import AutoConfig
+
+    from lade_core.checkpoint import DEFAULT_MODEL, default_model_path
+    from lade_core.config import DraftConfig, LookaheadConfig, Sampling
+    from lade_core.schema import to_data
+
+    from .. import limits
+    from .payload import empty_derived
+
+    config = AutoConfig.from_pretrained(default_model_path())
+    measured = json.loads(MEASURED.read_text(encoding="utf-8"))
+    return {
+        "base": "engine/",
+        "download_bytes": made["bytes"]
+        - sum(
+            (ROOT / "app" / "static" / n).stat().st_size for n in ENGINE_SCRIPTS
+        ),  # the scripts are counted apart: a few dozen KB
+        "memory_bytes": measured["peak_chromium_rss_bytes"],
+        "memory_source": f"scripts/browser_engine.py, {measured.get('date', 'BENCHMARKS.md §16')}",
+        "model": DEFAULT_MODEL,
+        "context": int(config.max_position_embeddings),
+        "vocab_size": int(config.vocab_size),
+        "config": LookaheadConfig().to_dict(),
+        "sampling": to_data(Sampling()),
+        "draft": to_data(DraftConfig()),
+        "limits": {
+            "window": limits.PUBLIC["window"][1],
+            "ngram": limits.PUBLIC["ngram"][1],
+            "guess": limits.PUBLIC["guess"][1],
+            "tokens": 128,  # a browser race: at most this many new tokens (a CPU lane at about 0.1 s a token)
+            "prompt_chars": limits.MAX_PROMPT_CHARS,
+        },
+        "derived": empty_derived(),
+    }

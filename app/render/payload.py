@@ -1,11 +1,11 @@
 """What the browser's renderer gets for a run: the trace itself, plus what only the engine's own code can derive.
-
 The renderer (app/static/*.js) draws every view from this, in the page, the HTML export and every embed. Two things
-are derived here, once per run (or once per new step of a live run), because the engine's code owns them and the
-browser must not re-implement them: the attention mask of each distinct step layout (`StepLayout.mask()`, the very
-matrix the model used, as bits, with the labels, positions and the reason rules of its hover text), and the state of
-the n-gram pool around each step (replayed through the engine's `NGramPool`). Everything else a view shows (counts,
-colours, trajectories, sentences) is computed in the browser from the trace.
+are derived here, once per run (or once per new step of a live run), because the engine's code owns them: the
+attention mask of each distinct step layout (`StepLayout.mask()`, the very matrix the model used, as bits, with the
+labels, positions and the reason rules of its hover text), and the state of the n-gram pool around each step
+(replayed through the engine's `NGramPool`). A run raced in the visitor's browser is derived there by the engine's
+second home (app/static/lade-derive.js over lade-engine.js), held to this by tests/test_derive_js.py. Everything
+else a view shows (counts, colours, trajectories, sentences) is computed in the browser from the trace.
 
 Every lane is derived: `steps[i]` for the main lane (`trace.parallel`), `lanes[j].steps[i]` for `trace.lanes[j]`,
 all pointing into one shared `layouts` table; a speculative step's layout is its draft as a token tree with no

@@ -25,29 +25,36 @@ CSP = (
     "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; "
     "font-src data:; connect-src 'self'"
 )
+# with the browser engine beside the page: its scripts and onnxruntime-web's from this site, and WebAssembly compiled
+ENGINE_CSP = CSP.replace("script-src 'unsafe-inline'", "script-src 'unsafe-inline' 'self' 'wasm-unsafe-eval'")
 
 
-def index_html(live_url: str | None, lab: dict | None) -> str:
-    boot = boot_data("site", live_url=live_url, lab=lab)
+def index_html(live_url: str | None, lab: dict | None, engine: dict | None = None) -> str:
+    boot = boot_data("site", live_url=live_url, lab=lab, engine=engine)
     mount = "<script>window.Lade.stage.mountSite(document.getElementById('lade-host'));</script>\n"
     comment = (
         "<!-- The Lookahead Decoding Explorer's lesson, gallery and explorer as a static site: every run was "
         "recorded by the real engine; this page fetches only the files beside it. -->\n"
     )
-    return page("Lookahead Decoding Explorer", boot_tag(boot) + "\n", comment + mount, csp=CSP)
+    csp = ENGINE_CSP if engine else CSP
+    return page("Lookahead Decoding Explorer", boot_tag(boot) + "\n", comment + mount, csp=csp)
 
 
-def export_site(folder: Path, live_url: str | None = None, lab: dict | None = None) -> dict:
+def export_site(folder: Path, live_url: str | None = None, lab: dict | None = None, engine: bool = False) -> dict:
     """Write the site into `folder` (replacing a previous export there); its files and their sizes. `lab`: the speed
-    lab's page data (default: computed from assets/, `boot.lab_data()`)."""
+    lab's page data (default: computed from assets/, `boot.lab_data()`); `engine`: also the browser engine's files
+    (engine/, 115 MB: `engine_files.py`), for "Race it in your browser"."""
     from .boot import lab_data
+    from .engine_files import engine_boot, write_engine_files
 
     folder, lab = Path(folder), lab if lab is not None else lab_data()
+    folder.mkdir(parents=True, exist_ok=True)
+    engine_info = engine_boot(write_engine_files(folder)) if engine else None
     runs = folder / "runs"
     if runs.exists():
         shutil.rmtree(runs)
     runs.mkdir(parents=True)
-    (folder / "index.html").write_text(index_html(live_url, lab), encoding="utf-8")
+    (folder / "index.html").write_text(index_html(live_url, lab, engine_info), encoding="utf-8")
     for name in gallery.names():
         text = as_text(payload(gallery.load(name)))
         (runs / f"{name}.json").write_text(text, encoding="utf-8")

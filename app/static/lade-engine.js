@@ -555,29 +555,70 @@ const LadeEngine = (() => {
   }
 
   /**
-   * Run a decoder to the end (decoding.py `steps`): each step cut at EOS and the budget, committed, handed to
-   * `onStep`; `stop()` polled between steps. Returns a method run in the trace schema.
+   * A decoder's steps (decoding.py `steps`): each cut at EOS and the budget and committed before it is yielded;
+   * `run` (a method run in the trace schema, its `stop_reason` "running" until the end) grows with them, its
+   * `wall_s` the sum of its steps' seconds (record.py's clock). `stop()` is polled between steps.
+   * @param {Greedy} decoder @param {Set<number>} eos @param {number} maxNew
+   * @param {{tokens: number[], steps: Step[], wall_s: number, stop_reason: string}} run @param {() => boolean} [stop]
+   */
+  async function* steps(decoder, eos, maxNew, run, stop) {
+    let step = await decoder.prefill();
+    for (;;) {
+      const [emitted, why] = clip(step.accepted, eos, maxNew - run.tokens.length);
+      step = { ...step, accepted: emitted };
+      decoder.commit(emitted);
+      run.tokens.push(...emitted);
+      run.steps.push(step);
+      run.wall_s += step.forward_s + step.overhead_s + step.draft_s;
+      const reason = why || (stop && stop() ? "cancelled" : null);
+      if (reason) run.stop_reason = reason;
+      yield step;
+      if (reason) return;
+      step = await decoder.step();
+    }
+  }
+
+  /** An empty method run, "running". */
+  const newRun = () => ({
+    tokens: /** @type {number[]} */ ([]),
+    steps: /** @type {Step[]} */ ([]),
+    wall_s: 0,
+    stop_reason: "running",
+  });
+
+  /**
+   * Run a decoder to the end; `onStep` gets each step as it is made. Returns the method run.
    * @param {Greedy} decoder @param {Set<number>} eos @param {number} maxNew
    * @param {(step: any) => void} [onStep] @param {() => boolean} [stop]
    */
   async function generate(decoder, eos, maxNew, onStep, stop) {
-    const start = now(),
-      tokens = [],
-      steps = [];
-    let step = await decoder.prefill(),
-      reason = null;
+    const run = newRun();
+    for await (const step of steps(decoder, eos, maxNew, run, stop)) if (onStep) onStep(step);
+    return run;
+  }
+
+  /**
+   * Race decoders on one clock (record.py): the lane that has spent the least time makes the next step, so at every
+   * moment the lanes stand where they would had they started together. `onStep(lane, step, runs)` gets each step
+   * and the lanes' runs so far.
+   * @param {Record<string, Greedy>} decoders @param {Set<number>} eos @param {number} maxNew
+   * @param {(lane: string, step: any, runs: Record<string, any>) => void} [onStep] @param {() => boolean} [stop]
+   */
+  async function race(decoders, eos, maxNew, onStep, stop) {
+    /** @type {Record<string, ReturnType<typeof newRun>>} */
+    const runs = {};
+    const lanes = Object.entries(decoders).map(([name, decoder]) => {
+      runs[name] = newRun();
+      return { name, it: steps(decoder, eos, maxNew, runs[name], stop), done: false };
+    });
     for (;;) {
-      const [emitted, why] = clip(step.accepted, eos, maxNew - tokens.length);
-      step = { ...step, accepted: emitted };
-      decoder.commit(emitted);
-      tokens.push(...emitted);
-      steps.push(step);
-      if (onStep) onStep(step);
-      reason = why || (stop && stop() ? "cancelled" : null);
-      if (reason) break;
-      step = await decoder.step();
+      const open = lanes.filter((l) => !l.done);
+      if (!open.length) return runs;
+      const lane = open.reduce((a, b) => (runs[b.name].wall_s < runs[a.name].wall_s ? b : a));
+      const next = await lane.it.next();
+      if (next.done) lane.done = true;
+      else if (onStep) onStep(lane.name, next.value, runs);
     }
-    return { tokens, steps, wall_s: now() - start, stop_reason: reason };
   }
 
   return {
@@ -590,7 +631,9 @@ const LadeEngine = (() => {
     Greedy,
     Lookahead,
     clip,
+    steps,
     generate,
+    race,
   };
 })();
 window.Lade = window.Lade || /** @type {any} */ ({});

@@ -81,7 +81,14 @@ const LadeLessonExtras = (() => {
               bandWords(/** @type {Speed} */ (run.d.speed).band, fact),
               ".",
             ]
-          : ". Its speed-up is judged when the run ends.",
+          : run.lanes().some((l) => run.running(l.id))
+            ? ". Its speed-up is judged when the run ends."
+            : [
+                ", so it ran at ",
+                fact("speedup", fmt(run.meanStep("parallel") ? run.time("baseline") / run.time("parallel") : 0)),
+                "x greedy's speed on the device that raced it. No noise band was measured on that device, so this ",
+                "run gets no verdict: a difference of a few percent may be chance.",
+              ],
       ),
     ];
     const gpu = lab && lab.gpu_curves ? lab.gpu_curves[GPU.device][GPU.size]["1"] : null;

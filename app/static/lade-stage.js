@@ -165,6 +165,23 @@ const LadeStage = (() => {
         "Present",
       );
       this.notice = h("p", { class: "notice", role: "status", hidden: true });
+      // "Race it in your browser", where the engine's files are beside the page (boot.engine)
+      this.racePanel = this.boot.engine && !this.standalone ? Lade.browserRace.panel(this) : null;
+      this.raceButton = this.racePanel
+        ? h(
+            "button",
+            {
+              type: "button",
+              id: "race-browser",
+              class: "small primary",
+              "aria-expanded": "false",
+              "aria-controls": "browser-race",
+              onclick: () => this.toggleRace(),
+            },
+            "Race it in your browser",
+          )
+        : null;
+      if (this.racePanel) this.racePanel.hidden = true;
       this.liveRegion = h("p", { class: "sr-only", "aria-live": "polite", id: "lade-live" });
       this.main = h("div", { id: "lade-main", class: "stage-main", tabindex: -1, role: "tabpanel" });
       this.slider = h("input", {
@@ -227,6 +244,7 @@ const LadeStage = (() => {
           { class: "stage-head" },
           this.tabs,
           this.boot.source === "site" ? Lade.page.liveLink(this.boot, "run-live") : null,
+          this.raceButton,
           this.standalone
             ? null
             : h(
@@ -237,6 +255,7 @@ const LadeStage = (() => {
           this.presentButton,
           this.keysHint,
         ),
+        this.racePanel,
         this.notice,
         this.liveRegion,
         this.main,
@@ -248,6 +267,23 @@ const LadeStage = (() => {
       });
       this.main.addEventListener("mouseleave", () => this.highlight(null));
       fill(this.root, this.frame);
+    }
+
+    /** Show or hide "Race it in your browser"; focus its prompt when shown. */
+    toggleRace() {
+      const panel = /** @type {HTMLElement} */ (this.racePanel),
+        open = panel.hidden;
+      panel.hidden = !open;
+      /** @type {HTMLElement} */ (this.raceButton).setAttribute("aria-expanded", String(open));
+      if (open) /** @type {HTMLElement} */ (panel.querySelector("textarea")).focus();
+    }
+
+    /** Hold a run made in this page (a race in the browser) under `handle` and show its last step in the explorer.
+     * @param {string} handle @param {Payload} payload */
+    hold(handle, payload) {
+      const run = new Lade.Run(payload, handle);
+      this.runs.set(handle, run);
+      this.set({ mode: "explorer", current: handle, k: run.lastStep(), notice: "" });
     }
 
     // -- state: the one writer -------------------------------------------------------------------------------------

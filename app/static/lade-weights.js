@@ -3,7 +3,7 @@
 // the dequantisers of the types it holds (F32, F16, Q8_0, Q4_1, as gguf-py computes them), llama.cpp's q/k row
 // permutation undone, and each tensor laid out where the graph's external data wants it and checked against the
 // SHA-256 of the Python converter's tensor (lade_core/gguf_weights.py writes the manifest). So a visitor downloads
-// 94 MB instead of 518, and gets the same bits the Python engine loads.
+// 98 MB instead of 538, and gets the same bits the Python engine loads.
 const LadeWeights = (() => {
   "use strict";
 

@@ -102,6 +102,7 @@ interface Boot {
   methods: Record<string, { says: string; whose: string }>;
   lab: LabPage | null;
   live_url: string | null;
+  engine?: any; // the browser engine beside the page (app/render/engine_files.py `engine_boot`), or null
   step?: number | null;
 }
 
@@ -245,6 +246,7 @@ interface LadeNamespace {
   forward: typeof LadeForward;
   tokenizer: typeof LadeTokenizer;
   derive: typeof LadeDerive;
+  browserRace: typeof LadeBrowserRace;
 }
 interface Window {
   Lade: LadeNamespace;

@@ -10,6 +10,7 @@ step does besides its forward (lab.py says what the predictions leave out).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -74,12 +75,15 @@ def tokens_per_device(fed, window: int, guess: int, devices: int):
     level, level 0's columns left of them, its candidates, and x. `fed` may be an array."""
     if devices == 1 or window + guess == 0:
         return fed
-
-    def one(f):
-        rows = _rows(f, window, guess)
-        return busiest(window, rows, [rows] * guess, devices)
-
+    one = lambda f: _busiest(float(f), window, guess, devices)  # noqa: E731
     return np.vectorize(one, otypes=[float])(fed) if np.ndim(fed) else one(fed)
+
+
+@lru_cache(maxsize=65536)
+def _busiest(fed: float, window: int, guess: int, devices: int) -> float:
+    """`tokens_per_device` for one step width (the lab asks the same widths again for every batch and corner)."""
+    rows = _rows(fed, window, guess)
+    return busiest(window, rows, [rows] * guess, devices)
 
 
 def _cpu_curve(t: Target, batch: int) -> dict:

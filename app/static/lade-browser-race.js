@@ -1,0 +1,261 @@
+// @ts-check
+// "Race it in your browser" (`Lade.browserRace`): lookahead decoding against greedy decoding on the visitor's own
+// prompt, on the visitor's own device, with no server: the engine's files beside the page (engine/, written by
+// `lade export-site`: app/render/engine_files.py) are loaded on demand, the two lanes race on one clock as the
+// server's race does (record.py), and the run is drawn by the same renderer as any recorded run, its steps derived
+// with the engine's own rules (lade-derive.js). Every time shown is measured on the visitor's device, and the run
+// says which backend ran it. What the page states before anything downloads (sizes, memory) comes from the boot
+// (`boot.engine`, measured when the files were written).
+const LadeBrowserRace = (() => {
+  "use strict";
+  const Lade = /** @type {LadeNamespace} */ (window.Lade);
+  const { h, fmt } = Lade.dom;
+  const SCRIPTS = ["ort/ort.wasm.min.js", "lade-weights.js", "lade-engine.js", "lade-forward.js"];
+  const MORE = ["lade-tokenizer.js", "lade-derive.js"];
+
+  /** @type {Promise<any> | null} the engine, loaded once per page */
+  let loading = null;
+  let races = 0;
+
+  /** @param {string} src */
+  const script = (src) =>
+    new Promise((resolve, reject) => {
+      const el = document.createElement("script");
+      el.src = src;
+      el.onload = resolve;
+      el.onerror = () => reject(new Error(`could not load ${src}`));
+      document.head.append(el);
+    });
+
+  /** The engine, its tokenizer and the derive rules, loaded once. @param {any} info @param {(stage: string, done: number, total: number) => void} progress */
+  function load(info, progress) {
+    if (!loading)
+      loading = (async () => {
+        const base = new URL(info.base, location.href).href;
+        for (const name of [...SCRIPTS, ...MORE]) await script(new URL(name, base).href);
+        const tokens = await (await fetch(new URL("tokenizer.json", base))).json();
+        const engine = await window.Lade.forward.load(/** @type {any} */ (window).ort, base, progress);
+        return { engine, tokenizer: new window.Lade.tokenizer.Tokenizer(tokens), eos: new Set(tokens.eos) };
+      })().catch((err) => {
+        loading = null;
+        throw err;
+      });
+    return loading;
+  }
+
+  /** The trace and payload of a race so far (the renderer's contract: trace.py, payload.py).
+   * @param {any} info @param {any} race @param {Record<string, any>} runs */
+  function payload(info, race, runs) {
+    const ids = new Set([...race.prompt_ids]);
+    for (const run of Object.values(runs))
+      for (const s of run.steps)
+        for (const t of [
+          s.input_token,
+          ...s.accepted,
+          ...s.new_level,
+          ...s.levels_before.flat(),
+          ...s.candidates.flat(),
+          ...s.predictions.flat(),
+          ...s.ngrams_added.flat(),
+          ...s.ngrams_evicted.flat(),
+        ])
+          ids.add(t);
+    /** @type {Record<string, string>} */
+    const text = {};
+    for (const id of [...ids].sort((a, b) => a - b)) text[id] = race.tokenizer.piece(id);
+    const lane = (/** @type {any} */ run) => ({ ...run, tokens: [...run.tokens], steps: [...run.steps] });
+    const trace = {
+      prompt: race.prompt,
+      prompt_ids: race.prompt_ids,
+      model: info.model,
+      device: race.device,
+      dtype: "float32",
+      vocab_size: info.vocab_size,
+      context: info.context,
+      method: "lookahead",
+      config: race.config,
+      sampling: info.sampling,
+      max_new_tokens: race.max_new_tokens,
+      parallel: lane(runs.parallel),
+      baseline: lane(runs.baseline),
+      token_text: text,
+      title: "Raced in your browser",
+      recorded_at: new Date().toISOString().slice(0, 10),
+      draft: info.draft,
+      lanes: [],
+    };
+    return { trace, derived: { ...info.derived, ...window.Lade.derive.derive(trace) } };
+  }
+
+  /**
+   * The race itself: load (once), tokenise, race greedy and lookahead decoding, hold the run on the stage as it
+   * grows (every `every` ms) and open it when it ends. @param {any} stage @param {any} settings
+   * @param {{status: (text: string) => void, progress: (done: number, total: number) => void, stop: () => boolean}} ui
+   */
+  async function run(stage, settings, ui) {
+    const info = stage.boot.engine;
+    ui.status(`Loading the engine: ${fmt(info.download_bytes / 1e6, 0)} MB the first time…`);
+    const t0 = performance.now();
+    const { engine, tokenizer, eos } = await load(info, (stage, done, total) => {
+      ui.progress(done, total);
+      ui.status(
+        stage === "download"
+          ? `Downloading: ${fmt(done / 1e6, 0)} of ${fmt(total / 1e6, 0)} MB`
+          : `Rebuilding the weights from the GGUF: ${done} of ${total} tensors, each checked`,
+      );
+    });
+    const loaded = (performance.now() - t0) / 1000;
+    const E = window.Lade.engine;
+    const config = { ...info.config, window: settings.window, ngram: settings.ngram, guess: settings.guess };
+    const race = {
+      prompt: settings.prompt,
+      prompt_ids: tokenizer.encode(settings.prompt),
+      config,
+      tokenizer,
+      max_new_tokens: settings.max_new_tokens,
+      device: `browser: ${engine.backend.replace("your browser's ", "")}`.slice(0, 40),
+    };
+    if (race.prompt_ids.length + race.max_new_tokens > info.context)
+      throw new Error(
+        `the prompt has ${race.prompt_ids.length} tokens: with ${race.max_new_tokens} new ones it passes the model's context of ${info.context}`,
+      );
+    const handle = `browser-${++races}`;
+    const decoders = {
+      parallel: new E.Lookahead(engine.lane(), race.prompt_ids, config, info.context),
+      baseline: new E.Greedy(engine.lane(), race.prompt_ids),
+    };
+    let last = 0,
+      made = 0;
+    ui.status(`Racing on ${engine.backend} (loaded in ${fmt(loaded, 1)} s)…`);
+    const runs = await E.race(
+      decoders,
+      eos,
+      race.max_new_tokens,
+      (_lane, _step, sofar) => {
+        made += 1;
+        ui.progress(made, 2 * race.max_new_tokens);
+        if (performance.now() - last > 700) {
+          last = performance.now();
+          stage.hold(handle, payload(info, race, sofar));
+        }
+      },
+      ui.stop,
+    );
+    stage.hold(handle, payload(info, race, runs));
+    ui.status(
+      `Done on ${engine.backend}: lookahead ${runs.parallel.tokens.length} tokens in ${runs.parallel.steps.length} steps, greedy in ${runs.baseline.steps.length}; every time shown was measured on your device.`,
+    );
+    return handle;
+  }
+
+  /** The panel: the prompt, W, N, G and new tokens within the public limits, what loading costs, Race and Stop.
+   * @param {any} stage */
+  function panel(stage) {
+    const info = stage.boot.engine,
+      lim = info.limits;
+    const num = (
+      /** @type {string} */ id,
+      /** @type {string} */ label,
+      /** @type {number} */ value,
+      /** @type {number} */ min,
+      /** @type {number} */ max,
+    ) =>
+      h(
+        "label",
+        { for: id },
+        label,
+        " ",
+        h("input", { id, type: "number", min, max, value, step: 1, inputmode: "numeric" }),
+      );
+    const status = h("p", { id: "browser-race-status", role: "status", "aria-live": "polite" }, "");
+    const bar = h("progress", { id: "browser-race-progress", max: 1, value: 0, "aria-label": "Loading and racing" });
+    let stopped = false;
+    const go = h("button", { type: "submit", class: "primary", id: "browser-race-go" }, "Race in my browser");
+    const stop = h(
+      "button",
+      { type: "button", id: "browser-race-stop", disabled: true, onclick: () => (stopped = true) },
+      "Stop",
+    );
+    const form = h(
+      "form",
+      { id: "browser-race", class: "browser-race", novalidate: true },
+      h("h2", {}, "Race it in your browser"),
+      h(
+        "p",
+        {},
+        "Lookahead decoding against greedy decoding on your prompt, on your device: nothing is sent anywhere. The first race downloads ",
+        h("strong", {}, `${fmt(info.download_bytes / 1e6, 0)} MB`),
+        " from this site (the model ",
+        h("span", { class: "source" }, info.model),
+        " and its runtime) and needs about ",
+        h("strong", {}, `${fmt(info.memory_bytes / 2 ** 30, 1)} GB`),
+        " of memory while it loads (measured in Chromium, ",
+        h("span", { class: "source" }, info.memory_source),
+        "). It runs on one WebAssembly thread; on a CPU, lookahead's wider steps cost time, so expect it to tie or lose.",
+      ),
+      h("label", { for: "browser-race-prompt" }, "Your prompt"),
+      h("textarea", { id: "browser-race-prompt", rows: 3, maxlength: lim.prompt_chars, required: true }, ""),
+      h(
+        "div",
+        { class: "row" },
+        num("browser-race-w", "W", 5, 1, lim.window),
+        num("browser-race-n", "N", 4, 2, lim.ngram),
+        num("browser-race-g", "G", 5, 0, lim.guess),
+        num("browser-race-tokens", "new tokens", 32, 1, lim.tokens),
+      ),
+      h("div", { class: "row" }, go, stop),
+      bar,
+      status,
+    );
+    form.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      const value = (/** @type {string} */ id) =>
+        Number(/** @type {HTMLInputElement} */ (form.querySelector(`#${id}`)).value);
+      const prompt = /** @type {HTMLTextAreaElement} */ (form.querySelector("#browser-race-prompt")).value;
+      if (!prompt.trim()) {
+        status.textContent = "Type a prompt first.";
+        return;
+      }
+      const ranges = /** @type {[string, string, number, number][]} */ ([
+        ["browser-race-w", "W", 1, lim.window],
+        ["browser-race-n", "N", 2, lim.ngram],
+        ["browser-race-g", "G", 0, lim.guess],
+        ["browser-race-tokens", "new tokens", 1, lim.tokens],
+      ]);
+      const bad = ranges.find(([id, , lo, hi]) => !Number.isInteger(value(id)) || value(id) < lo || value(id) > hi);
+      if (bad) {
+        status.textContent = `${bad[1]} must be a whole number from ${bad[2]} to ${bad[3]}.`;
+        return;
+      }
+      stopped = false;
+      go.disabled = true;
+      stop.disabled = false;
+      try {
+        const settings = {
+          prompt,
+          window: value("browser-race-w"),
+          ngram: value("browser-race-n"),
+          guess: value("browser-race-g"),
+          max_new_tokens: value("browser-race-tokens"),
+        };
+        await run(stage, settings, {
+          status: (t) => (status.textContent = t),
+          progress: (done, total) => {
+            bar.max = total;
+            bar.value = done;
+          },
+          stop: () => stopped,
+        });
+      } catch (err) {
+        status.textContent = `This browser could not run the engine (${/** @type {Error} */ (err).message}). The gallery's recorded runs still replay here.`;
+      } finally {
+        go.disabled = false;
+        stop.disabled = true;
+      }
+    });
+    return form;
+  }
+
+  return { panel, run, payload };
+})();
+window.Lade.browserRace = LadeBrowserRace;
