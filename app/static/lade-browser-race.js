@@ -188,7 +188,7 @@ const LadeBrowserRace = (() => {
         " from this site (the model ",
         h("span", { class: "source" }, info.model),
         " and its runtime) and needs about ",
-        h("strong", {}, `${fmt(info.memory_bytes / 2 ** 30, 1)} GB`),
+        h("strong", {}, `${fmt(info.memory_bytes / 1e9, 1)} GB`),
         " of memory while it loads (measured in Chromium, ",
         h("span", { class: "source" }, info.memory_source),
         "). It runs on one WebAssembly thread; on a CPU, lookahead's wider steps cost time, so expect it to tie or lose.",
