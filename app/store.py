@@ -58,7 +58,7 @@ class RunStore:
         self._entries: OrderedDict[str, tuple[object, int]] = (
             OrderedDict()
         )  # handle -> (packed payload or live run, bytes)
-        self._owners: dict[str, str | None] = {}  # handle -> the client that added it (None: several, or none named)
+        self._owners: dict[str, str | None] = {}  # handle -> the client that added it first (None: none named)
         self._bytes = 0
         self._lock = threading.Lock()
 
@@ -73,8 +73,8 @@ class RunStore:
         with self._lock:
             if handle in self._entries:
                 self._bytes -= self._entries.pop(handle)[1]
-                if self._owners.get(handle) != owner:
-                    owner = None  # added by two clients: neither's alone
+                owner = self._owners.get(handle, owner)  # the run stays its first owner's: a second client's
+                # copy must not make it nobody's (and so outside every share)
             self._entries[handle] = (item, size)
             self._owners[handle] = owner
             self._bytes += size

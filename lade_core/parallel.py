@@ -82,7 +82,7 @@ class ParallelLookahead(LookaheadDecoder):
             *(t for row in mine.predictions(argmax) for t in row),
         ]
         width = payload(shares, lengths)
-        gathered = _all_gather(sent, width)
+        gathered = _all_gather(sent, width, self.lm.device)
 
         # 4. the same verdict, new level and pool on every rank
         new_level: list[int] = []
@@ -93,7 +93,10 @@ class ParallelLookahead(LookaheadDecoder):
             for c in s.candidates:
                 predictions[c] = tuple(row[at : at + lengths[c] + 1])
                 at += lengths[c] + 1
-        verdict = verify_greedy(candidates, predictions, gathered[0][2])
+        first = gathered[0][2]  # the token after x: rank 0's, for every candidate too (one greedy decision, even
+        # where a batch's shape moves low bits on another rank)
+        predictions = [(first, *row[1:]) for row in predictions]
+        verdict = verify_greedy(candidates, predictions, first)
         added, evicted = self.harvest(tuple(new_level) if levels else (), verdict.accepted, sizes.width)
 
         # 5. the accepted candidate tokens' K/V, from the rank that verified them
@@ -150,12 +153,12 @@ class ParallelLookahead(LookaheadDecoder):
         return rows.numel() * rows.element_size()
 
 
-def _all_gather(values: list[int], width: int) -> list[list[int]]:
-    """Every rank's `values` (at most `width` int32s each, padded), in rank order."""
+def _all_gather(values: list[int], width: int, device: torch.device) -> list[list[int]]:
+    """Every rank's `values` (at most `width` int32s each, padded), in rank order; on `device` (NCCL gathers on the
+    rank's own GPU)."""
     mine = torch.full((width,), -1, dtype=torch.int32)
     mine[: len(values)] = torch.tensor(values, dtype=torch.int32)
-    if dist.get_backend() == "nccl":
-        mine = mine.cuda()
+    mine = mine.to(device)
     out = [torch.empty_like(mine) for _ in range(dist.get_world_size())]
     dist.all_gather(out, mine)
     return [o.tolist() for o in out]
@@ -198,6 +201,11 @@ def run_job(job: Job, devices: int) -> list[MethodRun]:
     """Run `job` on `devices` ranks and return rank 0's runs, prompt by prompt, config by config: joining the
     process group `torchrun` set up, else spawning the ranks on this machine."""
     if "WORLD_SIZE" in os.environ and "RANK" in os.environ:
+        if (
+            str(job.device).startswith("cuda")
+            and int(os.environ.get("LOCAL_WORLD_SIZE", 1)) > torch.cuda.device_count()
+        ):
+            raise ConfigError("torchrun started more ranks on this machine than it has GPUs: NCCL needs one GPU each")
         return _rank(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), "env://", job)
     check_devices(devices, job.device)
     with socket.socket() as s:  # a free port for the rendezvous; nothing listens beyond this machine
@@ -221,12 +229,18 @@ def _rank(rank: int, devices: int, init: str, job: Job) -> list[MethodRun]:
     from .checkpoint import load_model
 
     gpu = str(job.device).startswith("cuda")
+    local = int(os.environ.get("LOCAL_RANK", rank))  # this machine's GPU for the rank (torchrun sets it)
+    if gpu:
+        torch.cuda.set_device(local)
     if not dist.is_initialized():
-        dist.init_process_group("nccl" if gpu else "gloo", init_method=init, rank=rank, world_size=devices)
+        device_id = torch.device("cuda", local) if gpu else None
+        dist.init_process_group(
+            "nccl" if gpu else "gloo", init_method=init, rank=rank, world_size=devices, device_id=device_id
+        )
     try:
         if not gpu:  # the ranks share this machine's cores
             torch.set_num_threads(max(1, (os.cpu_count() or 1) // devices))
-        lm = load_model(job.model, f"cuda:{rank}" if gpu else job.device, job.dtype, cpu_kernels=job.cpu_kernels)
+        lm = load_model(job.model, f"cuda:{local}" if gpu else job.device, job.dtype, cpu_kernels=job.cpu_kernels)
         return [parallel_generate(lm, list(ids), c, job.max_new_tokens) for ids in job.prompts for c in job.configs]
     finally:
         dist.destroy_process_group()

@@ -118,6 +118,10 @@ def engine_boot(made: dict) -> dict:
         ),  # the scripts are counted apart: a few dozen KB
         "memory_bytes": measured["peak_chromium_rss_bytes"],
         "memory_source": f"scripts/browser_engine.py, {measured.get('date', 'BENCHMARKS.md §16')}",
+        "measured_ms": {  # per token, the median over its prompts, WASM on one thread (BENCHMARKS.md §16)
+            method: measured["summary"][method]["browser_ms_per_token"] for method in ("greedy", "lookahead")
+        },
+        "measured_setting": measured["setting"],
         "model": DEFAULT_MODEL,
         "context": int(config.max_position_embeddings),
         "vocab_size": int(config.vocab_size),
@@ -130,6 +134,7 @@ def engine_boot(made: dict) -> dict:
             "guess": limits.PUBLIC["guess"][1],
             "tokens": 128,  # a browser race: at most this many new tokens (a CPU lane at about 0.1 s a token)
             "prompt_chars": limits.MAX_PROMPT_CHARS,
+            "prompt_tokens": limits.MAX_PROMPT_TOKENS,
         },
         "derived": empty_derived(),
     }

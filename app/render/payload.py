@@ -39,6 +39,7 @@ from lade_core.pool import NGramPool
 from lade_core.schema import to_data
 
 MASK_BUDGET = 8 * 2**20  # bytes of mask bits per run
+CUT = ("cancelled", "budget")  # stop reasons of a race stopped before its lanes' ends
 POOL_KEYS = 8  # keys shown per step: the lookup key x, then the keys the step touched
 ITEM_BUDGET = 4_000_000  # token ids in pool rows and layout tables per run (about 20 MB of JSON at most)
 
@@ -292,7 +293,10 @@ def payload(run: RunTrace, lab: bool = True) -> dict:  # a Payload, the trace as
     """The run for the renderer: {"trace": the trace file's own JSON, "derived": layouts, masks, pool rows, the
     lanes' metrics and speed, and the speed lab's predictions for it (`lade_core.measure.labdata.lab_run_data`;
     `lab=False` leaves them out)}."""
-    derived = {**derive(run), "metrics": metrics(run), "speed": speed(run), "metric_terms": terms()}
+    derived = {**derive(run), "metrics": metrics(run), "metric_terms": terms()}
+    if not any(m.stop_reason in CUT for m in lane_methods(run).values()):
+        derived["speed"] = speed(run)  # a race stopped early (Stop, the run's budget) stopped every lane at once: its
+        # lanes' times are not a speed-up, so it gets none
     if lab and len(run.parallel.steps) > 1:
         from lade_core.measure.labdata import lab_run_data
 

@@ -17,6 +17,17 @@ const LadeBrowserRace = (() => {
   let loading = null;
   let races = 0;
 
+  /** A refusal the visitor can act on (a setting, the prompt): shown as it is, not blamed on the browser. */
+  class Refused extends Error {}
+
+  /** What this browser lacks to run the engine, or null. */
+  function lacking() {
+    if (typeof WebAssembly !== "object") return "WebAssembly";
+    if (!window.isSecureContext || !crypto || !crypto.subtle)
+      return "a secure page (https, or this machine's own address) to check the weights' hashes";
+    return null;
+  }
+
   /** @param {string} src */
   const script = (src) =>
     new Promise((resolve, reject) => {
@@ -33,7 +44,7 @@ const LadeBrowserRace = (() => {
       loading = (async () => {
         const base = new URL(info.base, location.href).href;
         for (const name of [...SCRIPTS, ...MORE]) await script(new URL(name, base).href);
-        const tokens = await (await fetch(new URL("tokenizer.json", base))).json();
+        const tokens = await (await window.Lade.forward.fetched(new URL("tokenizer.json", base))).json();
         const engine = await window.Lade.forward.load(/** @type {any} */ (window).ort, base, progress);
         return { engine, tokenizer: new window.Lade.tokenizer.Tokenizer(tokens), eos: new Set(tokens.eos) };
       })().catch((err) => {
@@ -90,19 +101,24 @@ const LadeBrowserRace = (() => {
   /**
    * The race itself: load (once), tokenise, race greedy and lookahead decoding, hold the run on the stage as it
    * grows (every `every` ms) and open it when it ends. @param {any} stage @param {any} settings
-   * @param {{status: (text: string) => void, progress: (done: number, total: number) => void, stop: () => boolean}} ui
+   * @param {{status: (text: string) => void, progress: (done: number, total: number, what: string) => void, stop: () => boolean}} ui
    */
   async function run(stage, settings, ui) {
     const info = stage.boot.engine;
+    const missing = lacking();
+    if (missing)
+      throw new Refused(`This browser cannot race here: it needs ${missing}. The recorded runs still replay.`);
     ui.status(`Loading the engine: ${fmt(info.download_bytes / 1e6, 0)} MB the first time…`);
     const t0 = performance.now();
+    let said = "";
     const { engine, tokenizer, eos } = await load(info, (stage, done, total) => {
-      ui.progress(done, total);
-      ui.status(
+      ui.progress(done, total, stage === "download" ? "Downloading the model" : "Rebuilding the weights");
+      const now =
         stage === "download"
-          ? `Downloading: ${fmt(done / 1e6, 0)} of ${fmt(total / 1e6, 0)} MB`
-          : `Rebuilding the weights from the GGUF: ${done} of ${total} tensors, each checked`,
-      );
+          ? "Downloading the model and its runtime…"
+          : "Rebuilding the weights from the GGUF, each tensor checked…";
+      if (now !== said) ui.status(now); // one announcement per stage; the numbers are the progress bar's
+      said = now;
     });
     const loaded = (performance.now() - t0) / 1000;
     const E = window.Lade.engine;
@@ -115,9 +131,9 @@ const LadeBrowserRace = (() => {
       max_new_tokens: settings.max_new_tokens,
       device: `browser: ${engine.backend.replace("your browser's ", "")}`.slice(0, 40),
     };
-    if (race.prompt_ids.length + race.max_new_tokens > info.context)
-      throw new Error(
-        `the prompt has ${race.prompt_ids.length} tokens: with ${race.max_new_tokens} new ones it passes the model's context of ${info.context}`,
+    if (race.prompt_ids.length > info.limits.prompt_tokens)
+      throw new Refused(
+        `The prompt is ${race.prompt_ids.length} tokens with the chat template; a race here takes at most ${info.limits.prompt_tokens}. Shorten it.`,
       );
     const handle = `browser-${++races}`;
     const decoders = {
@@ -132,8 +148,8 @@ const LadeBrowserRace = (() => {
       eos,
       race.max_new_tokens,
       (_lane, _step, sofar) => {
-        made += 1;
-        ui.progress(made, 2 * race.max_new_tokens);
+        made = sofar.parallel.tokens.length + sofar.baseline.tokens.length;
+        ui.progress(made, 2 * race.max_new_tokens, "Racing: tokens written by both lanes");
         if (performance.now() - last > 700) {
           last = performance.now();
           stage.hold(handle, payload(info, race, sofar));
@@ -142,8 +158,12 @@ const LadeBrowserRace = (() => {
       ui.stop,
     );
     stage.hold(handle, payload(info, race, runs));
+    ui.progress(1, 1, "Race finished");
+    const stopped = runs.parallel.stop_reason === "cancelled" || runs.baseline.stop_reason === "cancelled";
     ui.status(
-      `Done on ${engine.backend}: lookahead ${runs.parallel.tokens.length} tokens in ${runs.parallel.steps.length} steps, greedy in ${runs.baseline.steps.length}; every time shown was measured on your device.`,
+      stopped
+        ? `Stopped on ${engine.backend}: both lanes stopped at once, so their times are no speed-up. Lookahead had written ${runs.parallel.tokens.length} tokens in ${runs.parallel.steps.length} steps, greedy ${runs.baseline.tokens.length}.`
+        : `Done on ${engine.backend}: lookahead ${runs.parallel.tokens.length} tokens in ${runs.parallel.steps.length} steps, greedy in ${runs.baseline.steps.length}; every time shown was measured on your device.`,
     );
     return handle;
   }
@@ -189,18 +209,31 @@ const LadeBrowserRace = (() => {
         h("span", { class: "source" }, info.model),
         " and its runtime) and needs about ",
         h("strong", {}, `${fmt(info.memory_bytes / 1e9, 1)} GB`),
-        " of memory while it loads (measured in Chromium, ",
+        " of memory (Chromium's processes together, at most, while loading and racing: ",
         h("span", { class: "source" }, info.memory_source),
-        "). It runs on one WebAssembly thread; on a CPU, lookahead's wider steps cost time, so expect it to tie or lose.",
+        "). It runs on one WebAssembly thread, where lookahead's wider steps cost time: measured on the project's ",
+        "machine at W = ",
+        String(info.measured_setting.window),
+        ", N = ",
+        String(info.measured_setting.ngram),
+        ", G = ",
+        String(info.measured_setting.guess),
+        ", lookahead took ",
+        fmt(info.measured_ms.lookahead, 0),
+        " ms a token against greedy's ",
+        fmt(info.measured_ms.greedy, 0),
+        " (",
+        h("span", { class: "source" }, "BENCHMARKS.md §16"),
+        "). Expect it to lose on a CPU.",
       ),
       h("label", { for: "browser-race-prompt" }, "Your prompt"),
       h("textarea", { id: "browser-race-prompt", rows: 3, maxlength: lim.prompt_chars, required: true }, ""),
       h(
         "div",
         { class: "row" },
-        num("browser-race-w", "W", 5, 1, lim.window),
-        num("browser-race-n", "N", 4, 2, lim.ngram),
-        num("browser-race-g", "G", 5, 0, lim.guess),
+        num("browser-race-w", "W (window columns)", 5, 1, lim.window),
+        num("browser-race-n", "N (n-gram size)", 4, 2, lim.ngram),
+        num("browser-race-g", "G (candidates)", 5, 0, lim.guess),
         num("browser-race-tokens", "new tokens", 32, 1, lim.tokens),
       ),
       h("div", { class: "row" }, go, stop),
@@ -222,9 +255,13 @@ const LadeBrowserRace = (() => {
         ["browser-race-g", "G", 0, lim.guess],
         ["browser-race-tokens", "new tokens", 1, lim.tokens],
       ]);
+      for (const [id] of ranges) form.querySelector(`#${id}`)?.removeAttribute("aria-invalid");
       const bad = ranges.find(([id, , lo, hi]) => !Number.isInteger(value(id)) || value(id) < lo || value(id) > hi);
       if (bad) {
         status.textContent = `${bad[1]} must be a whole number from ${bad[2]} to ${bad[3]}.`;
+        const field = /** @type {HTMLInputElement} */ (form.querySelector(`#${bad[0]}`));
+        field.setAttribute("aria-invalid", "true");
+        field.focus();
         return;
       }
       stopped = false;
@@ -240,14 +277,18 @@ const LadeBrowserRace = (() => {
         };
         await run(stage, settings, {
           status: (t) => (status.textContent = t),
-          progress: (done, total) => {
+          progress: (done, total, what) => {
             bar.max = total;
             bar.value = done;
+            bar.setAttribute("aria-label", what);
           },
           stop: () => stopped,
         });
       } catch (err) {
-        status.textContent = `This browser could not run the engine (${/** @type {Error} */ (err).message}). The gallery's recorded runs still replay here.`;
+        status.textContent =
+          err instanceof Refused
+            ? err.message
+            : `This browser could not run the engine (${/** @type {Error} */ (err).message}). The gallery's recorded runs still replay here.`;
       } finally {
         go.disabled = false;
         stop.disabled = true;

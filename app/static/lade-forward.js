@@ -60,7 +60,9 @@ const LadeForward = (() => {
         feeds[`past_key_${i}`] = new ort.Tensor("float32", this.past[2 * i], dims);
         feeds[`past_value_${i}`] = new ort.Tensor("float32", this.past[2 * i + 1], dims);
       }
-      const out = await this.session.run(feeds);
+      const names = ["argmax"];
+      for (let i = 0; i < layers; i++) names.push(`present_key_${i}`, `present_value_${i}`);
+      const out = await this.session.run(feeds, names); // not the logits: only their argmax is read
       this.present = [];
       for (let i = 0; i < layers; i++) this.present.push(out[`present_key_${i}`].data, out[`present_value_${i}`].data);
       this.fed = q;
@@ -115,6 +117,13 @@ const LadeForward = (() => {
     }
   }
 
+  /** A file of the engine's, or an error naming it and the server's answer. @param {URL} url */
+  async function fetched(url) {
+    const res = await fetch(url);
+    if (!res.ok) throw new Error(`${url.pathname.split("/").pop()}: the site answered ${res.status}`);
+    return res;
+  }
+
   /**
    * Fetch the engine's files under `base` (the folder `lade export-site` writes as engine/: manifest, GGUF chunks,
    * graph, runtime files), rebuild the weights and start one session. `progress(stage, done, total)` reports the
@@ -126,19 +135,19 @@ const LadeForward = (() => {
     const t0 = performance.now();
     ort.env.wasm.wasmPaths = new URL("ort/", base).href;
     ort.env.wasm.numThreads = self.crossOriginIsolated ? Math.min(4, navigator.hardwareConcurrency || 1) : 1;
-    const manifest = await (await fetch(new URL("manifest.json", base))).json();
+    const manifest = await (await fetched(new URL("manifest.json", base))).json();
     const total = manifest.chunks.reduce((/** @type {number} */ a, /** @type {any} */ c) => a + c.bytes, 0);
     const gguf = new Uint8Array(total);
     let done = 0;
     for (const chunk of manifest.chunks) {
-      const bytes = new Uint8Array(await (await fetch(new URL(chunk.file, base))).arrayBuffer());
+      const bytes = new Uint8Array(await (await fetched(new URL(chunk.file, base))).arrayBuffer());
       if (bytes.length !== chunk.bytes)
         throw new Error(`${chunk.file}: ${bytes.length} bytes, the manifest says ${chunk.bytes}`);
       gguf.set(bytes, done);
       done += bytes.length;
       progress("download", done, total);
     }
-    const graph = new Uint8Array(await (await fetch(new URL("forward.onnx", base))).arrayBuffer());
+    const graph = new Uint8Array(await (await fetched(new URL("forward.onnx", base))).arrayBuffer());
     const t1 = performance.now();
     const weights = await window.Lade.weights.rebuild(gguf.buffer, manifest, (d, n) => progress("rebuild", d, n));
     const t2 = performance.now();
@@ -153,7 +162,7 @@ const LadeForward = (() => {
     };
   }
 
-  return { OrtForward, load };
+  return { OrtForward, load, fetched };
 })();
 window.Lade = window.Lade || /** @type {any} */ ({});
 window.Lade.forward = LadeForward;

@@ -83,12 +83,14 @@ const LadeLessonExtras = (() => {
             ]
           : run.lanes().some((l) => run.running(l.id))
             ? ". Its speed-up is judged when the run ends."
-            : [
-                ", so it ran at ",
-                fact("speedup", fmt(run.meanStep("parallel") ? run.time("baseline") / run.time("parallel") : 0)),
-                "x greedy's speed on the device that raced it. No noise band was measured on that device, so this ",
-                "run gets no verdict: a difference of a few percent may be chance.",
-              ],
+            : [run.t.parallel, run.t.baseline].some((m) => m.stop_reason === "cancelled" || m.stop_reason === "budget")
+              ? ". This run was stopped before its end, every lane at once, so its lanes' times are no speed-up."
+              : [
+                  ", so it ran at ",
+                  fact("speedup", fmt(run.meanStep("parallel") ? run.time("baseline") / run.time("parallel") : 0)),
+                  "x greedy's speed on the device that raced it. No noise band was measured on that device, so this ",
+                  "run gets no verdict: a difference of a few percent may be chance.",
+                ],
       ),
     ];
     const gpu = lab && lab.gpu_curves ? lab.gpu_curves[GPU.device][GPU.size]["1"] : null;
@@ -251,15 +253,17 @@ const LadeLessonExtras = (() => {
         ]),
         ", and the busier of them, step by step, ",
         fact("par_busiest", fmt(r.mean_busiest, 1)),
-        ". The speed lab's simulation, which deals one average step the same way, gives ",
+        ". The speed lab's simulation deals a full step of this run's average width the same way (every level and all ",
+        "G candidates, as many tokens in all as the average step fed) and gives ",
         fact("par_simulated", fmt(r.simulated_busiest, 1)),
-        " for the busiest device.",
+        " for the busiest device; the run's steps were not all full (warm-up, fewer candidates), so the two differ.",
       ),
       chart,
       P(
         "What travels each step: one all-gather in which each process sends ",
         fact("par_gathered", fmt(r.gathered_bytes, 0)),
-        " bytes on average (what it fed, its new-level tokens, its candidates' predictions), after which every ",
+        " bytes on average (how many tokens it fed, its forward's time, the token after x, its new-level tokens and its ",
+        "candidates' predictions, padded to the longest), after which every ",
         "process runs the same verification and reaches the same verdict, new level and pool. On the ",
         fact("par_broadcasts", r.broadcast_steps),
         " of ",

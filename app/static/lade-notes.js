@@ -92,7 +92,7 @@ const LadeNotes = (() => {
   /** The device a run was recorded on, in words ("cpu" is "the CPU"). @param {Run} run */
   function deviceName(run) {
     const d = String(run.t.device);
-    return { cpu: "the CPU", cuda: "the GPU", mps: "the Apple GPU" }[d.split(":")[0]] || d;
+    return { cpu: "the CPU", cuda: "the GPU", mps: "the Apple GPU" }[d.split(":")[0]] || Lade.dom.labelText(d);
   }
 
   /** The run's settings in a line, read off the trace. @param {Run} run */

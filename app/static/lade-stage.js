@@ -281,9 +281,12 @@ const LadeStage = (() => {
     /** Hold a run made in this page (a race in the browser) under `handle` and show its last step in the explorer.
      * @param {string} handle @param {Payload} payload */
     hold(handle, payload) {
-      const run = new Lade.Run(payload, handle);
+      const first = !this.runs.has(handle),
+        run = new Lade.Run(payload, handle);
       this.runs.set(handle, run);
-      this.set({ mode: "explorer", current: handle, k: run.lastStep(), notice: "" });
+      // as a live race is followed: shown when it starts, then kept current only while the visitor is on it
+      if (first || this.state.current === handle)
+        this.set({ mode: "explorer", current: handle, k: run.lastStep(), ...(first ? { notice: "" } : {}) });
     }
 
     // -- state: the one writer -------------------------------------------------------------------------------------
@@ -352,6 +355,7 @@ const LadeStage = (() => {
     address(before) {
       const s = this.state;
       if (this.standalone || s.playing || (!s.current && s.mode !== "lab")) return;
+      if (s.current && local(s.current)) return; // a run raced in this page has no address to reload it from
       const url = Lade.page.links.url(Lade.page.links.write(s), true);
       if (url === location.href) return;
       const moved = before.mode !== s.mode || before.chapter !== s.chapter || before.current !== s.current;
@@ -375,6 +379,10 @@ const LadeStage = (() => {
 
     /** Copy the address of what is on screen (the chapter and step, or the run, step and mode), and say it. */
     copyLink() {
+      if (this.state.current && local(this.state.current)) {
+        this.set({ notice: "A run raced in your browser lives only in this page: it has no link to copy." });
+        return;
+      }
       const url = Lade.page.links.url(Lade.page.links.write(this.state), true);
       // a gallery run is always there; a live or opened run only while the server still holds it (its store keeps
       // the runs it used most recently, app/store.py)
@@ -814,6 +822,9 @@ const LadeStage = (() => {
       stage.openFile(file);
     });
   }
+
+  /** Whether a run lives only in this page (raced in the browser, lade-browser-race.js). @param {string} handle */
+  const local = (handle) => handle.startsWith("browser-");
 
   /** The page's source of runs on the server: every run at its one address. @returns {Source} */
   const serverSource = () => ({ kind: "server", load: fetchRun });
