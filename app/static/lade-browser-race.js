@@ -143,20 +143,37 @@ const LadeBrowserRace = (() => {
     let last = 0,
       made = 0;
     ui.status(`Racing on ${engine.backend} (loaded in ${fmt(loaded, 1)} s)…`);
-    const runs = await E.race(
-      decoders,
-      eos,
-      race.max_new_tokens,
-      (_lane, _step, sofar) => {
-        made = sofar.parallel.tokens.length + sofar.baseline.tokens.length;
-        ui.progress(made, 2 * race.max_new_tokens, "Racing: tokens written by both lanes");
-        if (performance.now() - last > 700) {
-          last = performance.now();
-          stage.hold(handle, payload(info, race, sofar));
-        }
-      },
-      ui.stop,
-    );
+    /** @type {Record<string, any> | null} */
+    let latest = null;
+    let runs;
+    try {
+      runs = await E.race(
+        decoders,
+        eos,
+        race.max_new_tokens,
+        (_lane, _step, sofar) => {
+          latest = sofar;
+          made = sofar.parallel.tokens.length + sofar.baseline.tokens.length;
+          ui.progress(made, 2 * race.max_new_tokens, "Racing: tokens written by both lanes");
+          if (performance.now() - last > 700) {
+            last = performance.now();
+            stage.hold(handle, payload(info, race, sofar));
+          }
+        },
+        ui.stop,
+      );
+    } catch (err) {
+      // a race that failed half way is kept as it stood, its lanes cut (not "running" for ever)
+      const sofar = /** @type {Record<string, any> | null} */ (latest);
+      if (sofar && stage.runs.has(handle)) {
+        const cut = (/** @type {any} */ r) => ({
+          ...r,
+          stop_reason: r.stop_reason === "running" ? "cancelled" : r.stop_reason,
+        });
+        stage.hold(handle, payload(info, race, { parallel: cut(sofar.parallel), baseline: cut(sofar.baseline) }));
+      }
+      throw err;
+    }
     stage.hold(handle, payload(info, race, runs));
     ui.progress(1, 1, "Race finished");
     const stopped = runs.parallel.stop_reason === "cancelled" || runs.baseline.stop_reason === "cancelled";
