@@ -4,8 +4,8 @@ Algorithm 1 of the paper, one call of `LookaheadDecoder.step()`:
     1. lookahead branch: the Jacobi window (`window.py`); verification branch: the pool's n-grams under x
     2. one forward pass over both, under the step's attention mask (`layout.py`)
     3. verification: the longest prefix the model agrees with, plus the model's next token (`verify.py`)
-    4. Jacobi update of the window; the n-grams it completes (and, by pool policy, the text's) go to the pool
-    5. the KV cache keeps x and the accepted tokens, and drops the rest of the step
+    4. the KV cache keeps x and the accepted tokens, and drops the rest of the step
+    5. Jacobi update of the window; the n-grams it completes (and, by pool policy, the text's) go to the pool
 
 Every step emits at least one token, and greedy output equals greedy autoregressive decoding. The window and the
 number of candidates a step uses are chosen by `sizes.py` (fixed, or adaptive); near the end of the model's context
@@ -64,15 +64,39 @@ class LookaheadDecoder(DecoderState):
         copied = self._copied(p) if sizes.guess else ()
         return sizes, levels, [*self.pool.lookup(x, sizes.guess), *copied], len(copied)
 
-    def harvest(self, new_level: tuple[int, ...], accepted: tuple[int, ...], width: int):
-        """Step 4: the Jacobi update of the window; the n-grams it completes (and, by pool policy, the text's) go
-        to the pool. Returns (n-grams added, n-grams evicted)."""
+    def record(self, clock: StepClock, x: int, p: int, branches, new_level, predictions, verdict, **extra) -> StepTrace:
+        """Step 4 and the step's record: the Jacobi update of the window, the n-grams it completes (and, by pool
+        policy, the text's) into the pool, then the `StepTrace` (`branches` as `branches()` gave them; `extra`: more
+        fields, such as the sampling draws or the ranks of a parallel step)."""
+        sizes, levels, candidates, copied = branches
         N = self.config.ngram
-        added = self.window.update(new_level) if width else []
-        recent = self.committed[-(N - 1) :] + [*accepted]
+        added = self.window.update(new_level) if sizes.width else []
+        recent = self.committed[-(N - 1) :] + [*verdict.accepted]
         text = [] if self.config.pool == "paper" else sequence_ngrams(recent, N)
         evicted = self.pool.add_all(added) + self.pool.add_all(text, source="text")
-        return (*added, *text), tuple(evicted)
+        return StepTrace(
+            index=self.index,
+            kind="warmup" if 0 < len(levels) < N - 1 else "lookahead",
+            position=p,
+            input_token=x,
+            accepted=verdict.accepted,
+            window=sizes.width,
+            ngram=N,
+            guess=sizes.guess,
+            tree=self.config.tree,
+            levels_before=levels,
+            new_level=tuple(new_level),
+            candidates=tuple(candidates),
+            predictions=tuple(predictions),
+            match_lengths=verdict.lengths,
+            winner=verdict.winner,
+            ngrams_added=(*added, *text),
+            ngrams_evicted=tuple(evicted),
+            pool_size=len(self.pool),
+            copied=copied,
+            **extra,
+            **clock.split(),
+        )
 
     def step(self) -> StepTrace:
         clock = StepClock()
@@ -80,7 +104,8 @@ class LookaheadDecoder(DecoderState):
         N = self.config.ngram
 
         # 1. the lookahead branch (the window, at this step's width) and the verification branch (n-grams under x)
-        sizes, levels, candidates, copied = self.branches(x, p)
+        branches = self.branches(x, p)
+        sizes, levels, candidates, _ = branches
         layout = StepLayout.for_candidates(len(levels), sizes.width, candidates, N - 1, self.config.tree)
 
         # 2. one forward pass; argmax at the rows read
@@ -93,35 +118,12 @@ class LookaheadDecoder(DecoderState):
         verdict = self.verify(candidates, logits, argmax, layout.prediction_rows)
         self.sizes.observe(verdict, layout.size, [self.pool.source(x, c) for c in candidates])
 
-        # 4. Jacobi update of the window; completed n-grams (and the text's, by policy) go to the pool
-        new_level = layout.new_level(argmax)
-        added, evicted = self.harvest(new_level, verdict.accepted, sizes.width)
-
-        # 5. the KV cache keeps x and the accepted candidate tokens
+        # 4. the KV cache keeps x and the accepted candidate tokens
         self.lm.keep_in_cache(self.cache, p, layout.cache_rows(max(verdict.winner, 0), verdict.matched))
-        return StepTrace(
-            index=self.index,
-            kind="warmup" if 0 < len(levels) < N - 1 else "lookahead",
-            position=p,
-            input_token=x,
-            accepted=verdict.accepted,
-            window=sizes.width,
-            ngram=N,
-            guess=sizes.guess,
-            tree=self.config.tree,
-            levels_before=levels,
-            new_level=new_level,
-            candidates=tuple(candidates),
-            predictions=layout.predictions(argmax),
-            match_lengths=verdict.lengths,
-            winner=verdict.winner,
-            ngrams_added=added,
-            ngrams_evicted=evicted,
-            pool_size=len(self.pool),
-            draws=verdict.draws,
-            copied=copied,
-            **clock.split(),
-        )
+
+        # 5. Jacobi update of the window; completed n-grams (and the text's, by policy) go to the pool
+        predictions = layout.predictions(argmax)
+        return self.record(clock, x, p, branches, layout.new_level(argmax), predictions, verdict, draws=verdict.draws)
 
     def _copied(self, p: int) -> tuple[tuple[int, ...], ...]:
         """Prompt lookup's copies from the text (`config.lookup`): what followed the first and the most recent

@@ -60,7 +60,8 @@ class ParallelLookahead(LookaheadDecoder):
         N, tree = self.config.ngram, self.config.tree
 
         # 1-2. the step's branches, this rank's share of them, one forward
-        sizes, levels, candidates, copied = self.branches(x, p)
+        branches = self.branches(x, p)
+        sizes, levels, candidates, _ = branches
         lengths = [len(c) for c in candidates]
         shares = deal(sizes.width if levels else 0, len(levels), lengths, self.devices)
         share = shares[self.rank]
@@ -84,7 +85,7 @@ class ParallelLookahead(LookaheadDecoder):
         width = payload(shares, lengths)
         gathered = _all_gather(sent, width, self.lm.device)
 
-        # 4. the same verdict, new level and pool on every rank
+        # 4. the same verdict and new level on every rank
         new_level: list[int] = []
         predictions: list[tuple[int, ...]] = [()] * len(candidates)
         for s, row in zip(shares, gathered):
@@ -97,37 +98,15 @@ class ParallelLookahead(LookaheadDecoder):
         # where a batch's shape moves low bits on another rank)
         predictions = [(first, *row[1:]) for row in predictions]
         verdict = verify_greedy(candidates, predictions, first)
-        added, evicted = self.harvest(tuple(new_level) if levels else (), verdict.accepted, sizes.width)
 
-        # 5. the accepted candidate tokens' K/V, from the rank that verified them
+        # 5. the accepted candidate tokens' K/V, from the rank that verified them; then the window and the pool
         owner = next((r for r, s in enumerate(shares) if verdict.winner in s.candidates), 0)
         kv_bytes = self._keep(p, shares[owner], owner, verdict, mine)
-        return StepTrace(
-            index=self.index,
-            kind="warmup" if 0 < len(levels) < N - 1 else "lookahead",
-            position=p,
-            input_token=x,
-            accepted=verdict.accepted,
-            window=sizes.width,
-            ngram=N,
-            guess=sizes.guess,
-            tree=tree,
-            levels_before=levels,
-            new_level=tuple(new_level),
-            candidates=tuple(candidates),
-            predictions=tuple(predictions),
-            match_lengths=verdict.lengths,
-            winner=verdict.winner,
-            ngrams_added=added,
-            ngrams_evicted=evicted,
-            pool_size=len(self.pool),
-            copied=copied,
-            ranks=tuple(
-                RankStep(s.first, s.columns, s.candidates, row[0], row[1] / 1e6, 4 * width + kv_bytes * (r == owner))
-                for r, (s, row) in enumerate(zip(shares, gathered))
-            ),
-            **clock.split(),
+        ranks = tuple(
+            RankStep(s.first, s.columns, s.candidates, row[0], row[1] / 1e6, 4 * width + kv_bytes * (r == owner))
+            for r, (s, row) in enumerate(zip(shares, gathered))
         )
+        return self.record(clock, x, p, branches, new_level, predictions, verdict, ranks=ranks)
 
     def _keep(self, p: int, share, owner: int, verdict, mine) -> int:
         """Keep x and the accepted candidate tokens in the cache: the owner keeps its rows and broadcasts them, the
