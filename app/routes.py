@@ -8,6 +8,9 @@
     GET runs/<handle>/replay.html        the run as one standalone HTML page, as a download
     POST runs                            a trace file as the body (its JSON, at most `limits.UPLOAD_BYTES`; the
                                          guard caps the body): kept in the store, answered {"handle": ...} (201)
+    GET engine/<file>                    a file of the engine that races in the visitor's browser (the ones
+                                         `lade export-site` writes as engine/: app/render/engine_files.py `served`),
+                                         where the app was started with it; each client `ENGINE_RATE` a minute
 
 A handle is a gallery run's name, a stored run's content hash (`u-...`) or a live run's unguessable token
 (`live-...`): `store.STORE` is the one place a run lives. The page reads all three through this one path (and the
@@ -30,11 +33,12 @@ import re
 import threading
 import time
 from html import escape
+from pathlib import Path
 
 from fastapi.exception_handlers import http_exception_handler
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from lade_core.schema import SchemaError
@@ -51,6 +55,7 @@ HANDLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 RATE, RATE_S = 120, 10.0  # payload reads per client: a live run's page asks about twice a second
 EXPORT_RATE, EXPORT_S = 6, 60.0  # trace files and replays per client
 UPLOAD_RATE, UPLOAD_S = 10, 60.0  # trace files posted per client
+ENGINE_RATE, ENGINE_S = 60, 60.0  # engine files per client: one load asks for 16, about 115 MB
 FORMS = ("multipart/", "application/x-www-form-urlencoded")
 MAX_LANES = 8  # lanes a `since` may name
 MAX_CLIENTS = 10_000  # buckets kept; the oldest go first
@@ -143,12 +148,14 @@ async def not_found(request: Request, exc: Exception) -> Response:
 EXCEPTION_HANDLERS = {HTTPException: not_found}  # the app's keyword: FastAPI(exception_handlers=...)
 
 
-def routes(trust_proxy: int = 0, per_client: int = limits.PER_CLIENT) -> list[Route]:
+def routes(
+    trust_proxy: int = 0, per_client: int = limits.PER_CLIENT, engine: dict[str, Path] | None = None
+) -> list[Route]:
     """The routes, counting clients behind `trust_proxy` proxy hops; `per_client` 0 lifts the per-client rates, as
     it lifts the guard's per-client caps (`--per-client 0`: a private server, or tests whose clients share one
-    address)."""
+    address); `engine`: the browser engine's files by name (`engine_files.served`), served at engine/<name>."""
     reads, exports = Buckets(RATE, RATE_S), Buckets(EXPORT_RATE, EXPORT_S)  # read when the app is made
-    uploads = Buckets(UPLOAD_RATE, UPLOAD_S)
+    uploads, engine_reads = Buckets(UPLOAD_RATE, UPLOAD_S), Buckets(ENGINE_RATE, ENGINE_S)
     rendering, reading = asyncio.Semaphore(1), asyncio.Semaphore(1)
 
     def limited(request: Request, buckets: Buckets) -> JSONResponse | None:
@@ -230,7 +237,17 @@ def routes(trust_proxy: int = 0, per_client: int = limits.PER_CLIENT) -> list[Ro
     async def replay(request: Request) -> Response:
         return await download(request, "replay")
 
+    async def engine_file(request: Request) -> Response:
+        path = (engine or {}).get(request.path_params["name"])  # only the files it was given: no path is built
+        if path is None:
+            return _error(404, "No such file of the browser engine on this server.")
+        refused = limited(request, engine_reads)
+        if refused:
+            return refused
+        return FileResponse(path, headers={"Cache-Control": "no-cache"})  # revalidated: a new model is a new file
+
     return [
+        Route("/engine/{name:path}", engine_file, methods=["GET", "HEAD"]),
         Route(limits.RUNS_ROUTE, add, methods=["POST"]),
         Route("/runs/{handle}.json", run_json, methods=["GET"]),
         Route("/runs/{handle}/trace.json", trace, methods=["GET"]),

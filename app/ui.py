@@ -180,14 +180,16 @@ def _sidebar() -> dict:
     return c
 
 
-def build_demo(model: str | None = None, preload: bool = True) -> gr.Blocks:
-    """The app; `model` is a hub id or local folder for live runs (None = the embedded default)."""
+def build_demo(model: str | None = None, preload: bool = True, browser_engine: dict | None = None) -> gr.Blocks:
+    """The app; `model` is a hub id or local folder for live runs (None = the embedded default); `browser_engine`:
+    the page's `boot.engine` where the app serves the engine's files (`engine_files.served`), for "Race it in your
+    browser"."""
     MODEL.configure(model)
     if preload:
         MODEL.preload()
     with gr.Blocks(title="Lookahead Decoding Explorer", delete_cache=(1800, 3600)) as demo:
         c = _sidebar()
-        boot = boot_data("server", lab=lab_data())
+        boot = boot_data("server", lab=lab_data(), engine=browser_engine)
         page = gr.HTML(
             stage.lesson(1),
             html_template='<div class="lade-host"></div>',

@@ -422,7 +422,7 @@ def _speed(run, k, step, lab):
         "greedy_ms": 1000 * mean_seconds(b),
         "speedup": sum(map(seconds, b.steps)) / max(sum(map(seconds, p.steps)), 1e-9),
     }
-    # "the bench measured the same prompt and setting at A, B"; "On the CPU it was recorded on that is V": faster or
+    # "the bench measured the same prompt and setting at A, B"; "On that device it is V": faster or
     # slower only when every measurement of this prompt and setting (this recording and the bench's) is beyond the
     # noise between two greedy runs of one prompt, else about as fast; "greedy runs of one prompt here have differed
     # by up to B% (...)"

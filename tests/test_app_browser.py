@@ -347,6 +347,43 @@ def test_a_live_race_advances_both_lanes_and_ends_with_a_result(chromium, model_
     page.close()
 
 
+def test_the_app_races_in_the_visitors_browser_from_its_own_files(chromium, model_server):
+    """The app serves the browser engine's files at engine/ (only those: a path outside them is a 404) and its page
+    races greedy against lookahead in the visitor's browser, from the app's own origin, beside the server's race:
+    both lanes write the same tokens (greedy-exact), judged by the noise rule on the race's own drift."""
+    import urllib.error
+    import urllib.request
+
+    with urllib.request.urlopen(model_server + "engine/manifest.json") as res:
+        manifest = json.loads(res.read())
+    assert manifest["chunks"] and manifest["weights"]["file"]
+    for bad in ("engine/../app.py", "engine/ort/../../README.md", "engine/nothing.bin"):
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(model_server + bad)
+        assert refused.value.code == 404, bad
+    page = new_page(chromium)
+    origins = set()
+    page.on("request", lambda r: origins.add(r.url.split("/")[2]))
+    open_app(page, model_server + "?run=code-class", "s.state.mode === 'explorer'")
+    page.click("#race-browser")
+    page.fill("#browser-race-prompt", FRESH_PROMPT)
+    page.fill("#browser-race-tokens", "8")
+    page.click("#browser-race-go")
+    page.wait_for_function(
+        "() => /^Done|could not|Stopped/.test(document.querySelector('#browser-race-status').textContent)",
+        timeout=300_000,
+    )
+    status = page.inner_text("#browser-race-status")
+    assert status.startswith("Done on your browser's WebAssembly"), status
+    run = page.evaluate("() => window.ladeStage.run().t")
+    assert run["parallel"]["tokens"] == run["baseline"]["tokens"] and len(run["baseline"]["tokens"]) == 8
+    assert "greedy's speed" in status and "measured on your device" in status
+    assert origins == {model_server.split("/")[2]}, origins
+    page.screenshot(path=str(SHOTS / "app-race-in-the-browser.png"))
+    assert page.errors == []
+    page.close()
+
+
 @pytest.mark.model
 def test_the_lesson_on_a_run_recorded_now(chromium, server, tmp_path):
     """A chapter opened on another run still says true things about it and opens where its rules say: record a

@@ -2,7 +2,8 @@
 graph and the shipped GGUF from one local origin (every request elsewhere refused), rebuilds the weights, and decodes
 with lade-engine.js over lade-forward.js; the tokens and step records must be the Python engine's on the same prompt
 and settings, here with no renderer around it (the soak tier: a benchmark prompt, and three prompts generated at
-test time); tests/test_site_race_browser.py races through the site's page in `make test`.
+test time; and one on WebGPU, through SwiftShader's software adapter where no GPU is there);
+tests/test_site_browser.py races through the site's page in `make test`.
 The page and the race are app/render/engine_page.py's (the benchmark's too)."""
 
 import random
@@ -10,7 +11,8 @@ import time
 
 import pytest
 
-from app.render.engine_page import race, served_engine
+from app.process import CHROMIUM, CHROMIUM_ARGS
+from app.render.engine_page import WEBGPU_ARGS, race, served_engine
 from lade_core import schema
 from lade_core.autoregressive import autoregressive_generate
 from lade_core.config import LookaheadConfig
@@ -37,9 +39,10 @@ def url(lm, tmp_path_factory):
         yield address
 
 
-def assert_same_as_python(chromium, url, lm, prompts: list[str], max_new: int) -> None:
+def assert_same_as_python(chromium, url, lm, prompts: list[str], max_new: int, webgpu: bool = False) -> dict:
     cases = [lm.encode_prompt(p) for p in prompts]
-    got = race(chromium, url, cases, {**SETTINGS, "max_new_tokens": max_new}, lm.max_positions, lm.eos_ids)
+    settings = {**SETTINGS, "max_new_tokens": max_new}
+    got = race(chromium, url, cases, settings, lm.max_positions, lm.eos_ids, webgpu=webgpu)
     runs = iter(got["runs"])
     for ids in cases:
         for python in (autoregressive_generate(lm, ids, max_new), lookahead_generate(lm, ids, CONFIG, max_new)):
@@ -48,6 +51,7 @@ def assert_same_as_python(chromium, url, lm, prompts: list[str], max_new: int) -
             for a, b in zip(js["steps"], python.steps, strict=True):
                 want = {k: v for k, v in schema.to_data(b).items() if k not in TIMES}
                 assert {k: v for k, v in a.items() if k not in TIMES} == want
+    return got
 
 
 @pytest.mark.soak  # `make test` races through the page instead (tests/test_site_race_browser.py)
@@ -58,3 +62,21 @@ def test_the_browser_decodes_as_the_python_engine(chromium, url, lm, bench_promp
 @pytest.mark.soak
 def test_three_prompts_made_now_decode_in_the_browser_as_in_python(chromium, url, lm):
     assert_same_as_python(chromium, url, lm, prompts_made_now(3), 48)
+
+
+@pytest.mark.soak
+def test_the_webgpu_backend_decodes_as_the_python_engine(url, lm):
+    """The WebGPU build of onnxruntime-web, as a browser with a GPU adapter loads it (lade-browser-race.js): the same
+    tokens and step records. Here the adapter is SwiftShader's, on the CPU (about 10 s a forward), so four tokens."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        args = [a for a in CHROMIUM_ARGS if a != "--disable-gpu"] + WEBGPU_ARGS
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=args)
+        try:
+            got = assert_same_as_python(
+                browser, url.replace("index.html", "webgpu.html"), lm, prompts_made_now(1), 4, True
+            )
+        finally:
+            browser.close()
+    assert got["backend"].startswith("your GPU through WebGPU, experimental: ")

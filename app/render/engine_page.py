@@ -12,12 +12,23 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 HARNESS = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>engine</title>
-<script src="engine/ort/ort.wasm.min.js"></script><script src="engine/lade-weights.js"></script>
+<script src="engine/ort/{runtime}"></script><script src="engine/lade-weights.js"></script>
 <script src="engine/lade-engine.js"></script><script src="engine/lade-forward.js"></script>
 </head><body></body></html>"""
 
-RACE = """async ([cases, config, context, eos]) => {
-  const engine = await Lade.forward.load(ort, new URL("engine/", location.href).href);
+# Chromium's switches for WebGPU: on a machine with a GPU its driver, else SwiftShader's software adapter (slow, but
+# the same code path: what the tests use to check the WebGPU backend's tokens). Not with --disable-gpu.
+WEBGPU_ARGS = ["--enable-unsafe-webgpu", "--enable-features=Vulkan"]
+
+RACE = """async ([cases, config, context, eos, webgpu]) => {
+  let gpu = null;
+  if (webgpu) {
+    const adapter = navigator.gpu && await navigator.gpu.requestAdapter();
+    if (!adapter) throw new Error("no WebGPU adapter in this browser");
+    gpu = [adapter.info.vendor, adapter.info.architecture, adapter.info.description].filter(Boolean).join(" ");
+  }
+  const engine = await Lade.forward.load(ort, new URL("engine/", location.href).href, undefined, gpu);
+  if (webgpu && engine.fallback) throw new Error(`WebGPU would not start: ${engine.fallback}`);
   const E = Lade.engine, runs = [];
   for (const ids of cases)
     for (const lookahead of [false, true]) {
@@ -25,7 +36,7 @@ RACE = """async ([cases, config, context, eos]) => {
       const decoder = lookahead ? new E.Lookahead(forward, ids, config, context) : new E.Greedy(forward, ids);
       runs.push(await E.generate(decoder, new Set(eos), config.max_new_tokens));
     }
-  return {runs, seconds: engine.seconds, backend: engine.backend};
+  return {runs, seconds: engine.seconds, backend: engine.backend, stored_bytes: engine.stored_bytes};
 }"""
 
 
@@ -38,11 +49,13 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 
 @contextmanager
 def served_engine(folder: Path):
-    """The engine's files and the harness page under `folder`, served on 127.0.0.1; yields the page's address."""
-    from .engine_files import write_engine_files
+    """The engine's files and the harness pages under `folder`, served on 127.0.0.1; yields the WebAssembly page's
+    address (`index.html`; `webgpu.html` beside it loads the WebGPU build)."""
+    from .engine_files import RUNTIMES, write_engine_files
 
     write_engine_files(folder)
-    (folder / "index.html").write_text(HARNESS, encoding="utf-8")
+    for page, runtime in (("index.html", "wasm"), ("webgpu.html", "webgpu")):
+        (folder / page).write_text(HARNESS.replace("{runtime}", RUNTIMES[runtime][0]), encoding="utf-8")
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(folder)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
@@ -51,9 +64,11 @@ def served_engine(folder: Path):
         server.shutdown()
 
 
-def race(browser, url: str, cases: list[list[int]], config: dict, context: int, eos) -> dict:
-    """In a new tab of `browser` at `url`: load the engine, decode each case with greedy then lookahead decoding
-    (`config`: W, N, G, pool, tree, window_seed, max_new_tokens). Fails on a page error or a request elsewhere."""
+def race(browser, url: str, cases: list[list[int]], config: dict, context: int, eos, webgpu: bool = False) -> dict:
+    """In a new tab of `browser` (a Browser: a fresh profile; a BrowserContext: one visitor's, its storage kept from
+    tab to tab) at `url`: load the engine, decode each case with greedy then lookahead decoding (`config`: W, N, G,
+    pool, tree, window_seed, max_new_tokens); `webgpu`: on WebGPU (the page at `url` loads the WebGPU build), which
+    must start. Fails on a page error or a request elsewhere."""
     page = browser.new_page()
     page.set_default_timeout(900_000)
     refused, errors = [], []
@@ -68,7 +83,7 @@ def race(browser, url: str, cases: list[list[int]], config: dict, context: int, 
     page.route("**/*", only_here)
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(url)
-    got = page.evaluate(RACE, [cases, config, context, sorted(eos)])
+    got = page.evaluate(RACE, [cases, config, context, sorted(eos), webgpu])
     page.close()
     if errors or refused:
         raise RuntimeError(f"the page failed: {errors or refused}")

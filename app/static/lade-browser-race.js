@@ -10,7 +10,23 @@ const LadeBrowserRace = (() => {
   "use strict";
   const Lade = /** @type {LadeNamespace} */ (window.Lade);
   const { h, fmt } = Lade.dom;
-  const SCRIPTS = ["ort/ort.wasm.min.js", "lade-weights.js", "lade-engine.js", "lade-forward.js"];
+  const SCRIPTS = ["lade-weights.js", "lade-engine.js", "lade-forward.js"];
+  const RUNTIME = { wasm: "ort/ort.wasm.min.js", webgpu: "ort/ort.webgpu.min.js" }; // onnxruntime-web's builds
+
+  /** The GPU this browser offers through WebGPU, in words, or null (no WebGPU, no adapter, or it would not say). */
+  async function gpuAdapter() {
+    const gpu = /** @type {any} */ (navigator).gpu;
+    if (!gpu) return null;
+    try {
+      const adapter = await gpu.requestAdapter();
+      if (!adapter) return null;
+      const info = adapter.info || {};
+      const words = [info.vendor, info.architecture, info.description].filter(Boolean).join(" ");
+      return Lade.dom.labelText(words || "an adapter that gives no name").slice(0, 60);
+    } catch {
+      return null;
+    }
+  }
   const MORE = ["lade-tokenizer.js", "lade-derive.js"];
 
   /** @type {Promise<any> | null} the engine, loaded once per page */
@@ -43,9 +59,11 @@ const LadeBrowserRace = (() => {
     if (!loading)
       loading = (async () => {
         const base = new URL(info.base, location.href).href;
-        for (const name of [...SCRIPTS, ...MORE]) await script(new URL(name, base).href);
+        const gpu = await gpuAdapter(); // WebGPU where the browser offers an adapter, else WebAssembly
+        for (const name of [RUNTIME[gpu !== null ? "webgpu" : "wasm"], ...SCRIPTS, ...MORE])
+          await script(new URL(name, base).href);
         const tokens = await (await window.Lade.forward.fetched(new URL("tokenizer.json", base))).json();
-        const engine = await window.Lade.forward.load(/** @type {any} */ (window).ort, base, progress);
+        const engine = await window.Lade.forward.load(/** @type {any} */ (window).ort, base, progress, gpu);
         return { engine, tokenizer: new window.Lade.tokenizer.Tokenizer(tokens), eos: new Set(tokens.eos) };
       })().catch((err) => {
         loading = null;
@@ -95,7 +113,16 @@ const LadeBrowserRace = (() => {
       draft: info.draft,
       lanes: [],
     };
-    return { trace, derived: { ...info.derived, ...window.Lade.derive.derive(trace) } };
+    /** @type {Record<string, any>} */
+    const derived = { ...info.derived, ...window.Lade.derive.derive(trace) };
+    // a finished race is judged by the one noise rule on its own drift (no spreads on file for this device); a race
+    // still running or stopped early (every lane at once) is not (payload.py)
+    const whole = [trace.parallel, trace.baseline].every(
+      (m) => !["running", "cancelled", "budget"].includes(m.stop_reason),
+    );
+    const sp = whole ? window.Lade.derive.speed(trace, []) : null;
+    if (sp) derived.speed = sp;
+    return { trace, derived };
   }
 
   /**
@@ -112,11 +139,13 @@ const LadeBrowserRace = (() => {
     const t0 = performance.now();
     let said = "";
     const { engine, tokenizer, eos } = await load(info, (stage, done, total) => {
-      ui.progress(done, total, stage === "download" ? "Downloading the model" : "Rebuilding the weights");
-      const now =
-        stage === "download"
-          ? "Downloading the model and its runtime…"
-          : "Rebuilding the weights from the GGUF, each tensor checked…";
+      const what = {
+        download: ["Downloading the model", "Downloading the model and its runtime…"],
+        storage: ["Reading the model from this browser's storage", "Reading the model kept in this browser…"],
+        rebuild: ["Rebuilding the weights", "Rebuilding the weights from the GGUF, each tensor checked…"],
+      }[stage] || [stage, stage];
+      ui.progress(done, total, what[0]);
+      const now = what[1];
       if (now !== said) ui.status(now); // one announcement per stage; the numbers are the progress bar's
       said = now;
     });
@@ -129,7 +158,10 @@ const LadeBrowserRace = (() => {
       config,
       tokenizer,
       max_new_tokens: settings.max_new_tokens,
-      device: `browser: ${engine.backend.replace("your browser's ", "")}`.slice(0, 40),
+      device: (engine.gpu !== null
+        ? `browser: WebGPU, ${engine.gpu}`
+        : `browser: WebAssembly, ${engine.threads} thread${engine.threads === 1 ? "" : "s"}`
+      ).slice(0, 40),
     };
     if (race.prompt_ids.length > info.limits.prompt_tokens)
       throw new Refused(
@@ -142,7 +174,9 @@ const LadeBrowserRace = (() => {
     };
     let last = 0,
       made = 0;
-    ui.status(`Racing on ${engine.backend} (loaded in ${fmt(loaded, 1)} s)…`);
+    const from = engine.stored_bytes ? "the model read from this browser's storage" : "the model downloaded";
+    const fell = engine.fallback ? ` WebGPU would not start here (${engine.fallback.slice(0, 120)}).` : "";
+    ui.status(`Racing on ${engine.backend} (loaded in ${fmt(loaded, 1)} s, ${from})…${fell}`);
     /** @type {Record<string, any> | null} */
     let latest = null;
     let runs;
@@ -174,13 +208,19 @@ const LadeBrowserRace = (() => {
       }
       throw err;
     }
-    stage.hold(handle, payload(info, race, runs));
+    const done = payload(info, race, runs);
+    stage.hold(handle, done);
     ui.progress(1, 1, "Race finished");
     const stopped = runs.parallel.stop_reason === "cancelled" || runs.baseline.stop_reason === "cancelled";
+    const sp = done.derived.speed,
+      steps = `lookahead wrote ${runs.parallel.tokens.length} tokens in ${runs.parallel.steps.length} steps, greedy in ${runs.baseline.steps.length}`;
+    const plain = (/** @type {any[]} */ parts) => parts.flat(Infinity).join("");
     ui.status(
       stopped
         ? `Stopped on ${engine.backend}: both lanes stopped at once, so their times are no speed-up. Lookahead had written ${runs.parallel.tokens.length} tokens in ${runs.parallel.steps.length} steps, greedy ${runs.baseline.tokens.length}.`
-        : `Done on ${engine.backend}: lookahead ${runs.parallel.tokens.length} tokens in ${runs.parallel.steps.length} steps, greedy in ${runs.baseline.steps.length}; every time shown was measured on your device.`,
+        : sp
+          ? `Done on ${engine.backend}: ${steps}. Lookahead ran at ${fmt(sp.lanes.parallel.speedup)}x greedy's speed, ${sp.lanes.parallel.verdict}: ${plain(Lade.lessonExtras.bandWords(sp.band, (_name, value) => String(value)))}. Every time was measured on your device.${fell}`
+          : `Done on ${engine.backend}: ${steps}. Greedy made too few steps to measure your device's noise, so the race gets no verdict; every time was measured on your device.${fell}`,
     );
     return handle;
   }
@@ -213,6 +253,26 @@ const LadeBrowserRace = (() => {
       { type: "button", id: "browser-race-stop", disabled: true, onclick: () => (stopped = true) },
       "Stop",
     );
+    const forget = h(
+      "button",
+      {
+        type: "button",
+        id: "browser-race-forget",
+        onclick: async () => {
+          try {
+            if (!window.Lade.forward) await script(new URL("lade-forward.js", new URL(info.base, location.href)).href);
+            const bytes = await window.Lade.forward.stored();
+            await window.Lade.forward.forget();
+            status.textContent = bytes
+              ? `Deleted the model kept in this browser (${fmt(bytes / 1e6, 0)} MB). The next race downloads it again.`
+              : "This browser keeps no copy of the model.";
+          } catch (err) {
+            status.textContent = `Could not delete the stored model (${/** @type {Error} */ (err).message}).`;
+          }
+        },
+      },
+      "Delete the stored model",
+    );
     const form = h(
       "form",
       { id: "browser-race", class: "browser-race", novalidate: true },
@@ -228,8 +288,14 @@ const LadeBrowserRace = (() => {
         h("strong", {}, `${fmt(info.memory_bytes / 1e9, 1)} GB`),
         " of memory (Chromium's processes together, at most, while loading and racing: ",
         h("span", { class: "source" }, info.memory_source),
-        "). It runs on one WebAssembly thread, where lookahead's wider steps cost time: measured on the project's ",
-        "machine at W = ",
+        "). ",
+        self.caches
+          ? "It keeps the model in this browser's storage, so a later visit reads it from disk (Delete below frees it). "
+          : "This page cannot keep the model between visits (the browser's storage is off here). ",
+        "Where your browser offers a GPU through WebGPU it runs there (experimental: its runtime is ",
+        fmt((info.runtime_bytes.webgpu - info.runtime_bytes.wasm) / 1e6, 0),
+        " MB more, and no figure has been measured on a real GPU yet); else on one WebAssembly thread, where ",
+        "lookahead's wider steps cost time: measured on the project's machine at W = ",
         String(info.measured_setting.window),
         ", N = ",
         String(info.measured_setting.ngram),
@@ -253,7 +319,7 @@ const LadeBrowserRace = (() => {
         num("browser-race-g", "G (candidates)", 5, 0, lim.guess),
         num("browser-race-tokens", "new tokens", 32, 1, lim.tokens),
       ),
-      h("div", { class: "row" }, go, stop),
+      h("div", { class: "row" }, go, stop, forget),
       bar,
       status,
     );
@@ -282,7 +348,7 @@ const LadeBrowserRace = (() => {
         return;
       }
       stopped = false;
-      go.disabled = true;
+      go.disabled = forget.disabled = true;
       stop.disabled = false;
       try {
         const settings = {
@@ -307,7 +373,7 @@ const LadeBrowserRace = (() => {
             ? err.message
             : `This browser could not run the engine (${/** @type {Error} */ (err).message}). The gallery's recorded runs still replay here.`;
       } finally {
-        go.disabled = false;
+        go.disabled = forget.disabled = false;
         stop.disabled = true;
       }
     });

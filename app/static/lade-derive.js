@@ -130,7 +130,65 @@ const LadeDerive = (() => {
     return { layouts: deriver.layouts, steps, lanes: more };
   }
 
-  return { Deriver, derive, packBits };
+  /** The sum of a list. @param {number[]} xs */
+  const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+  /** A lane's time on the race's clock: its steps' seconds. @param {{steps: Step[]}} lane */
+  const time = (lane) => sum(lane.steps.map(window.Lade.engine.seconds));
+
+  /** How far greedy's mean step time moved within the run, its first half of decoding steps against its second
+   * (app/speed.py `own_spread`); null under 4 decoding steps. @param {any} trace */
+  function ownSpread(trace) {
+    const steps = trace.baseline.steps.slice(1).map(window.Lade.engine.seconds);
+    if (steps.length < 4) return null;
+    const half = Math.floor(steps.length / 2),
+      first = sum(steps.slice(0, half)) / half,
+      second = sum(steps.slice(half)) / (steps.length - half);
+    if (Math.min(first, second) <= 0) return null;
+    return {
+      what: "this run's greedy steps, first half against second",
+      ratio: Math.max(first, second) / Math.min(first, second),
+      source: "this run",
+    };
+  }
+
+  /**
+   * A finished run's speed by the one noise rule (app/speed.py `speed`, held to it by tests/test_derive_js.py): each
+   * lane's speed-up over greedy and its verdict, the lanes as fast as the fastest, and the band: the largest of
+   * `parts` (spreads measured on the device that raced, with their sources) and the run's own drift. A run raced in
+   * a browser has no spreads on file for its device and no bench rows: only its own drift judges it, and with fewer
+   * than 4 greedy decoding steps there is no band and no verdict (null).
+   * @param {any} trace a RunTrace's data @param {any[]} parts
+   * @returns {Speed | null}
+   */
+  function speed(trace, parts = []) {
+    const own = ownSpread(trace),
+      all = [...parts, ...(own ? [own] : [])];
+    if (!all.length) return null;
+    const ratio = Math.max(...all.map((p) => p.ratio)),
+      greedy = time(trace.baseline);
+    /** @type {Record<string, any>} */
+    const lanes = {};
+    const ids = [
+      ["parallel", trace.parallel],
+      ...trace.lanes.map((/** @type {any} */ l, /** @type {number} */ i) => [`lane${i}`, l.run]),
+    ];
+    for (const [id, method] of ids) {
+      const t = time(method),
+        v = t ? greedy / t : 0;
+      lanes[id] = {
+        speedup: v,
+        bench: [],
+        verdict: v > ratio ? "faster than greedy" : v < 1 / ratio ? "slower than greedy" : "about as fast as greedy",
+      };
+    }
+    const top = Math.max(0, ...Object.values(lanes).map((l) => l.speedup));
+    const fastest = Object.keys(lanes)
+      .filter((id) => Math.max(lanes[id].speedup, top) <= ratio * Math.min(lanes[id].speedup, top))
+      .sort((a, b) => lanes[b].speedup - lanes[a].speedup);
+    return { band: { ratio, parts: all }, lanes, fastest };
+  }
+
+  return { Deriver, derive, packBits, speed };
 })();
 window.Lade = window.Lade || /** @type {any} */ ({});
 window.Lade.derive = LadeDerive;

@@ -554,6 +554,10 @@ const LadeEngine = (() => {
     return [tokens, null];
   }
 
+  /** A step's time (trace.py `StepTrace.seconds`): its forward, the engine's work around it and its drafting.
+   * @param {{forward_s: number, overhead_s: number, draft_s?: number}} step */
+  const seconds = (step) => step.forward_s + step.overhead_s + (step.draft_s || 0);
+
   /**
    * A decoder's steps (decoding.py `steps`): each cut at EOS and the budget and committed before it is yielded;
    * `run` (a method run in the trace schema, its `stop_reason` "running" until the end) grows with them, its
@@ -569,7 +573,7 @@ const LadeEngine = (() => {
       decoder.commit(emitted);
       run.tokens.push(...emitted);
       run.steps.push(step);
-      run.wall_s += step.forward_s + step.overhead_s + step.draft_s;
+      run.wall_s += seconds(step);
       const reason = why || (stop && stop() ? "cancelled" : null);
       if (reason) run.stop_reason = reason;
       yield step;
@@ -631,6 +635,7 @@ const LadeEngine = (() => {
     Greedy,
     Lookahead,
     clip,
+    seconds,
     steps,
     generate,
     race,

@@ -27,12 +27,14 @@ const LadeForward = (() => {
     }
 
     /**
-     * A session of the graph with its weights: `graph` the .onnx bytes, `weights` the external data file's bytes.
+     * A session of the graph with its weights: `graph` the .onnx bytes, `weights` the external data file's bytes,
+     * on onnxruntime-web's `provider` ("wasm", or "webgpu" where the page loaded the WebGPU build).
      * @param {any} ort @param {Uint8Array} graph @param {Uint8Array} weights @param {any} shape @param {string} file
+     * @param {string} [provider]
      */
-    static async create(ort, graph, weights, shape, file = "weights.bin") {
+    static async create(ort, graph, weights, shape, file = "weights.bin", provider = "wasm") {
       const session = await ort.InferenceSession.create(graph, {
-        executionProviders: ["wasm"],
+        executionProviders: [provider],
         externalData: [{ path: file, data: weights }],
         graphOptimizationLevel: "all",
       });
@@ -124,45 +126,131 @@ const LadeForward = (() => {
     return res;
   }
 
+  const STORE = "lade-engine-"; // the browser's Cache Storage: one cache per set of model files, named by its manifest
+
+  /**
+   * The model's files kept in the browser's Cache Storage between visits, under a name made of the manifest's hash
+   * (new files, a new name; older sets are deleted when a new one is stored). Null where the browser has none (an
+   * insecure page, a private window that refuses it): then every visit downloads, as the HTTP cache allows.
+   * @param {string} manifestText
+   */
+  async function storage(manifestText) {
+    if (!self.caches) return null;
+    try {
+      const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(manifestText)));
+      const name = STORE + Array.from(digest.slice(0, 8), (b) => b.toString(16).padStart(2, "0")).join("");
+      for (const old of await caches.keys()) if (old.startsWith(STORE) && old !== name) await caches.delete(old);
+      return await caches.open(name);
+    } catch {
+      return null;
+    }
+  }
+
+  /** The bytes of one of the engine's files: from the browser's storage where kept there, else downloaded (and kept).
+   * @param {Cache | null} cache @param {URL} url @returns {Promise<{bytes: Uint8Array, stored: boolean}>} */
+  async function bytesOf(cache, url) {
+    const hit = cache ? await cache.match(url).catch(() => undefined) : undefined;
+    if (hit) return { bytes: new Uint8Array(await hit.arrayBuffer()), stored: true };
+    const res = await fetched(url);
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    const kept = new Response(bytes, { headers: { "content-length": String(bytes.length) } });
+    if (cache) await cache.put(url, kept).catch(() => {}); // a full disk: the next visit downloads
+    return { bytes, stored: false };
+  }
+
+  /** Whether this browser keeps the model's files, and how many bytes of them. */
+  async function stored() {
+    if (!self.caches) return 0;
+    let bytes = 0;
+    for (const name of await caches.keys()) {
+      if (!name.startsWith(STORE)) continue;
+      const cache = await caches.open(name);
+      for (const req of await cache.keys())
+        bytes += Number((await cache.match(req))?.headers.get("content-length") || 0);
+    }
+    return bytes;
+  }
+
+  /** Delete the model's files from this browser's storage. */
+  async function forget() {
+    if (self.caches) for (const name of await caches.keys()) if (name.startsWith(STORE)) await caches.delete(name);
+  }
+
   /**
    * Fetch the engine's files under `base` (the folder `lade export-site` writes as engine/: manifest, GGUF chunks,
-   * graph, runtime files), rebuild the weights and start one session. `progress(stage, done, total)` reports the
-   * download (bytes) and the rebuild (tensors). Returns the manifest, the seconds each stage took and `lane()`, a
-   * fresh forward (its own K/V cache) on the one session, one per lane of a race.
+   * graph, runtime files), rebuild the weights and start one session. The GGUF's chunks and the graph are kept in
+   * the browser's Cache Storage (`storage`), so a later visit reads them from disk. `progress(stage, done, total)`
+   * reports the download ("download", or "storage" for bytes read from the browser's storage) and the rebuild
+   * (tensors). Returns the manifest, the seconds each stage took, the bytes read from storage and `lane()`, a fresh
+   * forward (its own K/V cache) on the one session, one per lane of a race.
+   * `gpu`: the WebGPU adapter's description where the page loaded onnxruntime-web's WebGPU build (experimental: the
+   * K/V cache goes back and forth between the GPU and this page each step), else null for WebAssembly.
    * @param {any} ort @param {string} base @param {(stage: string, done: number, total: number) => void} [progress]
+   * @param {string | null} [gpu]
    */
-  async function load(ort, base, progress = () => {}) {
+  async function load(ort, base, progress = () => {}, gpu = null) {
     const t0 = performance.now();
     ort.env.wasm.wasmPaths = new URL("ort/", base).href;
     ort.env.wasm.numThreads = self.crossOriginIsolated ? Math.min(4, navigator.hardwareConcurrency || 1) : 1;
-    const manifest = await (await fetched(new URL("manifest.json", base))).json();
+    const text = await (await fetched(new URL("manifest.json", base))).text();
+    const manifest = JSON.parse(text),
+      cache = await storage(text);
     const total = manifest.chunks.reduce((/** @type {number} */ a, /** @type {any} */ c) => a + c.bytes, 0);
     const gguf = new Uint8Array(total);
-    let done = 0;
+    let done = 0,
+      fromStore = 0;
     for (const chunk of manifest.chunks) {
-      const bytes = new Uint8Array(await (await fetched(new URL(chunk.file, base))).arrayBuffer());
-      if (bytes.length !== chunk.bytes)
+      const { bytes, stored } = await bytesOf(cache, new URL(chunk.file, base));
+      if (bytes.length !== chunk.bytes) {
+        await forget();
         throw new Error(`${chunk.file}: ${bytes.length} bytes, the manifest says ${chunk.bytes}`);
+      }
       gguf.set(bytes, done);
       done += bytes.length;
-      progress("download", done, total);
+      if (stored) fromStore += bytes.length;
+      progress(stored ? "storage" : "download", done, total);
     }
-    const graph = new Uint8Array(await (await fetched(new URL("forward.onnx", base))).arrayBuffer());
+    const graph = (await bytesOf(cache, new URL("forward.onnx", base))).bytes;
     const t1 = performance.now();
-    const weights = await window.Lade.weights.rebuild(gguf.buffer, manifest, (d, n) => progress("rebuild", d, n));
+    let weights;
+    try {
+      weights = await window.Lade.weights.rebuild(gguf.buffer, manifest, (d, n) => progress("rebuild", d, n));
+    } catch (err) {
+      // a copy kept in this browser that no longer matches its hashes is deleted: the next race downloads afresh
+      if (fromStore) await forget();
+      throw err;
+    }
     const t2 = performance.now();
-    const first = await OrtForward.create(ort, graph, weights, manifest.shape, manifest.weights.file);
+    const create = (/** @type {string} */ provider) =>
+      OrtForward.create(ort, graph, weights, manifest.shape, manifest.weights.file, provider);
+    let first,
+      fallback = null;
+    try {
+      first = await create(gpu !== null ? "webgpu" : "wasm");
+    } catch (err) {
+      if (gpu === null) throw err;
+      fallback = /** @type {Error} */ (err).message; // WebGPU would not start: WebAssembly, in the same build
+      gpu = null;
+      first = await create("wasm");
+    }
     const t3 = performance.now();
     const threads = ort.env.wasm.numThreads;
     return {
       manifest,
-      backend: `your browser's WebAssembly, ${threads} thread${threads === 1 ? "" : "s"}`,
+      backend:
+        gpu !== null
+          ? `your GPU through WebGPU, experimental: ${gpu}`
+          : `your browser's WebAssembly, ${threads} thread${threads === 1 ? "" : "s"}`,
       seconds: { download: (t1 - t0) / 1000, rebuild: (t2 - t1) / 1000, session: (t3 - t2) / 1000 },
+      stored_bytes: fromStore, // of the model's bytes, those read from this browser's storage, not downloaded
+      fallback, // why WebGPU did not start, where it was asked for and WebAssembly ran instead
+      gpu, // the adapter it runs on, or null on WebAssembly
+      threads,
       lane: () => new OrtForward(ort, first.session, manifest.shape),
     };
   }
 
-  return { OrtForward, load, fetched };
+  return { OrtForward, load, fetched, stored, forget };
 })();
 window.Lade = window.Lade || /** @type {any} */ ({});
 window.Lade.forward = LadeForward;

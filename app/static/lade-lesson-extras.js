@@ -18,6 +18,13 @@ const LadeLessonExtras = (() => {
       onFile = parts.filter((p) => p.source !== "this run");
     // the run's own drift, where it is wider than every spread on file (it set the band)
     const own = parts.find((p) => p.source === "this run" && onFile.every((q) => q.ratio < p.ratio));
+    if (own && !onFile.length)
+      // a race in a browser: no spreads on file for the visitor's device, its own drift alone (lade-derive.js `speed`)
+      return [
+        "this race's own greedy steps, on the device that raced it, differed by up to ",
+        fact("noise_band", percent(own.ratio)),
+        " between its first and second half, so smaller differences are noise",
+      ];
     const measured = [
       "greedy runs of one prompt here have differed by up to ",
       fact(own ? "noise_measured" : "noise_band", percent(Math.max(1, ...onFile.map((p) => p.ratio)))),
@@ -75,7 +82,7 @@ const LadeLessonExtras = (() => {
                     fact("bench_speedups", m.bench.map((v) => `${fmt(v)}x`).join(", ")),
                   ]
                 : "",
-              ". On the CPU it was recorded on that is ",
+              ". On that device it is ",
               fact("verdict", m.verdict),
               ": ",
               bandWords(/** @type {Speed} */ (run.d.speed).band, fact),
@@ -88,8 +95,9 @@ const LadeLessonExtras = (() => {
               : [
                   ", so it ran at ",
                   fact("speedup", fmt(run.meanStep("parallel") ? run.time("baseline") / run.time("parallel") : 0)),
-                  "x greedy's speed on the device that raced it. No noise band was measured on that device, so this ",
-                  "run gets no verdict: a difference of a few percent may be chance.",
+                  "x greedy's speed on the device that raced it. Greedy made too few steps to measure that device's ",
+                  "noise (its first half against its second), so this run gets no verdict: a difference of a few ",
+                  "percent may be chance.",
                 ],
       ),
     ];
