@@ -33,7 +33,7 @@ from .config import (
 from .layout import StepLayout
 
 SCHEMA = "lade-explorer/run"
-VERSION = 3
+VERSION = 4  # 4: a step may record Lookahead Parallelism's `ranks`, a run may stop for its "budget" (3 reads as 4)
 MAX_STEPS = 100_000  # far beyond any run the engines make; bounds what a file can ask a view to draw
 MAX_TEXT = 100_000  # characters of a prompt
 MAX_LANES = 2  # lanes beside the main one: a race is the baseline and up to three methods

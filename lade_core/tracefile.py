@@ -35,7 +35,7 @@ def parse_run(text: str | bytes, max_bytes: int = MAX_TRACE_BYTES) -> RunTrace:
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise TraceError(f"not a Lookahead Decoding Explorer trace (expected schema {SCHEMA!r})")
     version = doc.get("version")
-    if type(version) is not int or version not in (1, 2, VERSION):
+    if type(version) is not int or version not in (1, 2, 3, VERSION):
         raise TraceError(
             f"trace version {schema.shown(version)} is not supported; this app reads versions 1 to {VERSION}"
         )

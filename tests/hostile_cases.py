@@ -701,10 +701,10 @@ def wrong_schema(doc):
     doc["schema"] = IMG
 
 
-@case(rejects="trace version 4 is not supported")
-def version_4(doc):
+@case(rejects="trace version 5 is not supported")
+def version_5(doc):
     """A version from the future."""
-    doc["version"] = 4
+    doc["version"] = 5
 
 
 @case(rejects="trace version '2' is not supported")
