@@ -1,10 +1,11 @@
 """Everything the app reads of Gradio beyond its public API, in one place, pinned to the Gradio version it was written
 against (`GRADIO`; tests/test_guard.py fails on another version, so an upgrade re-reads these lines first).
 
-What the guard needs and Gradio does not offer publicly: the jobs waiting or running in the queue (their event and
-request), taking a job out of the queue, an event's inputs as its API lists them (state left out), how Gradio reads
-a call's body (`PredictBody`, `ComponentServerJSONBody`: the models its routes use), the components' server
-functions (what `/component_server` may call), and the folder its uploads go to.
+What the guard and the expected wait (`wait.py`) need and Gradio does not offer publicly: the jobs waiting or running
+in the queue (their event, request, handler and input values), taking a job out of the queue, an event's inputs as
+its API lists them (state left out), how Gradio reads a call's body (`PredictBody`, `ComponentServerJSONBody`: the
+models its routes use), the components' server functions (what `/component_server` may call), and the folder its
+uploads go to.
 """
 
 from __future__ import annotations
@@ -22,6 +23,13 @@ def queued(blocks) -> dict:
     """Event id -> job, for the jobs waiting or running in the queue (each has `.fn` and `.request`)."""
     queue = getattr(blocks, "_queue", None)
     return dict(getattr(queue, "event_ids_to_events", {}) or {}) if queue is not None else {}
+
+
+def call_of(job) -> tuple[object, list | None]:
+    """A queued job's handler (the function its event calls) and the input values its request sent (None until they
+    arrive)."""
+    body = getattr(job, "data", None)
+    return getattr(job.fn, "fn", None), (list(body.data) if body is not None and body.data is not None else None)
 
 
 async def drop(blocks, event_id: str) -> None:

@@ -46,6 +46,14 @@ class SharedModel:
                 raise self._error
             return self._lm
 
+    def loaded(self):
+        """The model if it has loaded, else None; never waits (the page's light events ask it)."""
+        return self._lm
+
+    def measured_curve(self) -> dict | None:
+        """The cost curve `cost_curve` has read or measured in this process, else None; never measures."""
+        return self._curve
+
     def cost_curve(self) -> dict:
         """This device's cost curve for the model: the saved one if it matches, else measured once per process,
         inside the engine lock so that it never overlaps a live run (Auto and adaptive runs read it)."""

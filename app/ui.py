@@ -3,7 +3,7 @@ run your own race or open a run, wired to `events`. `build_demo()` returns it.
 
 What a first-time visitor sees is the lesson, drawn from runs shipped in the gallery: no model and no event is needed
 for it. Stable elem_ids (tests rely on them): stage (its views keep their own ids, see app/render/views.py), prompt,
-run, stop, auto, window-w, ngram-n, guess-g, pool-policy, max-new-tokens, temperature, top-p, sample-seed,
+run, stop, run-wait, auto, window-w, ngram-n, guess-g, pool-policy, max-new-tokens, temperature, top-p, sample-seed,
 tokens-per-forward, gallery-run, open-run, run-files (its links download-trace, export-html), limits, sidebar.
 """
 
@@ -15,7 +15,7 @@ from lade_core import LookaheadConfig
 from lade_core.config import METHOD_NAMES, POOL_POLICIES
 from lade_core.measure.prompts import load_prompts
 
-from . import api, events, gallery, limits, stage
+from . import api, events, gallery, gradio_adapter, limits, stage, wait
 from .model import MODEL
 from .render import assets
 from .render.boot import boot_data, lab_data
@@ -85,7 +85,7 @@ def tokens_per_forward(window, ngram, guess) -> str:
 def _sidebar() -> dict:
     d = LookaheadConfig()
     c = {}
-    with gr.Sidebar(open=False, elem_id="sidebar", width=420):  # not in an embed (lade.css)
+    with gr.Sidebar(open=False, elem_id="sidebar", width=420) as c["sidebar"]:  # not in an embed (lade.css)
         gr.Markdown(
             "### Run it yourself\nA live race of lookahead decoding against greedy decoding on this server's "
             "model. The page shows it step by step as it runs."
@@ -96,14 +96,14 @@ def _sidebar() -> dict:
             label=f"Prompt (at most {limits.MAX_PROMPT_CHARS:,} characters)",
             elem_id="prompt",
         )
-        # Run sits with the prompt (it was 1,457 px down, under twelve settings), and says what a race costs
+        # Run sits with the prompt (it was 1,457 px down, under twelve settings), and says what the race will cost
         with gr.Row():
             c["run"] = gr.Button("Run", variant="primary", elem_id="run")
             c["stop"] = gr.Button("Stop", elem_id="stop")
-        gr.Markdown(
+        # the expected wait (app/wait.py), computed when the sidebar opens and whenever a setting changes
+        c["wait"] = gr.Markdown(
             "The lanes take turns on this server's one engine: a race takes about as long as its lanes added "
-            "together, after any run ahead of it in the queue (its place in the queue shows on the page once you "
-            "press Run).",
+            "together, after any run ahead of it in the queue.",
             elem_id="run-wait",
         )
         prompts = load_prompts()
@@ -212,19 +212,18 @@ def _wire(demo, c: dict, page) -> None:
     sizes = [c["W"], c["N"], c["G"]]
     gr.on([c["W"].change, c["N"].change, c["G"].change], tokens_per_forward, sizes, c["tpf"], **light)
     c["gallery"].input(events.open_gallery, c["gallery"], shown, **light)
-    settings = [
-        c["prompt"],
-        c["W"],
-        c["N"],
-        c["G"],
-        c["max_new"],
-        c["pool"],
-        c["temperature"],
-        c["top_p"],
-        c["seed"],
-        c["methods"],
-    ]
+    # a race's settings, in the order of the Run button's inputs (and `/generate`'s parameters)
+    keys = ("prompt", "W", "N", "G", "max_new", "pool", "temperature", "top_p", "seed", "methods")
+    settings = [c[k] for k in keys]
     run_event = c["run"].click(events.run_live, settings, shown, show_progress="minimal", **engine)
+    races = (events.run_live, api.generate)  # the handlers whose queued jobs are races the wait can predict
+
+    def expected_wait(*values):
+        return wait.wait_text(values, gradio_adapter.queued(demo).values(), races)
+
+    waits = [c["sidebar"].expand, *(c[k].change for k in keys)]
+    gr.on(waits, expected_wait, settings, c["wait"], trigger_mode="always_last", **light)
+    run_event.then(expected_wait, settings, c["wait"], **light)  # the race ended: the queue has moved
     # Stop is two listeners: the cancel first (the page runs a click's listeners in turn; it cancels the Run event
     # whether it waits in the queue or streams), then one that stops the engine at its next step (the engine runs in
     # its own thread, which the cancel does not reach). A run cut short is settled as it stood.

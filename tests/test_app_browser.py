@@ -283,6 +283,52 @@ def lanes_of(page) -> dict:
                            max: +l.querySelector('[role=meter]').getAttribute('aria-valuemax') }]))""")
 
 
+def step_seconds(step: dict) -> float:
+    """A recorded step's seconds on the race's clock: its forward, the engine's work around it and any drafting."""
+    return step["forward_s"] + step["overhead_s"] + step.get("draft_s", 0)
+
+
+def read_wait(page, box, tokens: int, seconds: float = 180) -> str:
+    """The words under Run once they predict the race as set (`tokens` new tokens). While the model loads they say
+    the wait is not predicted; max new tokens is then set again, which asks again."""
+    deadline = time.monotonic() + seconds
+    while f"writing {tokens} at one token" not in (text := page.inner_text("#run-wait")):
+        assert time.monotonic() < deadline and "would be refused" not in text, text
+        if "has not loaded" in text:
+            for value in (tokens - 1, tokens):
+                box.fill(str(value))
+                box.press("Enter")
+        page.wait_for_timeout(1000)
+    return text
+
+
+def assert_expected_wait(before: str, during: str, run: dict) -> None:
+    """The sentences under Run, checked against `wait.predict_race` on the curve they name and the prompt's tokens
+    the race then read: the race alone before Run, then that race ahead of one more (41 tokens)."""
+    from app.events import curve_source
+    from app.wait import duration, predict_race
+    from lade_core import LookaheadConfig, MethodSpec
+    from lade_core.machine import cached_curves
+    from lade_core.measure.calibrate import cache_dir, lab_cpu_curves, labelled
+
+    curves = [labelled(c, "measured here") for c in cached_curves(cache_dir())] + [lab_cpu_curves(here=False)["single"]]
+    (curve,) = [c for c in curves if curve_source(c) in before]  # the one curve the sentence names
+    specs = [MethodSpec("lookahead", LookaheadConfig())]
+    race, more = (predict_race(specs, len(run["prompt_ids"]), n, curve) for n in (40, 41))
+    lanes = f"lookahead {duration(race.lanes[0][1])} + greedy {duration(race.lanes[1][1])} = {duration(race.seconds)}"
+    assert f"Expected wait: about {duration(race.engine_s)} until this race's result" in before, before
+    assert "no run is ahead of it" in before and f"This race: {lanes}," in before, before
+    assert (
+        f"prompt's {len(run['prompt_ids'])} tokens, then writing 40 at one token a step (the slowest case" in before
+    ), before
+    ahead = f"1 run is ahead of it in the engine's queue, predicted at about {duration(race.engine_s)}."
+    assert ahead in during and f"about {duration(race.engine_s + more.engine_s)} until" in during, during
+    took = {lane: sum(map(step_seconds, run[lane]["steps"])) for lane in ("parallel", "baseline")}
+    (OUT / "run-wait.json").write_text(
+        json.dumps({"before": before, "during": during, "predicted_s": dict(race.lanes), "took_s": took}, indent=1)
+    )
+
+
 @pytest.mark.model
 def test_a_live_race_advances_both_lanes_and_ends_with_a_result(chromium, model_server):
     """During a live run both methods advance on one clock (both move before either finishes); when both finish
@@ -296,8 +342,17 @@ def test_a_live_race_advances_both_lanes_and_ends_with_a_result(chromium, model_
     box = page.locator("#max-new-tokens input[type=number]")
     box.fill("40")
     box.press("Enter")
+    # before Run, the expected wait for the race as set (app/wait.py): nothing ahead, this race's lanes off the curve
+    before = read_wait(page, box, 40)
+    page.locator("#prompt").scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "run-wait-sidebar.png"))
     page.click("#run")
     page.wait_for_function("() => window.ladeStage.state.live && document.querySelector('.race .lane')")
+    # with the race running, a setting changed: the wait counts that race ahead in the engine's queue
+    box.fill("41")
+    box.press("Enter")
+    page.wait_for_function("() => /1 run is ahead/.test(document.querySelector('#run-wait').innerText)")
+    during = page.inner_text("#run-wait")
     both, deadline = None, time.monotonic() + 300
     while time.monotonic() < deadline:
         lanes = lanes_of(page)
@@ -317,9 +372,8 @@ def test_a_live_race_advances_both_lanes_and_ends_with_a_result(chromium, model_
     # the verdict, read again by the one noise rule's definition (tests/lesson_facts.py: the spreads on file, or
     # this race's own greedy drift where wider): each lane against greedy, then the first two against each other,
     # "about together" within the band
-    second_of = lambda s: s["forward_s"] + s["overhead_s"] + s.get("draft_s", 0)  # noqa: E731
-    time_of = lambda m: sum(map(second_of, m["steps"]))  # noqa: E731
-    band = max(noise_band(), drift([second_of(s) for s in run["baseline"]["steps"][1:]]) or 1.0)
+    time_of = lambda m: sum(map(step_seconds, m["steps"]))  # noqa: E731
+    band = max(noise_band(), drift([step_seconds(s) for s in run["baseline"]["steps"][1:]]) or 1.0)
     speedup = time_of(run["baseline"]) / time_of(run["parallel"])
     verdict = "faster than" if speedup > band else "slower than" if speedup < 1 / band else "about as fast as"
     assert f"Lookahead ran at {speedup:.2f}x greedy's speed ({verdict} greedy)" in banner, banner
@@ -336,6 +390,7 @@ def test_a_live_race_advances_both_lanes_and_ends_with_a_result(chromium, model_
         assert abs(lane["width"] - 100 * lane["tokens"] / written) < 0.11
     assert prompt.split()[0] in page.inner_text(".run-title") and "live" not in page.inner_text(".run-title").lower()
     page.screenshot(path=str(SHOTS / "live-race-finished.png"))
+    assert_expected_wait(before, during, run)
     # a state axe had not walked: after a live race, the sidebar open (white on indigo 500 was found here)
     from test_a11y_browser import run_axe
 

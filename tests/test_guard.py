@@ -374,7 +374,7 @@ def test_every_queued_job_counts_toward_a_clients_cap(toy):
 
 def test_what_the_guard_reads_of_gradio_is_pinned_to_its_version(toy):
     """Private Gradio is read in one module (app/gradio_adapter.py), written for one version: an upgrade fails here
-    first. On this version its accessors see the queue's jobs with their event and request."""
+    first. On this version its accessors see the queue's jobs with their event, request, handler and values."""
     import ast
 
     from app import gradio_adapter
@@ -387,6 +387,8 @@ def test_what_the_guard_reads_of_gradio_is_pinned_to_its_version(toy):
             time.sleep(0.05)
         (job,) = gradio_adapter.queued(toy.demo).values()
         assert job.fn.api_name == "slow" and guard.client_of(job.request, 1) == "10.0.0.1"
+        fn, values = gradio_adapter.call_of(job)  # what the expected wait reads of a race ahead (app/wait.py)
+        assert fn.__name__ == "slow" and values == ["p"], (fn, values)
     finally:
         toy.wait_idle()
     source = (Path(guard.__file__)).read_text(encoding="utf-8")

@@ -104,13 +104,13 @@ def test_engine_events_share_one_slot():
 
 
 def test_light_events_answer_outside_the_queue_and_the_rest_wait_in_it():
-    """A slider's arithmetic and a gallery run from the store are answered outside the queue, so a full queue never
-    refuses them; the engine's events wait in it (a page load runs no event; a file to open is posted to a route of
-    its own, app/routes.py, and is no event)."""
+    """A slider's arithmetic, a gallery run from the store and the expected wait before Run (which reads the queue,
+    never joins it) are answered outside the queue, so a full queue never refuses them; the engine's events wait in
+    it (a page load runs no event; a file to open is posted to a route of its own, app/routes.py, and is no event)."""
     from app.ui import build_demo
 
     fns = {f.api_name: f for f in build_demo(preload=False).fns.values()}
-    light = {"tokens_per_forward", "open_gallery"}
+    light = {"tokens_per_forward", "open_gallery", "expected_wait", "expected_wait_1"}
     assert all(fns[name].queue is False for name in light)
     assert all(fns[name].queue for name in ("run_live", "generate", "auto_settings"))
     assert not {"open_upload", "load_page"} & set(fns)

@@ -1,0 +1,111 @@
+"""The expected wait before Run (app/wait.py), worked by hand on a toy cost curve, without the model or a server.
+
+The toy curve: a one-token forward takes 0.1 s, 11 tokens 0.2 s, 43 tokens 0.4 s, so relative to a greedy step
+1 token costs 1, 11 tokens 2, 43 tokens 4, and in between the line joining them (10 tokens: 1.9, 9 tokens: 1.8).
+"""
+
+from types import SimpleNamespace
+
+import pytest
+
+from app import limits, wait
+from app.model import MODEL
+from lade_core import DraftConfig, LookaheadConfig, MethodSpec
+from lade_core.config import jacobi_config
+
+CURVE = {
+    "greedy_s": 0.1,
+    "prefix": 100,
+    "points": [{"tokens": 1, "seconds": 0.1}, {"tokens": 11, "seconds": 0.2}, {"tokens": 43, "seconds": 0.4}],
+    "source": "measured here",
+    "machine_description": "a toy machine",
+}
+LOOKAHEAD = MethodSpec("lookahead", LookaheadConfig(window=7, ngram=4, guess=7))  # 1 + (7+7)(4-1) = 43 tokens
+RUN = ("a prompt", 7, 4, 7, 5, "prompt", 0.0, 1.0, 0, ["lookahead"])  # the Run button's values: 5 new tokens
+
+
+def test_each_lane_costs_its_prompt_then_one_token_a_step_off_the_curve():
+    """An 11-token prompt (cost 2) and 5 new tokens, one a step: lookahead feeds 43 tokens a step (cost 4), 2 + 5 x 4
+    = 22 greedy steps = 2.2 s; greedy 2 + 5 x 1 = 7 = 0.7 s; Jacobi W=10 feeds 11 (cost 2), 2 + 5 x 2 = 12 = 1.2 s;
+    prompt lookup K=10 feeds 11 too, 1.2 s. Early exit (K=10, heuristic: one fewer after a step that keeps nothing),
+    3 tokens: drafts 10, 9, 8 (passes counted as whole forwards) and verifies 11, 10, 9 tokens:
+    2 + (10 + 2) + (9 + 1.9) + (8 + 1.8) = 34.7 = 3.47 s. Catches a lane priced at the wrong width, a prefill left
+    out, or a draft schedule that does not shrink."""
+    race = wait.predict_race([LOOKAHEAD, MethodSpec("jacobi", jacobi_config(10))], 11, 5, CURVE)
+    assert [name for name, _ in race.lanes] == ["lookahead", "Jacobi", "greedy"]
+    assert [round(s, 6) for _, s in race.lanes] == [2.2, 1.2, 0.7] and round(race.seconds, 6) == 4.1
+    pld = wait.predict_race([MethodSpec("pld", draft=DraftConfig())], 11, 5, CURVE)
+    assert round(pld.lanes[0][1], 6) == 1.2
+    early = MethodSpec("early-exit", draft=DraftConfig(schedule="heuristic"))
+    assert wait.step_widths(early, 3) == [(11, 10), (10, 9), (9, 8)]
+    assert round(wait.predict_race([early], 11, 3, CURVE).lanes[0][1], 6) == 3.47
+
+
+def test_a_race_over_the_budget_holds_the_engine_for_the_budget_only():
+    """500 new tokens of lookahead at 0.4 s a step is over 200 s: the engine stops it at RUN_BUDGET_S, which is
+    what it holds the queue for (catches a wait that adds the uncut prediction)."""
+    race = wait.predict_race([LOOKAHEAD], 11, 500, CURVE)
+    assert race.seconds > limits.RUN_BUDGET_S and race.engine_s == limits.RUN_BUDGET_S
+
+
+@pytest.fixture
+def toy_server(monkeypatch):
+    """The wait as the app computes it, with a stand-in model (an 11-token prompt) and the toy curve."""
+    lm = SimpleNamespace(encode_prompt=lambda text: list(range(11)), max_positions=2048, name="toy")
+    monkeypatch.setattr(MODEL, "loaded", lambda: lm)
+    monkeypatch.setattr(MODEL, "measured_curve", lambda: CURVE)
+
+
+def job(fn, values=None, group=limits.ENGINE_GROUP):
+    """A queued job as `gradio_adapter.call_of` reads one."""
+    data = SimpleNamespace(data=values) if values is not None else None
+    return SimpleNamespace(fn=SimpleNamespace(fn=fn, concurrency_id=group), data=data)
+
+
+def race_handler(*values):
+    """Stands for the Run button's handler."""
+
+
+def test_the_wait_adds_the_races_ahead_and_names_what_it_cannot_predict(toy_server):
+    """Nothing ahead: this race, 2.2 + 0.7 = 2.9 s, with its curve named. One race ahead with the same settings and
+    an engine job that is no race (Auto), and a light event (not the engine's): 2.9 + 2.9 = 5.8 s, the Auto job
+    named as not predicted. Catches a wait that ignores the queue, counts other groups' jobs, or invents a time."""
+    alone = wait.wait_text(RUN, [], (race_handler,))
+    assert alone.startswith(
+        "**Expected wait: about 2.9 s** until this race's result, predicted for the slowest case from the cost"
+    )
+    assert "a toy machine" in alone and "no run is ahead of it" in alone
+    assert "This race: lookahead 2.2 s + greedy 0.7 s = 2.9 s" in alone and "prompt's 11 tokens" in alone
+    jobs = [job(race_handler, list(RUN)), job(lambda: None), job(race_handler, list(RUN), group=None)]
+    queued = wait.wait_text(RUN, jobs, (race_handler,))
+    assert queued.startswith(
+        "**Expected wait: about 5.8 s** until this race's result, plus the 1 job ahead not predicted"
+    )
+    assert "2 runs are ahead of it in the engine's queue, predicted at about 2.9 s (1 of them" in queued
+
+
+def test_settings_run_would_refuse_are_named_and_never_crash(toy_server):
+    """Out of range, empty, mistyped, too few values or too many methods: Run's own refusal, no traceback."""
+    for values, said in [
+        (("a prompt", 99, 4, 7, 5, "prompt", 0.0, 1.0, 0, ["lookahead"]), "window (W)"),
+        (("", 7, 4, 7, 5, "prompt", 0.0, 1.0, 0, ["lookahead"]), "The prompt is empty"),
+        (("a prompt", 7, 4, 7, "abc", "prompt", 0.0, 1.0, 0, ["lookahead"]), "max new tokens"),
+        (("a prompt", 7, 4, 7, 5, "prompt", 0.0, 1.0, 0, []), "choose 1 to 3"),
+        (("a prompt", 7, 4, 7, 5, "prompt", 9.0, 1.0, 0, ["lookahead"]), "temperature"),
+        (("a prompt", 7), "10 values"),
+    ]:
+        text = wait.wait_text(values, [], ())
+        assert text.startswith("**Run would be refused:**") and said in text, (values, text)
+
+
+def test_without_a_curve_the_wait_says_it_is_not_predicted(monkeypatch):
+    """Before the model has loaded there is no curve to read: the words say so and give no number of seconds."""
+    monkeypatch.setattr(MODEL, "loaded", lambda: None)
+    text = wait.wait_text(RUN, [job(race_handler, list(RUN))], (race_handler,))
+    assert text.startswith("**Expected wait: not predicted**, since the model has not loaded yet.")
+    assert "1 run is ahead of it in the engine's queue, their time not predicted" in text
+
+
+def test_text_from_files_and_refusals_is_shown_as_text():
+    """A machine description or a refusal with Markdown or HTML in it reaches the page as the characters it is."""
+    assert wait.plain("<b>*x*</b> [a](b)") == "&lt;b&gt;\\*x\\*&lt;/b&gt; \\[a\\](b)"
