@@ -218,6 +218,26 @@ def build_graph(s: Shape):
     return model
 
 
+def build_keep_graph(s: Shape):
+    """The K/V a step keeps, gathered where the forward left it (on the GPU under WebGPU, so the cache never travels
+    back to the page): `LM.keep_in_cache` as one graph. In: every layer's present_key_i / present_value_i
+    [1, kv_heads, total, head_dim] and `kept` [k] int64, the positions to keep (the cache's, then the step's kept rows,
+    each counted from the cache's start). Out: past_key_i / past_value_i [1, kv_heads, k, head_dim]."""
+    from onnx import TensorProto, helper
+
+    f32, nodes, inputs, outputs = TensorProto.FLOAT, [], [], []
+    inputs.append(helper.make_tensor_value_info("kept", TensorProto.INT64, ["k"]))
+    for i in range(s.layers):
+        for n in ("key", "value"):
+            inputs.append(helper.make_tensor_value_info(f"present_{n}_{i}", f32, [1, s.kv_heads, "total", s.head_dim]))
+            outputs.append(helper.make_tensor_value_info(f"past_{n}_{i}", f32, [1, s.kv_heads, "k", s.head_dim]))
+            nodes.append(helper.make_node("Gather", [f"present_{n}_{i}", "kept"], [f"past_{n}_{i}"], axis=2))
+    graph = helper.make_graph(nodes, "lade-keep", inputs, outputs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], producer_name="lade-explorer")
+    model.ir_version = 9
+    return model
+
+
 def write_weights(state: dict, s: Shape, path) -> None:
     """Write `state` (parameter name -> tensor or array, fp32) as `WEIGHTS` at `path`, in `weight_layout` order."""
     with open(path, "wb") as f:

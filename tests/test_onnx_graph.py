@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from lade_core.layout import StepLayout
-from lade_core.onnx_graph import WEIGHTS, Shape, build_graph, weight_layout, write_weights
+from lade_core.onnx_graph import WEIGHTS, Shape, build_graph, build_keep_graph, weight_layout, write_weights
 
 TOLERANCE = 2e-4  # largest |logit difference| allowed (fp32; logits here span about +-30)
 
@@ -20,6 +20,31 @@ def test_the_weights_lie_aligned_and_apart():
     for a, b in zip(layout, layout[1:]):
         assert a["offset"] % ALIGN == 0 and a["offset"] + a["length"] <= b["offset"]
     assert not any(w["name"] == "lm_head.weight" for w in layout)  # tied: the embedding is the head
+
+
+def test_the_keep_graph_keeps_the_rows_the_cache_keeps(tmp_path):
+    """The K/V a step keeps, gathered in a graph (WebGPU's cache stays on the GPU): the cache's positions, then the
+    step's kept rows, in their order, as `LM.keep_in_cache` keeps them; nothing else."""
+    import onnx
+    import onnxruntime
+
+    s = Shape(2, 8, 16, 4, 2, 3, 10, 1e-5, 1e4, True)
+    onnx.save(build_keep_graph(s), str(tmp_path / "keep.onnx"))
+    sess = onnxruntime.InferenceSession(str(tmp_path / "keep.onnx"), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(0)
+    cache, step, rows = 5, 7, [0, 4, 2]
+    present = {
+        f"present_{n}_{i}": rng.standard_normal((1, s.kv_heads, cache + step, s.head_dim)).astype(np.float32)
+        for i in range(s.layers)
+        for n in ("key", "value")
+    }
+    kept = np.array([*range(cache), *(cache + r for r in rows)], dtype=np.int64)
+    names = [f"past_{n}_{i}" for i in range(s.layers) for n in ("key", "value")]
+    for name, got in zip(names, sess.run(names, {"kept": kept, **present}), strict=True):
+        whole = present[name.replace("past", "present")]
+        assert got.shape == (1, s.kv_heads, cache + len(rows), s.head_dim)
+        assert np.array_equal(got[:, :, :cache], whole[:, :, :cache])
+        assert np.array_equal(got[:, :, cache:], whole[:, :, [cache + r for r in rows]])
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,7 @@
 """The files the engine in the visitor's browser needs, written beside a page (`lade export-site`, tests, benches).
 
     engine/forward.onnx            the weightless forward graph (lade_core/onnx_graph.py)
+    engine/keep.onnx               the K/V rows a step keeps, gathered on the GPU (WebGPU only: `build_keep_graph`)
     engine/tokenizer.json          the tokenizer's vocabulary, merges and special tokens and the chat template's frame
                                    around the visitor's text (`tokenizer_data`, lade-tokenizer.js reads it)
     engine/manifest.json           where each weight comes from in the GGUF and its hash (lade_core/gguf_weights.py),
@@ -81,7 +82,7 @@ def _write_model_files(out: Path) -> None:
 
     from lade_core.checkpoint import bundled_gguf, default_model_path
     from lade_core.gguf_weights import manifest
-    from lade_core.onnx_graph import Shape, build_graph
+    from lade_core.onnx_graph import Shape, build_graph, build_keep_graph
 
     gguf = bundled_gguf()
     missing = [n for n in ORT_FILES if not (ORT_DIST / n).exists()]
@@ -96,6 +97,7 @@ def _write_model_files(out: Path) -> None:
     model = default_model_path()
     s = Shape.of(AutoConfig.from_pretrained(model))
     onnx.save(build_graph(s), str(out / "forward.onnx"))
+    onnx.save(build_keep_graph(s), str(out / "keep.onnx"))
     doc = manifest(gguf, load_file(f"{model}/model.safetensors"), s)
     chunks = []
     with open(gguf, "rb") as f:

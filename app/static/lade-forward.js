@@ -43,8 +43,25 @@ const LadeForward = (() => {
 
     /** @param {number[]} tokens @param {number[]} positions @param {boolean[][]} mask @param {number[]} rows */
     async run(tokens, positions, mask, rows) {
+      const feeds = this.feeds(tokens, positions, mask, rows);
+      const out = await this.session.run(feeds, this.names()); // not the logits: only their argmax is read
+      this.hold(out);
+      this.fed = tokens.length;
+      return Array.from(out.argmax.data, Number);
+    }
+
+    /** The outputs a forward asks for: the argmax and every layer's K/V. */
+    names() {
+      const names = ["argmax"];
+      for (let i = 0; i < this.shape.layers; i++) names.push(`present_key_${i}`, `present_value_${i}`);
+      return names;
+    }
+
+    /** A forward's inputs: the step's ids at their positions, the additive mask over the cache and the step, the
+     * rows read, and the cache. @param {number[]} tokens @param {number[]} positions @param {boolean[][]} mask
+     * @param {number[]} rows @returns {Record<string, any>} */
+    feeds(tokens, positions, mask, rows) {
       const { ort } = this,
-        { layers, kv_heads, head_dim } = this.shape,
         q = tokens.length,
         total = this.length + q;
       const additive = new Float32Array(q * total);
@@ -57,18 +74,27 @@ const LadeForward = (() => {
         attention_mask: new ort.Tensor("float32", additive, [1, 1, q, total]),
         logit_rows: new ort.Tensor("int64", BigInt64Array.from(rows, BigInt), [rows.length]),
       };
-      const dims = [1, kv_heads, this.length, head_dim];
+      return Object.assign(feeds, this.cache());
+    }
+
+    /** The cache as the forward's past_key_i / past_value_i inputs. @returns {Record<string, any>} */
+    cache() {
+      const { layers, kv_heads, head_dim } = this.shape,
+        dims = [1, kv_heads, this.length, head_dim];
+      /** @type {Record<string, any>} */
+      const feeds = {};
       for (let i = 0; i < layers; i++) {
-        feeds[`past_key_${i}`] = new ort.Tensor("float32", this.past[2 * i], dims);
-        feeds[`past_value_${i}`] = new ort.Tensor("float32", this.past[2 * i + 1], dims);
+        feeds[`past_key_${i}`] = new this.ort.Tensor("float32", this.past[2 * i], dims);
+        feeds[`past_value_${i}`] = new this.ort.Tensor("float32", this.past[2 * i + 1], dims);
       }
-      const names = ["argmax"];
-      for (let i = 0; i < layers; i++) names.push(`present_key_${i}`, `present_value_${i}`);
-      const out = await this.session.run(feeds, names); // not the logits: only their argmax is read
+      return feeds;
+    }
+
+    /** Hold a forward's K/V (cache and step rows) until `keep` says which rows stay. @param {Record<string, any>} out */
+    hold(out) {
       this.present = [];
-      for (let i = 0; i < layers; i++) this.present.push(out[`present_key_${i}`].data, out[`present_value_${i}`].data);
-      this.fed = q;
-      return Array.from(out.argmax.data, Number);
+      for (let i = 0; i < this.shape.layers; i++)
+        this.present.push(out[`present_key_${i}`].data, out[`present_value_${i}`].data);
     }
 
     /** The prompt's forward (causal); the argmax after it. Its whole K/V stays. @param {number[]} ids */
@@ -80,7 +106,7 @@ const LadeForward = (() => {
         mask,
         [ids.length - 1],
       );
-      this.keep(
+      await this.keep(
         0,
         Array.from(ids, (_, i) => i),
       );
@@ -116,6 +142,83 @@ const LadeForward = (() => {
       });
       this.length = after;
       this.present = null;
+    }
+  }
+
+  /**
+   * The forward on WebGPU: the K/V cache never leaves the GPU. Each forward's K/V comes back as GPU buffers, and the
+   * rows a step keeps are gathered there by a second small graph (onnx_graph.py `build_keep_graph`), as `keep`
+   * keeps them on the page for WebAssembly; only the ids, positions, mask and argmax cross between GPU and page.
+   */
+  class GpuForward extends OrtForward {
+    /** @param {any} ort @param {any} session @param {any} keeper the keep graph's session @param {any} shape */
+    constructor(ort, session, keeper, shape) {
+      super(ort, session, shape);
+      this.keeper = keeper;
+      /** @type {any[] | null} the cache per layer, keys then values, as tensors on the GPU (null: empty) */
+      this.kv = null;
+      /** @type {any[] | null} the last forward's K/V on the GPU */
+      this.out = null;
+    }
+
+    /**
+     * The forward's and the keep graph's sessions on WebGPU, every K/V output left on the GPU.
+     * @param {any} ort @param {Uint8Array} graph @param {Uint8Array} keepGraph @param {Uint8Array} weights
+     * @param {any} shape @param {string} file
+     */
+    static async create(ort, graph, keepGraph, weights, shape, file) {
+      /** @type {Record<string, string>} */
+      const onGpu = {};
+      for (let i = 0; i < shape.layers; i++) onGpu[`present_key_${i}`] = onGpu[`present_value_${i}`] = "gpu-buffer";
+      const session = await ort.InferenceSession.create(graph, {
+        executionProviders: ["webgpu"],
+        externalData: [{ path: file, data: weights }],
+        graphOptimizationLevel: "all",
+        preferredOutputLocation: onGpu,
+      });
+      const keeper = await ort.InferenceSession.create(keepGraph, {
+        executionProviders: ["webgpu"],
+        preferredOutputLocation: "gpu-buffer",
+      });
+      return new GpuForward(ort, session, keeper, shape);
+    }
+
+    cache() {
+      if (!this.kv) return super.cache(); // empty: the prompt's forward
+      /** @type {Record<string, any>} */
+      const feeds = {};
+      for (let i = 0; i < this.shape.layers; i++) {
+        feeds[`past_key_${i}`] = this.kv[2 * i];
+        feeds[`past_value_${i}`] = this.kv[2 * i + 1];
+      }
+      return feeds;
+    }
+
+    /** @param {Record<string, any>} out */
+    hold(out) {
+      this.out = [];
+      for (let i = 0; i < this.shape.layers; i++) this.out.push(out[`present_key_${i}`], out[`present_value_${i}`]);
+    }
+
+    /** Keep, of the last forward's rows, only `rows` in the cache, on the GPU. @param {number} position @param {number[]} rows */
+    async keep(position, rows) {
+      if (position !== this.length)
+        throw new Error(`cache holds ${this.length} positions, the step starts at ${position}`);
+      const { ort } = this,
+        out = /** @type {any[]} */ (this.out),
+        kept = [...Array(position).keys(), ...rows.map((r) => position + r)];
+      /** @type {Record<string, any>} */
+      const feeds = { kept: new ort.Tensor("int64", BigInt64Array.from(kept, BigInt), [kept.length]) };
+      for (let i = 0; i < this.shape.layers; i++) {
+        feeds[`present_key_${i}`] = out[2 * i];
+        feeds[`present_value_${i}`] = out[2 * i + 1];
+      }
+      const got = await this.keeper.run(feeds);
+      for (const t of [...out, ...(this.kv || [])]) t.dispose(); // GPU buffers are freed by hand
+      this.kv = [];
+      for (let i = 0; i < this.shape.layers; i++) this.kv.push(got[`past_key_${i}`], got[`past_value_${i}`]);
+      this.length = kept.length;
+      this.out = null;
     }
   }
 
@@ -183,8 +286,8 @@ const LadeForward = (() => {
    * reports the download ("download", or "storage" for bytes read from the browser's storage) and the rebuild
    * (tensors). Returns the manifest, the seconds each stage took, the bytes read from storage and `lane()`, a fresh
    * forward (its own K/V cache) on the one session, one per lane of a race.
-   * `gpu`: the WebGPU adapter's description where the page loaded onnxruntime-web's WebGPU build (experimental: the
-   * K/V cache goes back and forth between the GPU and this page each step), else null for WebAssembly.
+   * `gpu`: the WebGPU adapter's description where the page loaded onnxruntime-web's WebGPU build (`GpuForward`: the
+   * K/V cache stays on the GPU; experimental), else null for WebAssembly (`OrtForward`).
    * @param {any} ort @param {string} base @param {(stage: string, done: number, total: number) => void} [progress]
    * @param {string | null} [gpu]
    */
@@ -221,17 +324,26 @@ const LadeForward = (() => {
       throw err;
     }
     const t2 = performance.now();
-    const create = (/** @type {string} */ provider) =>
-      OrtForward.create(ort, graph, weights, manifest.shape, manifest.weights.file, provider);
+    /** @type {OrtForward} */
     let first,
       fallback = null;
     try {
-      first = await create(gpu !== null ? "webgpu" : "wasm");
+      first =
+        gpu !== null
+          ? await GpuForward.create(
+              ort,
+              graph,
+              (await bytesOf(null, new URL("keep.onnx", base))).bytes,
+              weights,
+              manifest.shape,
+              manifest.weights.file,
+            )
+          : await OrtForward.create(ort, graph, weights, manifest.shape, manifest.weights.file);
     } catch (err) {
       if (gpu === null) throw err;
       fallback = /** @type {Error} */ (err).message; // WebGPU would not start: WebAssembly, in the same build
       gpu = null;
-      first = await create("wasm");
+      first = await OrtForward.create(ort, graph, weights, manifest.shape, manifest.weights.file);
     }
     const t3 = performance.now();
     const threads = ort.env.wasm.numThreads;
@@ -246,11 +358,14 @@ const LadeForward = (() => {
       fallback, // why WebGPU did not start, where it was asked for and WebAssembly ran instead
       gpu, // the adapter it runs on, or null on WebAssembly
       threads,
-      lane: () => new OrtForward(ort, first.session, manifest.shape),
+      lane: () =>
+        first instanceof GpuForward
+          ? new GpuForward(ort, first.session, first.keeper, manifest.shape)
+          : new OrtForward(ort, first.session, manifest.shape),
     };
   }
 
-  return { OrtForward, load, fetched, stored, forget };
+  return { OrtForward, GpuForward, load, fetched, stored, forget };
 })();
 window.Lade = window.Lade || /** @type {any} */ ({});
 window.Lade.forward = LadeForward;
