@@ -41,7 +41,12 @@ def _load(args):
         check_parallel(args, *(made or settings(argparse.Namespace(**{**vars(args), "auto": False})))[:2])
     from .checkpoint import load_model
 
-    lm = load_model(args.model, args.device, args.dtype, cpu_kernels=args.cpu_kernels)
+    device = args.device
+    if getattr(args, "devices", 1) != 1:
+        from .parallel import rank_device
+
+        device = rank_device(args.device)  # under torchrun with GPUs, this rank's GPU: its one copy of the model
+    lm = load_model(args.model, device, args.dtype, cpu_kernels=args.cpu_kernels)
     spec, sampling, choice = made or settings(args, lm)
     return prompt, lm, with_step_cost(spec, lm), sampling, choice
 
@@ -52,7 +57,7 @@ def _parallel(args, lm, spec, prompt_ids):
     from .parallel import Job, run_job
 
     job = Job(args.model, str(lm.device), args.dtype, args.cpu_kernels, (tuple(prompt_ids),), (spec.config,), 0)
-    runs = run_job(replace(job, max_new_tokens=args.max_new_tokens), args.devices)
+    runs = run_job(replace(job, max_new_tokens=args.max_new_tokens), args.devices, lm)
     return runs[0] if os.environ.get("RANK", "0") == "0" else None
 
 

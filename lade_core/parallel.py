@@ -176,16 +176,31 @@ def check_devices(devices: int, device: str) -> None:
         )
 
 
-def run_job(job: Job, devices: int) -> list[MethodRun]:
+def under_torchrun() -> bool:
+    """Whether this process is one of the ranks `torchrun` started."""
+    return "WORLD_SIZE" in os.environ and "RANK" in os.environ
+
+
+def rank_device(device: str) -> str:
+    """The device this rank decodes on: under torchrun with GPUs, the rank's own (LOCAL_RANK), else `device`."""
+    from .checkpoint import pick_device
+
+    gpu = pick_device(device).type == "cuda"
+    return f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}" if gpu and under_torchrun() else device
+
+
+def run_job(job: Job, devices: int, lm: LM | None = None) -> list[MethodRun]:
     """Run `job` on `devices` ranks and return rank 0's runs, prompt by prompt, config by config: joining the
-    process group `torchrun` set up, else spawning the ranks on this machine."""
-    if "WORLD_SIZE" in os.environ and "RANK" in os.environ:
+    process group `torchrun` set up, else spawning the ranks on this machine. Under torchrun the rank decodes with
+    `lm` where it is given (the caller's model, loaded on `rank_device`), not a second copy; spawned ranks each load
+    their own (the caller's model stays in the parent, for what it does beside them)."""
+    if under_torchrun():
         if (
             str(job.device).startswith("cuda")
             and int(os.environ.get("LOCAL_WORLD_SIZE", 1)) > torch.cuda.device_count()
         ):
             raise ConfigError("torchrun started more ranks on this machine than it has GPUs: NCCL needs one GPU each")
-        return _rank(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), "env://", job)
+        return _rank(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), "env://", job, lm)
     check_devices(devices, job.device)
     with socket.socket() as s:  # a free port for the rendezvous; nothing listens beyond this machine
         s.bind(("127.0.0.1", 0))
@@ -204,7 +219,7 @@ def _spawned(rank: int, devices: int, init: str, job: Job, out: str) -> None:
             pickle.dump(runs, f)
 
 
-def _rank(rank: int, devices: int, init: str, job: Job) -> list[MethodRun]:
+def _rank(rank: int, devices: int, init: str, job: Job, lm: LM | None = None) -> list[MethodRun]:
     from .checkpoint import load_model
 
     gpu = str(job.device).startswith("cuda")
@@ -219,7 +234,8 @@ def _rank(rank: int, devices: int, init: str, job: Job) -> list[MethodRun]:
     try:
         if not gpu:  # the ranks share this machine's cores
             torch.set_num_threads(max(1, (os.cpu_count() or 1) // devices))
-        lm = load_model(job.model, f"cuda:{local}" if gpu else job.device, job.dtype, cpu_kernels=job.cpu_kernels)
+        if lm is None or str(lm.device) != (f"cuda:{local}" if gpu else str(torch.device(job.device))):
+            lm = load_model(job.model, f"cuda:{local}" if gpu else job.device, job.dtype, cpu_kernels=job.cpu_kernels)
         return [parallel_generate(lm, list(ids), c, job.max_new_tokens) for ids in job.prompts for c in job.configs]
     finally:
         dist.destroy_process_group()

@@ -171,3 +171,34 @@ def test_the_command_line_refuses_devices_where_they_do_not_apply(capsys):
     for extra in (["--temperature", "0.7"], ["--adaptive"], ["--method", "pld"]):
         assert main(["generate", "--prompt", "hi", "--devices", "2", *extra]) == 2
         assert "--devices runs greedy lookahead with fixed sizes only" in capsys.readouterr().err
+
+
+@pytest.mark.soak
+def test_torchruns_ranks_each_load_the_model_once(tmp_path):
+    """Under torchrun each rank is a `lade generate` process: it decodes with the model it loaded (on its own GPU
+    where there are GPUs, `parallel.rank_device`), not a second copy beside it; the output is greedy's."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from app.process import free_port
+
+    torchrun = shutil.which("torchrun", path=os.path.dirname(sys.executable))
+    assert torchrun, "torchrun comes with torch"
+    log = tmp_path / "loads.txt"
+    probe = (  # counts every model load of each rank, then runs the CLI as `python -m lade_core` would
+        "import os, runpy, lade_core.checkpoint as c; load = c.load_model\n"
+        "def counted(*a, **k):\n"
+        f"    open({str(log)!r}, 'a').write(os.environ['RANK'] + '\\n'); return load(*a, **k)\n"
+        "c.load_model = counted\n"
+        "runpy.run_module('lade_core', run_name='__main__')\n"
+    )
+    (tmp_path / "probe.py").write_text(probe)
+    args = ["generate", "--devices", "2", "--device", "cpu", "-W", "5", "-N", "3", "-G", "4", "--no-tree"]
+    args += ["--max-new-tokens", "12", "--prompt", "Write a Python function that adds two numbers."]
+    command = [torchrun, "--nproc-per-node", "2", "--master-port", str(free_port()), str(tmp_path / "probe.py")]
+    done = subprocess.run([*command, *args], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "lookahead output identical to greedy" in done.stdout and "rank 1:" in done.stdout, done.stdout
+    assert sorted(log.read_text().split()) == ["0", "1"], log.read_text()
