@@ -155,23 +155,25 @@ def plain(text: str) -> str:
 
 
 def _queue_words(jobs: int, predicted: list[float], now: str) -> str:
+    """The runs ahead, as a clause: how many, and their predicted time where it is."""
     if not jobs:
-        return f"Right now ({now}) no run is ahead of it in the engine's queue."
-    runs = f"{jobs} run{'s are' if jobs != 1 else ' is'} ahead of it in the engine's queue"
+        return f"no run is ahead of it in the engine's queue right now ({now})"
+    runs = f"{jobs} run{'s are' if jobs != 1 else ' is'} ahead of it in the engine's queue right now ({now})"
     if not predicted:
-        return f"Right now ({now}) {runs}, their time not predicted (each at most {limits.RUN_BUDGET_S:g} s)."
-    some = "" if len(predicted) == jobs else f" ({len(predicted)} of them; the other {jobs - len(predicted)} not)"
+        return f"{runs}, their time not predicted (each at most {limits.RUN_BUDGET_S:g} s)"
+    some = "" if len(predicted) == jobs else f" {len(predicted)} of them"
     together = " together" if len(predicted) > 1 else ""
-    return f"Right now ({now}) {runs}, predicted at about {duration(sum(predicted))}{together}{some}."
+    return f"{runs},{some} predicted at about {duration(sum(predicted))}{together}"
 
 
 def _race_words(race: Race, specs: Sequence[MethodSpec], curve: dict) -> str:
+    """How the race's time was predicted: from which curve, its lanes, and what the prediction leaves out."""
     lanes = " + ".join(f"{name} {duration(s)}" for name, s in race.lanes)
     words = (
-        f"This race: {lanes} = {duration(race.seconds)}, its lanes taking turns on the one engine, each reading the "
-        f"prompt's {race.prompt_tokens:,} tokens, then writing {race.max_new} at one token a step (the slowest "
-        f"case: each accepted guess saves a step). The curve times forward passes alone, after a "
-        f"{curve.get('prefix', 100)}-token prefix: the engine's work between them adds to it"
+        f"Predicted for the slowest case from {plain(curve_source(curve))}: {lanes} = {duration(race.seconds)}, the "
+        f"lanes taking turns on the one engine, each reading the prompt's {race.prompt_tokens:,} tokens, then writing "
+        f"{race.max_new} at one token a step (each accepted guess saves a step). The curve times forward passes "
+        f"alone, after a {curve.get('prefix', 100)}-token prefix: the engine's work between them adds to it"
     )
     if any(s.method in DRAFTED for s in specs):
         words += "; early exit's draft passes count as whole forwards"
@@ -203,14 +205,16 @@ def wait_text(values: Sequence, jobs: Iterable, races: Sequence) -> str:
     queue = _queue_words(count, predicted, now)
     if race is None:
         return (
-            f"**Expected wait: not predicted**, since {plain(why)}. {queue} A race's lanes take turns on the one "
-            f"engine, so it takes about as long as its lanes added together, and the engine stops a run at "
-            f"{limits.RUN_BUDGET_S:g} s."
+            f"**Expected wait: not predicted**, since {plain(why)}. {queue[:1].upper()}{queue[1:]}. A race's lanes "
+            f"take turns on the one engine, so it takes about as long as its lanes added together, and the engine "
+            f"stops a run at {limits.RUN_BUDGET_S:g} s."
         )
     unknown = count - len(predicted)
     total = sum(predicted) + race.engine_s
-    more = f", plus the {unknown} job{'s' * (unknown != 1)} ahead not predicted" if unknown else ""
+    cut = f" (cut at the limit of {limits.RUN_BUDGET_S:g} s per run)" if race.seconds > limits.RUN_BUDGET_S else ""
+    more = f", plus the other {unknown} ahead, not predicted" if unknown and predicted else ""
+    more = f", plus the {unknown} ahead" if unknown and not predicted else more
     return (
-        f"**Expected wait: about {duration(total)}** until this race's result{more}, predicted for the slowest "
-        f"case from {plain(curve_source(curve))}.\n\n{queue} {_race_words(race, specs, curve)}"
+        f"**Expected wait: about {duration(total)}** until this race's result: {queue}, then this race, about "
+        f"{duration(race.engine_s)}{cut}{more}.\n\n{_race_words(race, specs, curve)}"
     )

@@ -71,17 +71,22 @@ def test_the_wait_adds_the_races_ahead_and_names_what_it_cannot_predict(toy_serv
     an engine job that is no race (Auto), and a light event (not the engine's): 2.9 + 2.9 = 5.8 s, the Auto job
     named as not predicted. Catches a wait that ignores the queue, counts other groups' jobs, or invents a time."""
     alone = wait.wait_text(RUN, [], (race_handler,))
-    assert alone.startswith(
-        "**Expected wait: about 2.9 s** until this race's result, predicted for the slowest case from the cost"
-    )
-    assert "a toy machine" in alone and "no run is ahead of it" in alone
-    assert "This race: lookahead 2.2 s + greedy 0.7 s = 2.9 s" in alone and "prompt's 11 tokens" in alone
+    assert alone.startswith("**Expected wait: about 2.9 s** until this race's result: no run is ahead of it in the")
+    assert ", then this race, about 2.9 s.\n\nPredicted for the slowest case from the cost curve measured here" in alone
+    assert "(a toy machine): lookahead" in alone
+    assert "lookahead 2.2 s + greedy 0.7 s = 2.9 s, the lanes" in alone and "prompt's 11 tokens" in alone
     jobs = [job(race_handler, list(RUN)), job(lambda: None), job(race_handler, list(RUN), group=None)]
     queued = wait.wait_text(RUN, jobs, (race_handler,))
     assert queued.startswith(
-        "**Expected wait: about 5.8 s** until this race's result, plus the 1 job ahead not predicted"
+        "**Expected wait: about 5.8 s** until this race's result: 2 runs are ahead of it in the engine's queue right"
     )
-    assert "2 runs are ahead of it in the engine's queue, predicted at about 2.9 s (1 of them" in queued
+    assert (
+        ", 1 of them predicted at about 2.9 s, then this race, about 2.9 s, plus the other 1 ahead, not predicted."
+        in queued
+    )
+    over = wait.wait_text(RUN[:4] + (500,) + RUN[5:], [], (race_handler,))
+    assert over.startswith(f"**Expected wait: about {limits.RUN_BUDGET_S:g} s** until") and "(cut at the limit" in over
+    assert f"the engine will stop it at {limits.RUN_BUDGET_S:g} s, each lane as far as it got" in over
 
 
 def test_settings_run_would_refuse_are_named_and_never_crash(toy_server):
@@ -103,7 +108,7 @@ def test_without_a_curve_the_wait_says_it_is_not_predicted(monkeypatch):
     monkeypatch.setattr(MODEL, "loaded", lambda: None)
     text = wait.wait_text(RUN, [job(race_handler, list(RUN))], (race_handler,))
     assert text.startswith("**Expected wait: not predicted**, since the model has not loaded yet.")
-    assert "1 run is ahead of it in the engine's queue, their time not predicted" in text
+    assert "1 run is ahead of it in the engine's queue right now" in text and "their time not predicted" in text
 
 
 def test_text_from_files_and_refusals_is_shown_as_text():
