@@ -45,7 +45,12 @@ const LadeLessonView = (() => {
     const { run, state } = ctx,
       answered = state.answered && state.answered.chapter === state.chapter ? state.answered : null;
     const answer = answered ? ch.predict.answer(run, answered.k, ctx) : null;
-    const options = ch.predict.options.map((label, i) => {
+    // a question's options are a scale; it runs up in even chapters and down in odd ones, so the trace's answer is
+    // not mostly the first one, as it was when every scale ran up; each option keeps its index on the scale
+    const order = ch.predict.options.map((_, i) => i);
+    if (state.chapter % 2) order.reverse();
+    const options = order.map((i) => {
+      const label = /** @type {Prediction} */ (ch.predict).options[i];
       const right = answer && i === answer.option,
         chosen = answered && i === answered.option;
       return h(
