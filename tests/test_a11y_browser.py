@@ -33,7 +33,12 @@ RESULTS: dict = {}
 # results match those of each state's own address, state for state); an embed is a page of its own, each at its
 # address: (the page's address or None, [(state, the stage's action or an address)]).
 GROUPS = {
-    "lesson": ("?lesson=1", [(f"lesson-{n}", f"s => s.chapter({n}, 'none')") for n in CHAPTERS]),
+    "lesson": (
+        "?lesson=1",
+        [(f"lesson-{n}", f"s => s.chapter({n}, 'none')") for n in CHAPTERS]
+        # "Link or embed" open, its embed chosen by measurement and said so
+        + [("lesson-3-share", "s => s.chapter(3, 'none').then(() => s.set({ share: true }))")],
+    ),
     "lesson-embed": (
         "?lesson=1&embed=1",
         [(f"lesson-embed-{n}", f"s => s.chapter({n}, 'none', {{ embed: {{ lesson: true }} }})") for n in CHAPTERS],
@@ -42,7 +47,11 @@ GROUPS = {
         f"?run={gallery.names()[0]}",
         [(f"explorer-{name}", f"s => s.open({json.dumps(name)}, null, {{}}, true)") for name in gallery.names()],
     ),
-    "embed": (None, [(f"embed-{group}", f"?run=code-class&view={group}&embed=1") for group in VIEW_GROUPS]),
+    "embed": (
+        None,
+        [(f"embed-{group}", f"?run=code-class&view={group}&embed=1") for group in VIEW_GROUPS]
+        + [("embed-mask-view", "?run=code-class&view=mask-view&embed=1")],  # a slide's mask, zoomed in
+    ),
 }
 
 

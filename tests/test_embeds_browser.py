@@ -2,9 +2,12 @@
 chapter's focused view is on screen with its words (at 1280x800 both start in the first viewport and the view
 shows there; at 390x844 the view starts within a screen and a half), and every embed kind (each view and group
 of a gallery run, each chapter) fits a 720x405 and a 960x540 iframe with nothing scrolling inside the frame and at
-least one view wholly visible. Screenshots of every chapter at both widths and every embed at 720x405 go to
-out/screenshots/ (look at them when a layout test fails).
+least one view wholly visible; the "Link or embed" snippet, chosen by measurement for each frame the panel offers, fits
+that frame at a slide's type (18 px at 960x540). Screenshots of every chapter at both widths and every embed at
+720x405 go to out/screenshots/ (look at them when a layout test fails).
 """
+
+import re
 
 import pytest
 from conftest_app import CHAPTERS as CHAPTER_COUNT
@@ -15,7 +18,7 @@ from app.render.views import VIEW_GROUPS, VIEW_IDS
 pytest.importorskip("playwright.sync_api")
 CHAPTERS = range(1, CHAPTER_COUNT + 1)
 EMBED_RUN = "code-class"
-SLIDES = [(720, 405), (960, 540)]
+SLIDES = [(720, 405), (960, 540), (1280, 720)]  # the frames "Link or embed" offers (lade-page.js EMBED_SIZES)
 EMBEDS = [f"?run={EMBED_RUN}&view={v}&embed=1" for v in (*VIEW_IDS, *VIEW_GROUPS)] + [
     f"?lesson={n}&embed=1" for n in CHAPTERS
 ]
@@ -138,3 +141,87 @@ def test_every_embed_fits_a_slide(chromium, server, query):
         if not no_focus:
             assert got["whole"], (where, got["views"])
     page.close()
+
+
+# The size of each text node a slide's reader reads (words, captions, table cells, tokens, controls), in CSS pixels
+# as drawn (zoom included): marks and labels drawn smaller on purpose (a chart's ticks, a cell's position subscript,
+# the ✓/✗ icons and change dots) and text off screen (the skip link until focused) are left out.
+TEXT_PX = """() => { const out = []; const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walk.nextNode()) { const n = walk.currentNode, p = n.parentElement;
+    const r = p.getBoundingClientRect();
+    if (!n.data.trim() || !r.width || r.right < 0 || r.left > innerWidth || r.bottom < 0 || r.top > innerHeight
+        || p.closest('.sr-only, [hidden], svg, sub, .icon, .dot, script, style')) continue;
+    const px = parseFloat(getComputedStyle(p).fontSize) * (p.currentCSSZoom || 1);
+    out.push([Math.round(px * 10) / 10, n.data.trim().slice(0, 24)]); }
+  return out.sort((a, b) => a[0] - b[0]); }"""
+INNER_SCROLL = """() => [...document.querySelectorAll('.scroll')].filter(el => el.getClientRects().length &&
+  el.scrollWidth > el.clientWidth + 1).map(el => el.getAttribute('aria-label'))"""
+
+
+@pytest.mark.parametrize("where", ["?lesson=3", "?run=code-class&step=20"])
+def test_the_snippet_fits_the_frame_it_was_chosen_for(chromium, server, where):
+    """ "Link or embed" chose `view=chain` whatever the frame (column 0 of the window and half of verification at
+    960x540), and embeds only shrank (median text 12.5 px on a 960x540 slide). Now, for each frame the panel offers,
+    the snippet is the first choice measured to fit that frame at a slide's type, and the panel says so; loaded in an
+    iframe of that size (one load, the frame resized in place as a slide deck does), it fits with nothing scrolling
+    inside (the page or a sideways scroll box), and at 960x540 every word, caption, cell and token is at least
+    18 px."""
+    page = new_page(chromium, 1280, 800)
+    open_app(page, server + where)
+    page.click(".share summary")
+    snippets = {}
+    for width, height in SLIDES:
+        page.select_option("#embed-size", f"{width}x{height}")
+        said = page.inner_text("#embed-fit")
+        assert said.startswith("Chosen to fit: ") and f"a {width} × {height} frame" in said, said
+        assert f"its text at {height / 30:g} px" in said, said
+        code = page.inner_text("#embed-code")
+        assert f'width="{width}" height="{height}"' in code, code
+        snippets[width, height] = re.search(r'src="([^"]+)"', code).group(1)
+    assert len(set(snippets.values())) == 1, snippets  # every 16:9 frame sets the same type, so the same choice fits
+    if where.startswith("?lesson=") and "view=" in snippets[SLIDES[0]]:  # the chapter comes first: why not it
+        assert "chapter 3, with its question does not (its text would shrink to " in said, said
+    # a choice the visitor makes that does not fit is kept, and the panel names what does
+    page.select_option("#embed-what", "chain")
+    said = page.inner_text("#embed-fit")
+    assert re.match(r"the chain group does not fit a 1280 × 720 frame with its text at 24 px: it shrinks", said), said
+    assert "These fit: " in said and "window-view" in said.split("These fit: ")[1], said
+    assert "view=chain" in page.inner_text("#embed-code")
+    # where nothing fits, the panel says so (the measurement answered "no" for every choice)
+    none = page.evaluate("""() => { const s = window.ladeStage, run = s.run();
+      const body = Lade.page.share({ run, state: s.state, boot: s.boot, actions: s.actions, standalone: false,
+        measure: () => ({ px: 9, want: 18, readable: false }) });
+      const box = document.createElement('div'); box.append(...body);
+      return box.querySelector('#embed-fit').textContent; }""")
+    assert none.startswith("Nothing here fits a 960 × 540 frame with its text at 18 px;"), none
+    src = snippets[SLIDES[0]]
+    assert "view=chain" not in src and "embed=1" in src
+    host = new_page(chromium, 1320, 760)
+    host.set_content(f'<body style="margin:0"><iframe src="{src}" width="720" height="405" style="border:0" title="e">')
+    host.frame_locator("iframe").locator(".lade-stage").wait_for()
+    child = host.frames[1]
+    child.wait_for_function("() => window.ladeStage && window.ladeStage.run() && window.ladeStage.state.embed")
+    for width, height in SLIDES:
+        host.evaluate(
+            "([w, h]) => { const f = document.querySelector('iframe'); f.width = w; f.height = h; }", [width, height]
+        )
+        child.wait_for_function("([w, h]) => innerWidth === w && innerHeight === h", arg=[width, height])
+        child.evaluate(
+            "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 100))))"
+        )
+        got = child.evaluate(FRAME_FIT)
+        where_ = (src, width, height)
+        assert got["scrollHeight"] <= got["clientHeight"] + 1 and got["scrollWidth"] <= got["clientWidth"] + 1, (
+            where_,
+            got,
+        )
+        assert got["whole"], (where_, got["views"])
+        assert child.evaluate(INNER_SCROLL) == [], where_
+        if (width, height) == (960, 540):
+            sizes = child.evaluate(TEXT_PX)
+            assert sizes and sizes[0][0] >= 18 - 0.05, (where_, sizes[:8])
+            name = where.strip("?").replace("=", "-").replace("&", "_")
+            host.locator("iframe").screenshot(path=str(SHOTS / f"snippet-{name}-{width}x{height}.png"))
+    assert page.errors == [] and host.errors == []
+    page.close()
+    host.close()

@@ -2,7 +2,9 @@
 // The attention mask the model used at a step (`views["mask-view"]`): the engine's own boolean matrix (its bits are
 // in the payload), drawn as one SVG with one path per kind of cell, each kind told apart by more than colour (solid
 // dark x, solid blue window, hatched amber candidates, pale hidden). Hover a cell for why it is visible or not; the
-// same facts are in a table for screen readers and keyboards, built when it is opened.
+// same facts are in a table for screen readers and keyboards, built when it is opened. On a slide (an embed) a mask
+// too dense to read is zoomed in, not shrunk: the same bits for x, the first columns of each level and the first
+// candidate (a principal submatrix: each token kept sees exactly what it saw), at a size whose labels can be read.
 const LadeMask = (() => {
   "use strict";
   const Lade = /** @type {LadeNamespace} */ (window.Lade);
@@ -19,25 +21,54 @@ const LadeMask = (() => {
     );
   }
 
-  /** The SVG of a layout, built once per layout. @param {Run} run @param {LayoutRow} layout */
-  function drawing(run, layout) {
-    return memo(layout, "svg", () => {
-      const q = layout.size,
-        bit = /** @type {(r: number, c: number) => boolean} */ (maskBits(layout));
-      const cell = Math.max(4, Math.min(16, Math.floor(560 / q))),
-        pad = 46,
+  // A slide's mask: cells of ZOOM_CELL with labels of ZOOM_FONT (a slide's type), all of it where it has at most
+  // ZOOM_MOST tokens, else the first ZOOM_COLUMNS columns of each level and the first candidate.
+  const ZOOM_MOST = 15,
+    ZOOM_COLUMNS = 3,
+    ZOOM_CELL = 20,
+    ZOOM_FONT = 14;
+
+  /** The tokens a slide's mask keeps (indices into the layout). @param {LayoutRow} layout */
+  function zoomed(layout) {
+    const every = layout.labels.map((_, i) => i);
+    if (layout.size <= ZOOM_MOST) return every;
+    return every.filter((i) => {
+      const label = layout.labels[i],
+        win = /^L\d+\.(\d+)$/.exec(label);
+      return label === "x" || (win ? +win[1] < ZOOM_COLUMNS : label.startsWith("c1."));
+    });
+  }
+
+  /** The SVG of a layout (or of the tokens `keep` of it, zoomed in), built once per layout and choice.
+   * @param {Run} run @param {LayoutRow} layout @param {number[] | null} [keep] */
+  function drawing(run, layout, keep = null) {
+    return memo(layout, keep ? "svg-zoomed" : "svg", () => {
+      const index = keep || layout.labels.map((_, i) => i),
+        q = index.length,
+        all = /** @type {(r: number, c: number) => boolean} */ (maskBits(layout)),
+        bit = (/** @type {number} */ r, /** @type {number} */ c) => all(index[r], index[c]),
+        labels = index.map((i) => layout.labels[i]),
+        kinds = index.map((i) => layout.kinds[i]);
+      const cell = keep ? ZOOM_CELL : Math.max(4, Math.min(16, Math.floor(560 / q))),
+        pad = keep ? 50 : 46,
         size = pad + q * cell;
       /** @type {Record<string, string>} */
       const paths = { x: "", win: "", ver: "", off: "" };
       const kindOf = (/** @type {number} */ k) => (k === 0 ? "x" : k === 3 ? "ver" : "win");
       for (let r = 0; r < q; r++)
         for (let c = 0; c < q; c++) {
-          paths[bit(r, c) ? kindOf(layout.kinds[c]) : "off"] +=
+          paths[bit(r, c) ? kindOf(kinds[c]) : "off"] +=
             `M${pad + c * cell},${pad + r * cell}h${cell - 1}v${cell - 1}h${1 - cell}z`;
         }
       const svg = h(
         "svg:svg",
-        { viewBox: `0 0 ${size} ${size}`, class: "mask", role: "img", "aria-label": summary(run, layout) },
+        {
+          viewBox: `0 0 ${size} ${size}`,
+          class: keep ? "mask zoomed" : "mask",
+          ...(keep ? { width: size, height: size } : {}),
+          role: "img",
+          "aria-label": summary(run, layout) + (q < layout.size ? ` Shown: ${labels.join(", ")}.` : ""),
+        },
         h(
           "svg:defs",
           {},
@@ -53,9 +84,9 @@ const LadeMask = (() => {
         h("svg:path", { d: paths.win, class: "m-win" }),
         h("svg:path", { d: paths.ver, class: "m-ver", fill: "url(#lade-hatch)" }),
       );
-      const font = Math.min(10, cell);
+      const font = keep ? ZOOM_FONT : Math.min(10, cell);
       if (cell >= 7)
-        layout.labels.forEach((label, i) => {
+        labels.forEach((label, i) => {
           svg.append(
             h(
               "svg:text",
@@ -89,7 +120,7 @@ const LadeMask = (() => {
           return;
         }
         tip.hidden = false;
-        tip.textContent = reason(run, layout, r, c, bit(r, c));
+        tip.textContent = reason(run, layout, index[r], index[c], bit(r, c));
         tip.style.left = `${Math.min(box.width - 220, ev.clientX - box.left + 12)}px`;
         tip.style.top = `${ev.clientY - box.top + 12}px`;
         band.setAttribute("y", pad + r * cell);
@@ -141,7 +172,7 @@ const LadeMask = (() => {
     return box;
   }
 
-  views["mask-view"] = ({ run, k }) => {
+  views["mask-view"] = ({ run, k, compact }) => {
     const step = run.step(k),
       layout = run.layout(k),
       title = "The attention mask";
@@ -162,7 +193,29 @@ const LadeMask = (() => {
         {},
         frame(title, head, note("This layout's bits were left out (the run's masks are over the size budget).")),
       );
-    return h("div", {}, frame(title, head, drawing(run, layout), legends.mask(layout), table(run, layout)));
+    if (!compact)
+      return h("div", {}, frame(title, head, drawing(run, layout), legends.mask(layout), table(run, layout)));
+    const keep = zoomed(layout);
+    const zoom =
+      keep.length < layout.size &&
+      muted(
+        `Zoomed in to be read on a slide: x, columns 0 to ${ZOOM_COLUMNS - 1} of each level and candidate 1, `,
+        `${keep.length} of the ${layout.size} tokens, each row and column as the model used it (the app shows all ${layout.size}).`,
+      );
+    return h(
+      "div",
+      {},
+      frame(
+        title,
+        h(
+          "div",
+          { class: "mask-zoomed" },
+          drawing(run, layout, keep),
+          h("div", {}, head, zoom || null, legends.mask(layout)),
+        ),
+        table(run, layout),
+      ),
+    );
   };
 
   return { summary, reason };

@@ -208,7 +208,8 @@ const LadePage = (() => {
     );
   }
 
-  /** Links and iframe code for the run and step shown (gallery runs only). @param {PageContext} ctx */
+  /** Links and iframe code for the run and step shown (gallery runs only), the embed chosen to fit its frame by
+   * measurement. @param {ShareContext} ctx */
   function share(ctx) {
     const { run, state, boot } = ctx,
       entry = boot.gallery.find((g) => g.name === run.handle);
@@ -242,16 +243,20 @@ const LadePage = (() => {
       ];
     }
     // what to embed (this chapter, or one view or group of this run at this step) in which frame, and its code
-    const lessonOn = state.mode === "lesson";
+    const lessonOn = state.mode === "lesson",
+      chapter = Lade.lesson.CHAPTERS[state.chapter - 1];
+    /** @type {string[][]} [value, label], in the order the panel prefers them: the chapter, its own views, groups, views */
     const choices = [
       ...(lessonOn ? [["chapter", `chapter ${state.chapter}, with its question`]] : []),
+      ...(lessonOn ? chapter.focus.filter((id) => boot.views.ids.includes(id)).map((id) => [id, id]) : []),
       ...Object.keys(boot.views.groups).map((g) => [g, `the ${g} group`]),
-      ...boot.views.ids.map((id) => [id, id]),
+      ...boot.views.ids.filter((id) => !lessonOn || !chapter.focus.includes(id)).map((id) => [id, id]),
     ];
+    const labelOf = (/** @type {string} */ v) => (choices.find(([c]) => c === v) || [v, v])[1];
     const what = h(
       "select",
       { id: "embed-what", "aria-label": "what to embed" },
-      choices.map(([v, label], i) => h("option", { value: v, selected: i === 0 }, label)),
+      choices.map(([v, label]) => h("option", { value: v }, label)),
     );
     const size = h(
       "select",
@@ -259,16 +264,57 @@ const LadePage = (() => {
       EMBED_SIZES.map(([w, hgt], i) => h("option", { value: `${w}x${hgt}`, selected: i === 1 }, `${w} × ${hgt}`)),
     );
     const code = h("pre", { class: "snippet", id: "embed-code", tabindex: 0 });
+    const fits = h("p", { class: "muted", id: "embed-fit", role: "status" });
     const link = h("pre", { class: "snippet", id: "page-link", tabindex: 0 }, links.url(links.write(state), true));
+    // how each choice fits each frame, measured in this page as the embed lays itself out (Lade.layout.fit)
+    const startK = lessonOn ? Lade.lesson.chapterStart(chapter, run).k : state.k;
+    /** @type {Map<string, {px: number, want: number, readable: boolean}>} */
+    const measured = new Map();
+    const measure = (/** @type {string} */ v, /** @type {number} */ w, /** @type {number} */ hgt) => {
+      const key = `${v} ${w}x${hgt}`;
+      if (!measured.has(key)) measured.set(key, ctx.measure(v, v === "chapter" ? startK : state.k, w, hgt));
+      return /** @type {{px: number, want: number, readable: boolean}} */ (measured.get(key));
+    };
+    let chosen = false; // the visitor picked what to embed: keep it, say whether it fits
     const write = () => {
-      const [w, hgt] = size.value.split("x");
+      const [w, hgt] = size.value.split("x").map(Number),
+        frame = `a ${w} × ${hgt} frame`;
+      let got = null;
+      if (!chosen) {
+        const first = choices.find(([v]) => measure(v, w, hgt).readable);
+        const pick = first
+          ? first[0]
+          : choices.map(([v]) => v).sort((a, b) => measure(b, w, hgt).px - measure(a, w, hgt).px)[0];
+        what.value = pick;
+        got = measure(pick, w, hgt);
+        const [top] = choices[0],
+          passed =
+            first && top !== pick
+              ? `; ${labelOf(top)} does not (its text would shrink to ${measure(top, w, hgt).px} px)`
+              : "";
+        fits.textContent = first
+          ? `Chosen to fit: ${labelOf(pick)} fits ${frame} with its text at ${got.px} px (a 30th of the frame's height), as measured in this page${passed}.`
+          : `Nothing here fits ${frame} with its text at ${got.want} px; ${labelOf(pick)} comes closest, its text shrunk to ${got.px} px.`;
+      } else {
+        got = measure(what.value, w, hgt);
+        const others = choices
+          .filter(([v]) => v !== what.value && measure(v, w, hgt).readable)
+          .map(([, label]) => label);
+        fits.textContent = got.readable
+          ? `${labelOf(what.value)} fits ${frame} with its text at ${got.px} px, as measured in this page.`
+          : `${labelOf(what.value)} does not fit ${frame} with its text at ${got.want} px: it shrinks its text to ${got.px} px. ` +
+            (others.length ? `These fit: ${others.join(", ")}.` : "Nothing here fits it.");
+      }
       const src =
         what.value === "chapter"
           ? links.url({ lesson: state.chapter, embed: 1 })
           : links.url({ run: entry.name, step: state.k, view: what.value, embed: 1 });
       code.textContent = `<iframe src="${src}" width="${w}" height="${hgt}" style="border:0" loading="lazy" title="Lookahead decoding: ${what.value === "chapter" ? `lesson, chapter ${state.chapter}` : entry.title}"></iframe>`;
     };
-    what.addEventListener("change", write);
+    what.addEventListener("change", () => {
+      chosen = true;
+      write();
+    });
     size.addEventListener("change", write);
     write();
     return [
@@ -290,6 +336,7 @@ const LadePage = (() => {
           " ",
           copy(code),
         ),
+        fits,
         code,
       ),
       pictures,

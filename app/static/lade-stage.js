@@ -68,8 +68,12 @@ const LadeStage = (() => {
       this.restoring = false; // following Back or Forward: the address is already the state's
       /** @type {Record<string, HTMLElement>} the views' containers, one per view id, moved between layouts */
       this.views = {};
+      /** @type {{run: Run, ids: string[], lanes: string[] | null} | null} what drawViews last put on screen */
+      this.drawn = null;
       this.build();
       document.addEventListener("keydown", (ev) => this.onKey(ev));
+      // a slide deck resizes its frames (full screen, overview): the embed fits its new size
+      window.addEventListener("resize", () => Lade.layout.refit(this));
       // a printed page shows what a closed <details> holds (the chapter's secondary words), then closes them again
       // and a wide grid (the trajectories, a wide window) is shrunk to a printed page's width (about 700 px of A4 or
       // Letter at 96 dpi) rather than cut off
@@ -671,14 +675,22 @@ const LadeStage = (() => {
       this.root.dataset.run = s.current || "";
     }
 
-    /** The views of `ids` for the run at the state's step, into their containers (compact in an embed).
-     * @param {Run} run @param {string[]} ids @param {string[] | null} [lanes] */
-    drawViews(run, ids, lanes = null) {
-      const compact = !!this.state.embed;
+    /** The views of `ids` for the run at the state's step, into their containers (compact in an embed). `into` and
+     * `k`: other containers and step, for an embed measured off screen (Lade.layout.measure).
+     * @param {Run} run @param {string[]} ids @param {string[] | null} [lanes]
+     * @param {Record<string, HTMLElement>} [into] @param {number} [k] */
+    drawViews(run, ids, lanes = null, into = undefined, k = undefined) {
+      const compact = !!this.state.embed || !!into;
+      if (!into) this.drawn = { run, ids, lanes };
       for (const id of ids) {
         const view = Lade.views.render[id];
-        if (view) fill(this.views[id], view({ run, k: this.state.k, lanes, compact }));
+        if (view) fill((into || this.views)[id], view({ run, k: k === undefined ? this.state.k : k, lanes, compact }));
       }
+    }
+
+    /** The views on screen drawn again (a drawing built once per layout is moved wherever it is drawn). */
+    redraw() {
+      if (this.drawn) this.drawViews(this.drawn.run, this.drawn.ids, this.drawn.lanes);
     }
 
     /** Linked highlighting: a window column or a candidate hovered lights up its n-gram in the pool, and the other

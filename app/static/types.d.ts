@@ -199,6 +199,10 @@ interface PageContext {
   actions: Actions;
   standalone: boolean;
 }
+interface ShareContext extends PageContext {
+  /** how an embed of a chapter, view or group at step k fits a frame, measured in the page (Lade.layout.measure) */
+  measure: (what: string, k: number, width: number, height: number) => { px: number; want: number; readable: boolean };
+}
 interface Answer {
   option: number;
   text: string;
