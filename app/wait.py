@@ -163,7 +163,7 @@ def _queue_words(jobs: int, predicted: list[float], now: str) -> str:
         return f"{runs}, their time not predicted (each at most {limits.RUN_BUDGET_S:g} s)"
     some = "" if len(predicted) == jobs else f" {len(predicted)} of them"
     together = " together" if len(predicted) > 1 else ""
-    return f"{runs},{some} predicted at about {duration(sum(predicted))}{together}"
+    return f"{runs},{some} predicted at up to about {duration(sum(predicted))}{together}"
 
 
 def _race_words(race: Race, specs: Sequence[MethodSpec], curve: dict) -> str:
@@ -215,6 +215,6 @@ def wait_text(values: Sequence, jobs: Iterable, races: Sequence) -> str:
     more = f", plus the other {unknown} ahead, not predicted" if unknown and predicted else ""
     more = f", plus the {unknown} ahead" if unknown and not predicted else more
     return (
-        f"**Expected wait: about {duration(total)}** until this race's result: {queue}, then this race, about "
-        f"{duration(race.engine_s)}{cut}{more}.\n\n{_race_words(race, specs, curve)}"
+        f"**Expected wait: up to about {duration(total)}** until this race's result: {queue}, then this race, up to "
+        f"about {duration(race.engine_s)}{cut}{more}.\n\n{_race_words(race, specs, curve)}"
     )

@@ -71,21 +71,29 @@ def test_the_wait_adds_the_races_ahead_and_names_what_it_cannot_predict(toy_serv
     an engine job that is no race (Auto), and a light event (not the engine's): 2.9 + 2.9 = 5.8 s, the Auto job
     named as not predicted. Catches a wait that ignores the queue, counts other groups' jobs, or invents a time."""
     alone = wait.wait_text(RUN, [], (race_handler,))
-    assert alone.startswith("**Expected wait: about 2.9 s** until this race's result: no run is ahead of it in the")
-    assert ", then this race, about 2.9 s.\n\nPredicted for the slowest case from the cost curve measured here" in alone
+    assert alone.startswith(
+        "**Expected wait: up to about 2.9 s** until this race's result: no run is ahead of it in the"
+    )
+    assert (
+        ", then this race, up to about 2.9 s.\n\nPredicted for the slowest case from the cost curve measured here"
+        in alone
+    )
     assert "(a toy machine): lookahead" in alone
     assert "lookahead 2.2 s + greedy 0.7 s = 2.9 s, the lanes" in alone and "prompt's 11 tokens" in alone
     jobs = [job(race_handler, list(RUN)), job(lambda: None), job(race_handler, list(RUN), group=None)]
     queued = wait.wait_text(RUN, jobs, (race_handler,))
     assert queued.startswith(
-        "**Expected wait: about 5.8 s** until this race's result: 2 runs are ahead of it in the engine's queue right"
+        "**Expected wait: up to about 5.8 s** until this race's result: 2 runs are ahead of it in the engine's queue"
     )
     assert (
-        ", 1 of them predicted at about 2.9 s, then this race, about 2.9 s, plus the other 1 ahead, not predicted."
-        in queued
+        ", 1 of them predicted at up to about 2.9 s, then this race, up to about 2.9 s, plus the other 1 ahead, not "
+        "predicted." in queued
     )
     over = wait.wait_text(RUN[:4] + (500,) + RUN[5:], [], (race_handler,))
-    assert over.startswith(f"**Expected wait: about {limits.RUN_BUDGET_S:g} s** until") and "(cut at the limit" in over
+    assert (
+        over.startswith(f"**Expected wait: up to about {limits.RUN_BUDGET_S:g} s** until")
+        and "(cut at the limit" in over
+    )
     assert f"the engine will stop it at {limits.RUN_BUDGET_S:g} s, each lane as far as it got" in over
 
 
