@@ -294,6 +294,7 @@ const LadeForward = (() => {
   async function load(ort, base, progress = () => {}, gpu = null) {
     const t0 = performance.now();
     ort.env.wasm.wasmPaths = new URL("ort/", base).href;
+    ort.env.logLevel = "error"; // not its warnings about shape operators it runs on the CPU beside WebGPU
     ort.env.wasm.numThreads = self.crossOriginIsolated ? Math.min(4, navigator.hardwareConcurrency || 1) : 1;
     const text = await (await fetched(new URL("manifest.json", base))).text();
     const manifest = JSON.parse(text),
