@@ -190,6 +190,7 @@ def test_no_axe_violations_in_the_html_export(chromium, tmp_path):
 # -- the keyboard ----------------------------------------------------------------------------------------------
 FOCUSED = """() => { const e = document.activeElement; if (!e || e === document.body) return null;
     return { id: e.id, tag: e.tagName, option: e.dataset ? e.dataset.option : undefined,
+             first: e.matches('#lesson-predict .options > button.option:first-child'),
              inSidebar: !!e.closest('#sidebar .sidebar-content'), text: (e.textContent || '').trim().slice(0, 30) };
              }"""
 
@@ -213,7 +214,8 @@ def is_id(name):
 
 
 def first_option(el) -> bool:
-    return el["tag"] == "BUTTON" and el["option"] == "0"
+    """The question's first option as shown (a scale may run down: its first is not always option 0)."""
+    return el["tag"] == "BUTTON" and el["first"]
 
 
 def chapter_shown(page) -> int:
