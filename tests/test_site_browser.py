@@ -423,6 +423,46 @@ def test_a_chapter_prints_as_a_handout(chromium, site, chapter):
     page.close()
 
 
+HANDOUT = """() => [...document.querySelectorAll('.handout .handout-chapter')].map(c => ({
+  title: (c.querySelector('h2') || {}).textContent,
+  views: [...c.querySelectorAll('.view')].filter(v => v.querySelector('svg, table, .tok-text')).length,
+  words: (c.querySelector('.fact') ? 1 : 0) + c.querySelectorAll('p').length,
+  question: !!c.querySelector('.predict'), answer: !!c.querySelector('.answer') }))"""
+
+
+def test_the_whole_lesson_prints_as_one_handout(chromium, site):
+    """Only one chapter at a time could be printed. "Print the whole lesson" prints every chapter, each on a page of
+    its own, opened where the lesson opens it: its words, its question without the answer, and its views as drawn
+    at that step, whole, with no control; afterwards the page prints what is on screen again. A PDF goes to
+    out/screenshots/print-lesson.pdf to look at."""
+    page = site_page(chromium, site, 1000, 800)
+    opened(page, site + "index.html?lesson=4", "document.querySelector('#lesson-text')")
+    at_chapter(page, 4)
+    assert page.is_visible("#print-lesson")
+    titles = page.evaluate("() => Lade.lesson.CHAPTERS.map(c => c.title)")
+    focus = page.evaluate("() => Lade.lesson.CHAPTERS.map(c => c.focus.length)")
+    assert page.evaluate("() => window.ladeStage.handout()") == len(titles)
+    page.evaluate("() => window.dispatchEvent(new Event('beforeprint'))")
+    page.emulate_media(media="print")
+    page.wait_for_timeout(300)
+    chapters = page.evaluate(HANDOUT)
+    assert [c["title"] for c in chapters] == titles, chapters
+    for c, wanted in zip(chapters, focus, strict=True):
+        assert c["views"] == wanted and c["words"] >= 2 and not c["answer"], c
+    assert sum(c["question"] for c in chapters) == 8, chapters
+    got = page.evaluate(PRINTED)
+    assert got["controls"] == [] and got["clipped"] == [], got
+    # the stage on screen is not printed with it (the chapter on screen was chapter 4)
+    assert page.evaluate("() => document.querySelector('#lesson-text').getClientRects().length") == 0
+    pdf = page.pdf(path=str(SHOTS / "print-lesson.pdf"), print_background=True)
+    assert len(re.findall(rb"/Type\s*/Page[^s]", pdf)) >= len(titles)
+    page.emulate_media(media="screen")
+    page.evaluate("() => window.dispatchEvent(new Event('afterprint'))")
+    assert page.locator(".handout").count() == 0 and page.is_visible("#lesson-text")
+    assert page.errors == [] and page.foreign == []
+    page.close()
+
+
 def test_on_a_phone_tips_stay_on_screen_and_targets_are_big_enough(chromium, site):
     """At 390 px a glossary tip ran off screen and stayed open, and the chapter pills were 28x21 px. Now every tip
     opened by a tap lies inside the window and closes on a tap elsewhere, every chapter pill is at least 24 px each

@@ -254,7 +254,7 @@ const LadeLayout = (() => {
           focus.map((/** @type {string} */ id) => into[id]),
           h("div", { class: "embed-controls" }, parts.nav, focus.length ? playbar : null),
         ],
-        draw: () => stage.drawViews(run, focus, parts.lanes, own ? undefined : into, s.k),
+        draw: () => stage.drawViews(run, focus, parts.lanes, own ? undefined : into, s.k, true),
       };
     }
     const view = (s.embed && s.embed.view) || "outputs";
@@ -269,7 +269,7 @@ const LadeLayout = (() => {
           ids.map((id) => into[id]),
         ),
       ],
-      draw: () => stage.drawViews(run, ids, null, own ? undefined : into, s.k),
+      draw: () => stage.drawViews(run, ids, null, own ? undefined : into, s.k, true),
     };
   }
 

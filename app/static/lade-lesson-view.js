@@ -150,6 +150,14 @@ const LadeLessonView = (() => {
             "Try it yourself ↗",
           )
         : h("button", { id: "lesson-try", onclick: () => ctx.actions.explore() }, "Try it yourself →"),
+      embed ? null : " ",
+      embed
+        ? null
+        : h(
+            "button",
+            { type: "button", id: "print-lesson", class: "small", onclick: () => ctx.actions.printLesson() },
+            "Print the whole lesson",
+          ),
       // only where the chapter reads the reader's run (chapters 2 and 6 read their own race or Jacobi run)
       state.own && run.handle === state.own
         ? h("span", { class: "muted" }, " On your run: ", Lade.dom.label(run.title), ".")

@@ -93,6 +93,7 @@ const LadeStage = (() => {
         for (const el of shrunk) el.style.setProperty("zoom", String(PRINTED_WIDTH / el.scrollWidth));
       });
       window.addEventListener("afterprint", () => {
+        this.handoutDone();
         for (const d of opened) d.open = false;
         for (const el of shrunk) el.style.removeProperty("zoom");
         opened = [];
@@ -110,6 +111,7 @@ const LadeStage = (() => {
         sidebar: () => this.openSidebar(),
         lab: (/** @type {Partial<LabInputs>} */ patch) => this.set({ lab: { ...this.state.lab, ...patch } }),
         mode: (/** @type {Mode} */ mode) => this.mode(mode),
+        printLesson: () => this.printLesson(),
       };
     }
 
@@ -370,6 +372,59 @@ const LadeStage = (() => {
       } catch {
         // an address the page may not write (a sandboxed frame): the state stays, unaddressed
       }
+    }
+
+    /** The whole lesson as one handout, then the browser's print dialog (the handout goes once printed). */
+    async printLesson() {
+      await this.handout();
+      window.print();
+    }
+
+    /**
+     * One handout of the whole lesson for print: every chapter on a page of its own, opened where the lesson opens
+     * it, with its words, its question (without the answer: a handout is for predicting) and its views as drawn at
+     * that step; the page prints only it (lade.css) until `handoutDone`. Built in the page, off screen and inert.
+     */
+    async handout() {
+      this.handoutDone();
+      const book = h("div", { class: "handout", inert: "", "aria-hidden": "true" });
+      for (const [i, ch] of Lade.lesson.CHAPTERS.entries()) {
+        const handle = this.chapterRun(ch),
+          run = handle ? await this.load(handle) : null;
+        if (!run) continue;
+        const k = Lade.lesson.chapterStart(ch, run).k;
+        /** @type {State} */
+        const s = { ...this.state, mode: "lesson", chapter: i + 1, current: handle, k, answered: null, embed: null };
+        const parts = Lade.lessonView.view({ ...this.lessonContext(run), state: s }),
+          focus = parts.focus.filter((/** @type {string} */ id) => this.views[id]),
+          into = Object.fromEntries(focus.map((id) => [id, h("div", { class: "view lesson-focus" })]));
+        this.drawViews(run, focus, parts.lanes, into, k, false);
+        // a copy of what was drawn: a drawing built once per layout moves to wherever it is drawn next
+        const page = h(
+          "section",
+          { class: "handout-chapter" },
+          parts.head,
+          parts.where,
+          parts.text,
+          parts.question,
+          focus.map((id) => into[id].cloneNode(true)),
+        );
+        for (const el of page.querySelectorAll("[id], [aria-labelledby]")) {
+          el.removeAttribute("id");
+          el.removeAttribute("aria-labelledby");
+        }
+        book.append(page);
+      }
+      this.redraw();
+      this.frame.append(book);
+      document.body.classList.add("lade-handout");
+      return book.children.length;
+    }
+
+    /** The handout printed (or not): gone, and the page prints what is on screen again. */
+    handoutDone() {
+      for (const book of this.frame.querySelectorAll(":scope > .handout")) book.remove();
+      document.body.classList.remove("lade-handout");
     }
 
     /** Presenter mode on or off: large type for a projector, and the whole screen where the browser allows it. */
@@ -675,12 +730,11 @@ const LadeStage = (() => {
       this.root.dataset.run = s.current || "";
     }
 
-    /** The views of `ids` for the run at the state's step, into their containers (compact in an embed). `into` and
-     * `k`: other containers and step, for an embed measured off screen (Lade.layout.measure).
+    /** The views of `ids` for the run at the state's step, into their containers (compact in an embed). `into`, `k`
+     * and `compact`: other containers, step and form (an embed measured off screen, a chapter of the handout).
      * @param {Run} run @param {string[]} ids @param {string[] | null} [lanes]
-     * @param {Record<string, HTMLElement>} [into] @param {number} [k] */
-    drawViews(run, ids, lanes = null, into = undefined, k = undefined) {
-      const compact = !!this.state.embed || !!into;
+     * @param {Record<string, HTMLElement>} [into] @param {number} [k] @param {boolean} [compact] */
+    drawViews(run, ids, lanes = null, into = undefined, k = undefined, compact = !!this.state.embed) {
       if (!into) this.drawn = { run, ids, lanes };
       for (const id of ids) {
         const view = Lade.views.render[id];

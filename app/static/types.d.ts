@@ -183,6 +183,7 @@ interface Actions {
   sidebar: () => void;
   lab: (patch: Partial<LabInputs>) => void;
   mode: (mode: Mode) => void;
+  printLesson: () => void;
 }
 interface LessonContext {
   run: Run;
