@@ -31,24 +31,36 @@ const LadeLayout = (() => {
     return !cut && box.scrollWidth <= box.clientWidth + 1 && box.getBoundingClientRect().height <= height;
   }
 
+  /** The largest zoom, up to `want`, at which `box` fits (found by halving, at least 0.4); the box is left at it.
+   * @param {HTMLElement} box @param {number} width @param {number} height @param {number} want */
+  function largest(box, width, height, want) {
+    if (fitsAt(box, want, width, height)) return want;
+    let lo = 0.4,
+      hi = want;
+    for (let i = 0; i < 8; i++) {
+      const mid = (lo + hi) / 2;
+      if (fitsAt(box, mid, width, height)) lo = mid;
+      else hi = mid;
+    }
+    fitsAt(box, lo, width, height);
+    return lo;
+  }
+
   /** Zoom a box up or down to fit `width` x `height` pixels: the slide's type where the box fits at it, else the
-   * largest zoom that fits (found by halving, at least 0.4). `frame`: the frame's height, which sets the type.
-   * Returns {zoom, px: its body text, want: the slide's, readable: whether it has the slide's type}.
+   * largest zoom that fits. A chapter is tried with its words above its view and beside it, and keeps the form whose
+   * type is larger. `frame`: the frame's height, which sets the type. Returns {zoom, px: its body text, want: the
+   * slide's, readable: whether it has the slide's type}.
    * @param {HTMLElement} box @param {number} width @param {number} height @param {number} frame */
   function fit(box, width, height, frame) {
-    const want = slideZoom(frame);
-    let zoom = want;
-    if (!fitsAt(box, want, width, height)) {
-      let lo = 0.4,
-        hi = want;
-      for (let i = 0; i < 8; i++) {
-        const mid = (lo + hi) / 2;
-        if (fitsAt(box, mid, width, height)) lo = mid;
-        else hi = mid;
-      }
-      zoom = lo;
-      fitsAt(box, zoom, width, height);
-    }
+    const want = slideZoom(frame),
+      forms = box.classList.contains("chapter") ? [false, true] : [false];
+    const tried = forms.map((side) => {
+      box.classList.toggle("side", side);
+      return { side, zoom: largest(box, width, height, want) };
+    });
+    const best = tried.reduce((a, b) => (b.zoom > a.zoom + 1e-6 ? b : a));
+    box.classList.toggle("side", best.side);
+    const zoom = best === tried[tried.length - 1] ? best.zoom : largest(box, width, height, want);
     const px = Math.round(zoom * BODY_PX * 10) / 10;
     box.dataset.zoom = zoom.toFixed(3);
     box.dataset.px = String(px);
@@ -290,6 +302,7 @@ const LadeLayout = (() => {
       before.current === s.current &&
       stage.main.querySelector(":scope > .embed-box");
     if (!same) region(stage, "embed-box", ...parts.children);
+    stage.main.querySelector(":scope > .embed-box").classList.toggle("chapter", lesson);
     parts.draw();
     requestAnimationFrame(() => refit(stage));
   }
@@ -303,7 +316,7 @@ const LadeLayout = (() => {
     /** @type {State} */
     const s = { ...stage.state, k, answered: null, embed: what === "chapter" ? { lesson: true } : { view: what } };
     const parts = embedParts(stage, run, s, false),
-      box = h("div", { class: "embed-box" }, parts.children);
+      box = h("div", { class: what === "chapter" ? "embed-box chapter" : "embed-box" }, parts.children);
     const host = h(
       "div",
       {
