@@ -220,16 +220,30 @@ const LadeLayout = (() => {
     );
   }
 
-  /** @param {any} stage @param {PageContext} ctx */
+  /** "Link or embed"'s body for what is on screen. Its embed is measured (a few layouts per choice, a third of a
+   * second in all), so it is written when stepping pauses, not on every step or frame of Play.
+   * @param {any} stage @param {PageContext} ctx */
   function shareBody(stage, ctx) {
-    const body = stage.main.querySelector(".share-body");
+    const body = stage.main.querySelector(".share-body"),
+      s = stage.state;
+    window.clearTimeout(stage.shareTimer);
+    if (!s.share || !body) return;
+    const key = `${s.mode} ${s.chapter} ${s.current} ${s.k}`;
+    if (body.dataset.key === key && body.childElementCount) return;
     const measured = (
       /** @type {string} */ what,
       /** @type {number} */ k,
       /** @type {number} */ w,
       /** @type {number} */ hgt,
     ) => measure(stage, ctx.run, what, k, w, hgt);
-    if (stage.state.share && body) fill(body, Lade.page.share({ ...ctx, measure: measured }));
+    stage.shareTimer = window.setTimeout(
+      () => {
+        if (!body.isConnected || stage.state.playing) return;
+        body.dataset.key = key;
+        fill(body, Lade.page.share({ ...ctx, measure: measured }));
+      },
+      body.childElementCount ? 300 : 0,
+    );
   }
 
   /** @param {any} stage @param {Run} run */
