@@ -10,7 +10,8 @@
                                          guard caps the body): kept in the store, answered {"handle": ...} (201)
     GET engine/<file>                    a file of the engine that races in the visitor's browser (the ones
                                          `lade export-site` writes as engine/: app/render/engine_files.py `served`),
-                                         where the app was started with it; each client `ENGINE_RATE` a minute
+                                         where the app was started with it; each client at most `ENGINE_BYTES` of
+                                         them per `ENGINE_S` seconds; answers 304 to a copy the browser holds
 
 A handle is a gallery run's name, a stored run's content hash (`u-...`) or a live run's unguessable token
 (`live-...`): `store.STORE` is the one place a run lives. The page reads all three through this one path (and the
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import threading
 import time
@@ -40,6 +42,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
+from starlette.staticfiles import NotModifiedResponse, StaticFiles
 
 from lade_core.schema import SchemaError
 from lade_core.trace import MAX_STEPS
@@ -55,28 +58,28 @@ HANDLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 RATE, RATE_S = 120, 10.0  # payload reads per client: a live run's page asks about twice a second
 EXPORT_RATE, EXPORT_S = 6, 60.0  # trace files and replays per client
 UPLOAD_RATE, UPLOAD_S = 10, 60.0  # trace files posted per client
-ENGINE_RATE, ENGINE_S = 60, 60.0  # engine files per client: one load asks for 16, about 115 MB
+ENGINE_BYTES, ENGINE_S = 450e6, 600.0  # engine file bytes per client: three whole loads (about 145 MB each) in 10 min
 FORMS = ("multipart/", "application/x-www-form-urlencoded")
 MAX_LANES = 8  # lanes a `since` may name
 MAX_CLIENTS = 10_000  # buckets kept; the oldest go first
 
 
 class Buckets:
-    """Token buckets per client: `rate` requests per `seconds`, refilled continuously."""
+    """Token buckets per client: `rate` tokens (requests, or bytes) per `seconds`, refilled continuously."""
 
-    def __init__(self, rate: int, seconds: float):
+    def __init__(self, rate: float, seconds: float):
         self.rate, self.seconds = rate, seconds
         self._tokens: dict[str, tuple[float, float]] = {}
         self._lock = threading.Lock()
 
-    def wait(self, client: str, now: float | None = None) -> float:
-        """0 if `client` may go now (a token is spent), else the seconds until it may."""
+    def wait(self, client: str, now: float | None = None, cost: float = 1) -> float:
+        """0 if `client` may go now (`cost` tokens are spent), else the seconds until it may."""
         now = time.monotonic() if now is None else now
         with self._lock:
             tokens, then = self._tokens.pop(client, (float(self.rate), now))
             tokens = min(float(self.rate), tokens + (now - then) * self.rate / self.seconds)
-            wait = 0.0 if tokens >= 1 else (1 - tokens) * self.seconds / self.rate
-            self._tokens[client] = (tokens - 1 if wait == 0 else tokens, now)
+            wait = 0.0 if tokens >= cost else (cost - tokens) * self.seconds / self.rate
+            self._tokens[client] = (tokens - cost if wait == 0 else tokens, now)
             while len(self._tokens) > MAX_CLIENTS:
                 self._tokens.pop(next(iter(self._tokens)))
         return wait
@@ -155,21 +158,23 @@ def routes(
     it lifts the guard's per-client caps (`--per-client 0`: a private server, or tests whose clients share one
     address); `engine`: the browser engine's files by name (`engine_files.served`), served at engine/<name>."""
     reads, exports = Buckets(RATE, RATE_S), Buckets(EXPORT_RATE, EXPORT_S)  # read when the app is made
-    uploads, engine_reads = Buckets(UPLOAD_RATE, UPLOAD_S), Buckets(ENGINE_RATE, ENGINE_S)
+    uploads, engine_reads = Buckets(UPLOAD_RATE, UPLOAD_S), Buckets(ENGINE_BYTES, ENGINE_S)
+    conditional = StaticFiles(directory=".", check_dir=False)  # only its reading of If-None-Match / If-Modified-Since
     rendering, reading = asyncio.Semaphore(1), asyncio.Semaphore(1)
 
-    def limited(request: Request, buckets: Buckets) -> JSONResponse | None:
+    def limited(request: Request, buckets: Buckets, cost: float = 1, what: str = "runs") -> JSONResponse | None:
         if not per_client:
             return None
         client = client_of(request.scope, trust_proxy)
-        wait = buckets.wait(client)
+        wait = buckets.wait(client, cost=cost)
         if not wait:
             return None
-        refusal(f"refused: {client} asked for runs faster than {buckets.rate} per {buckets.seconds:g} s")
+        rate = f"{buckets.rate / 1e6:g} MB" if what != "runs" else f"{buckets.rate}"
+        refusal(f"refused: {client} asked for {what} faster than {rate} per {buckets.seconds:g} s")
         seconds = max(1, round(wait + 0.5))
         return _error(
             429,
-            f"Too many requests for runs from one visitor; try again in {seconds} s.",
+            f"Too many requests for {what} from one visitor; try again in {seconds} s.",
             **{"Retry-After": str(seconds)},
         )
 
@@ -241,10 +246,13 @@ def routes(
         path = (engine or {}).get(request.path_params["name"])  # only the files it was given: no path is built
         if path is None:
             return _error(404, "No such file of the browser engine on this server.")
-        refused = limited(request, engine_reads)
-        if refused:
-            return refused
-        return FileResponse(path, headers={"Cache-Control": "no-cache"})  # revalidated: a new model is a new file
+        stat = os.stat(path)
+        # revalidated on every load (a new model is new files at the same names), answered 304 when unchanged
+        response = FileResponse(path, stat_result=stat, headers={"Cache-Control": "no-cache"})
+        if conditional.is_not_modified(response.headers, request.headers):
+            return NotModifiedResponse(response.headers)
+        refused = limited(request, engine_reads, cost=min(stat.st_size, engine_reads.rate), what="engine files")
+        return refused or response
 
     return [
         Route("/engine/{name:path}", engine_file, methods=["GET", "HEAD"]),

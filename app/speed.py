@@ -104,7 +104,7 @@ def band_words(judged: dict) -> str:
     top = max(judged["parts"], key=lambda p: p["ratio"])
     percent = round(100 * (judged["ratio"] - 1))
     if top["what"] == OWN:
-        return f"this run's own greedy steps differed by up to {percent}% between its first and second half"
+        return f"this run's own greedy steps differed by {percent}% between its first and second half"
     return f"greedy runs of one prompt here have differed by up to {percent}%"
 
 

@@ -133,7 +133,7 @@ def ahead(jobs: Iterable, races: Sequence, lm, curve: dict | None) -> tuple[int,
         if fn in races and values is not None and lm is not None and curve is not None:
             try:
                 predicted.append(predict_race(*race_of(values, lm), curve).engine_s)
-            except (gr.Error, ValueError, TypeError):
+            except (gr.Error, ValueError, TypeError, RuntimeError, KeyError):  # the tokenizer may be busy
                 continue
     return len(engine), predicted
 

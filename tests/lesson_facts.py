@@ -160,7 +160,7 @@ def noise_spreads(run: RunTrace | None = None) -> dict:
     time (step 0, the prefill, left out). "greedy runs of one prompt here have differed by up to B% (the gallery's R
     greedy runs of one prompt ... took L to H ms a step)". With a run, also how far its own greedy steps drifted (the
     mean step time of the first half of its decoding steps against the second half's): where that is wider, "this run's
-    own greedy steps differed by up to B% between its first and second half, more than greedy runs of one prompt
+    own greedy steps differed by B% between its first and second half, more than greedy runs of one prompt
     here have differed by up to M% (...)"."""
     bench, widest = spreads_on_file()
     on_file = max(bench, max(widest) / min(widest))

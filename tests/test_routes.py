@@ -216,3 +216,25 @@ def test_per_client_zero_lifts_the_rates(slow_clock):
     assert {post(c, data, "10.0.3.9").status_code for _ in range(routes.UPLOAD_RATE + 2)} == {201}
     reads = {c.get(f"/runs/{NAME}.json", headers=as_visitor("10.0.3.9")).status_code for _ in range(routes.RATE + 2)}
     assert reads == {200}
+
+
+def test_the_engine_files_are_served_by_name_revalidated_and_bounded_in_bytes(tmp_path, monkeypatch):
+    """engine/<name> answers only the files it was given (no path is built from the request), 304 to a copy the
+    browser holds (If-None-Match), and each client at most `ENGINE_BYTES` per `ENGINE_S` (429 past it, naming the
+    engine's files); another client is not held back."""
+    monkeypatch.setattr(routes, "ENGINE_BYTES", 3_000)
+    chunk = tmp_path / "model.gguf.000"
+    chunk.write_bytes(b"x" * 1_000)
+    c = TestClient(Starlette(routes=routes.routes(trust_proxy=1, engine={"model.gguf.000": chunk})))
+    for bad in ("engine/../model.gguf.000", "engine/%2e%2e/app.py", "engine/nothing"):
+        assert c.get(bad, headers=as_visitor("10.0.0.1")).status_code == 404, bad
+    first = c.get("engine/model.gguf.000", headers=as_visitor("10.0.0.1"))
+    assert first.status_code == 200 and first.content == chunk.read_bytes()
+    assert first.headers["cache-control"] == "no-cache" and first.headers["etag"]
+    again = c.get("engine/model.gguf.000", headers={**as_visitor("10.0.0.1"), "If-None-Match": first.headers["etag"]})
+    assert again.status_code == 304 and not again.content
+    codes = [c.get("engine/model.gguf.000", headers=as_visitor("10.0.0.1")).status_code for _ in range(3)]
+    assert codes == [200, 200, 429], codes  # 3,000 bytes: the first and these two, then the budget is spent
+    refused = c.get("engine/model.gguf.000", headers=as_visitor("10.0.0.1"))
+    assert "engine files" in refused.json()["error"] and int(refused.headers["retry-after"]) >= 1
+    assert c.get("engine/model.gguf.000", headers=as_visitor("10.0.0.2")).status_code == 200

@@ -5,7 +5,8 @@
     engine/tokenizer.json          the tokenizer's vocabulary, merges and special tokens and the chat template's frame
                                    around the visitor's text (`tokenizer_data`, lade-tokenizer.js reads it)
     engine/manifest.json           where each weight comes from in the GGUF and its hash (lade_core/gguf_weights.py),
-                                   plus the model's shape and the GGUF's chunks: {..., shape, chunks: [{file, bytes}]}
+                                   plus the model's shape, the GGUF's chunks and the graphs' SHA-256:
+                                   {..., shape, chunks: [{file, bytes}], graphs: {"forward.onnx": hex, ...}}
     engine/model.gguf.000, ...     the shipped GGUF in chunks of `CHUNK` bytes (common static hosts refuse large files)
     engine/ort/                    onnxruntime-web's WASM build, pinned in package-lock.json (its JS, glue and .wasm)
     engine/lade-*.js               the browser engine: weights, the engine's rules, the forward
@@ -98,6 +99,7 @@ def _write_model_files(out: Path) -> None:
     s = Shape.of(AutoConfig.from_pretrained(model))
     onnx.save(build_graph(s), str(out / "forward.onnx"))
     onnx.save(build_keep_graph(s), str(out / "keep.onnx"))
+    graphs = {name: hashlib.sha256((out / name).read_bytes()).hexdigest() for name in ("forward.onnx", "keep.onnx")}
     doc = manifest(gguf, load_file(f"{model}/model.safetensors"), s)
     chunks = []
     with open(gguf, "rb") as f:
@@ -105,7 +107,8 @@ def _write_model_files(out: Path) -> None:
             name = f"model.gguf.{len(chunks):03d}"
             (out / name).write_bytes(block)
             chunks.append({"file": name, "bytes": len(block)})
-    doc.update(shape={"layers": s.layers, "kv_heads": s.kv_heads, "head_dim": s.head_dim}, chunks=chunks)
+    # the graphs' hashes too: a new graph is a new manifest, so a browser's stored copy is named anew (lade-forward.js)
+    doc.update(shape={"layers": s.layers, "kv_heads": s.kv_heads, "head_dim": s.head_dim}, chunks=chunks, graphs=graphs)
     (out / "manifest.json").write_text(json.dumps(doc), encoding="utf-8")
     tokens = tokenizer_data(AutoTokenizer.from_pretrained(model))
     (out / "tokenizer.json").write_text(json.dumps(tokens, ensure_ascii=False), encoding="utf-8")
@@ -114,14 +117,15 @@ def _write_model_files(out: Path) -> None:
 
 
 def fingerprint(gguf: Path) -> str:
-    """What the model files are made from, hashed: the GGUF (name and size), the runtime's version and the code
-    that writes them. A change to any of them writes a new folder."""
-    digest = hashlib.sha256(f"{gguf.name}:{gguf.stat().st_size}".encode())
+    """What the model files are made from, hashed: the GGUF (name, size and time written), the runtime's version and
+    the code that writes them. A change to any of them writes a new folder."""
+    digest = hashlib.sha256(f"{gguf.name}:{gguf.stat().st_size}:{gguf.stat().st_mtime_ns}".encode())
     digest.update((ORT_DIST.parent / "package.json").read_bytes())
     for path in (
         "lade_core/onnx_graph.py",
         "lade_core/gguf_weights.py",
         "lade_core/chat.py",
+        "lade_core/checkpoint.py",
         "app/render/engine_files.py",
     ):
         digest.update((ROOT / path).read_bytes())
@@ -150,6 +154,9 @@ def served() -> tuple[dict[str, Path], dict] | None:
             with tempfile.TemporaryDirectory(dir=home) as tmp:
                 _write_model_files(Path(tmp) / "engine")
                 os.replace(Path(tmp) / "engine", folder)
+            for old in home.iterdir():  # earlier sets (about 145 MB each): only the newest is served
+                if old != folder and len(old.name) == 16 and (old / "manifest.json").exists():
+                    shutil.rmtree(old, ignore_errors=True)
         except OSError as exc:  # another process wrote it first, or the cache folder is not writable
             if not (folder / "manifest.json").exists():
                 logging.getLogger(__name__).warning(
@@ -172,7 +179,7 @@ def engine_boot(made: dict) -> dict:
     from lade_core.config import DraftConfig, LookaheadConfig, Sampling
     from lade_core.schema import to_data
 
-    from .. import limits
+    from .. import limits, speed
     from .payload import empty_derived
 
     config = AutoConfig.from_pretrained(default_model_path())
@@ -207,4 +214,11 @@ def engine_boot(made: dict) -> dict:
             "prompt_tokens": limits.MAX_PROMPT_TOKENS,
         },
         "derived": empty_derived(),
+        # the noise rule's floor for a race in a browser (lade-derive.js `speed`): two greedy runs of one prompt in one
+        # process on the project's machine (a race's lanes run in one page); the race's own drift where wider
+        "band_parts": [
+            {**p, "where": "the project's machine"}
+            for p in speed.band()["parts"]
+            if p["source"].endswith(speed.BENCH_PAIRS.name)
+        ],
     }

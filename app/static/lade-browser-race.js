@@ -19,8 +19,9 @@ const LadeBrowserRace = (() => {
     if (!gpu) return null;
     try {
       const adapter = await gpu.requestAdapter();
-      if (!adapter) return null;
-      const info = adapter.info || {};
+      const info = (adapter && adapter.info) || {};
+      // a software adapter (SwiftShader and the like) runs on the CPU, many times slower than WebAssembly
+      if (!adapter || info.isFallbackAdapter || adapter.isFallbackAdapter) return null;
       const words = [info.vendor, info.architecture, info.description].filter(Boolean).join(" ");
       return Lade.dom.labelText(words || "an adapter that gives no name").slice(0, 60);
     } catch {
@@ -115,12 +116,12 @@ const LadeBrowserRace = (() => {
     };
     /** @type {Record<string, any>} */
     const derived = { ...info.derived, ...window.Lade.derive.derive(trace) };
-    // a finished race is judged by the one noise rule on its own drift (no spreads on file for this device); a race
-    // still running or stopped early (every lane at once) is not (payload.py)
+    // a finished race is judged by the one noise rule (no spreads on file for this device: its own drift, with the
+    // project's machine's in-process spread as a floor); a race still running or stopped early is not (payload.py)
     const whole = [trace.parallel, trace.baseline].every(
       (m) => !["running", "cancelled", "budget"].includes(m.stop_reason),
     );
-    const sp = whole ? window.Lade.derive.speed(trace, []) : null;
+    const sp = whole ? window.Lade.derive.speed(trace, info.band_parts || []) : null;
     if (sp) derived.speed = sp;
     return { trace, derived };
   }
@@ -135,7 +136,10 @@ const LadeBrowserRace = (() => {
     const missing = lacking();
     if (missing)
       throw new Refused(`This browser cannot race here: it needs ${missing}. The recorded runs still replay.`);
-    ui.status(`Loading the engine: ${fmt(info.download_bytes / 1e6, 0)} MB the first time…`);
+    const gpuMore = (info.runtime_bytes.webgpu - info.runtime_bytes.wasm) / 1e6;
+    ui.status(
+      `Loading the engine: ${fmt(info.download_bytes / 1e6, 0)} MB the first time (${fmt(info.download_bytes / 1e6 + gpuMore, 0)} MB with WebGPU)…`,
+    );
     const t0 = performance.now();
     let said = "";
     const { engine, tokenizer, eos } = await load(info, (stage, done, total) => {
@@ -168,9 +172,10 @@ const LadeBrowserRace = (() => {
         `The prompt is ${race.prompt_ids.length} tokens with the chat template; a race here takes at most ${info.limits.prompt_tokens}. Shorten it.`,
       );
     const handle = `browser-${++races}`;
+    const lanes = [engine.lane(), engine.lane()]; // each its own K/V cache, freed when the race ends
     const decoders = {
-      parallel: new E.Lookahead(engine.lane(), race.prompt_ids, config, info.context),
-      baseline: new E.Greedy(engine.lane(), race.prompt_ids),
+      parallel: new E.Lookahead(lanes[0], race.prompt_ids, config, info.context),
+      baseline: new E.Greedy(lanes[1], race.prompt_ids),
     };
     let last = 0,
       cost = 0,
@@ -212,6 +217,8 @@ const LadeBrowserRace = (() => {
         stage.hold(handle, payload(info, race, { parallel: cut(sofar.parallel), baseline: cut(sofar.baseline) }));
       }
       throw err;
+    } finally {
+      for (const lane of lanes) lane.close();
     }
     const done = payload(info, race, runs);
     stage.hold(handle, done);
@@ -295,7 +302,7 @@ const LadeBrowserRace = (() => {
         h("span", { class: "source" }, info.memory_source),
         "). ",
         self.caches
-          ? "It keeps the model in this browser's storage, so a later visit reads it from disk (Delete below frees it). "
+          ? "It tries to keep the model in this browser's storage, so that a later visit reads it from disk (Delete below frees it). "
           : "This page cannot keep the model between visits (the browser's storage is off here). ",
         "Where your browser offers a GPU through WebGPU it runs there (experimental: its runtime is ",
         fmt((info.runtime_bytes.webgpu - info.runtime_bytes.wasm) / 1e6, 0),

@@ -154,9 +154,10 @@ const LadeDerive = (() => {
   /**
    * A finished run's speed by the one noise rule (app/speed.py `speed`, held to it by tests/test_derive_js.py): each
    * lane's speed-up over greedy and its verdict, the lanes as fast as the fastest, and the band: the largest of
-   * `parts` (spreads measured on the device that raced, with their sources) and the run's own drift. A run raced in
-   * a browser has no spreads on file for its device and no bench rows: only its own drift judges it, and with fewer
-   * than 4 greedy decoding steps there is no band and no verdict (null).
+   * `parts` (spreads on file, with their sources) and the run's own drift. A run raced in a browser has no spreads
+   * on file for its device and no bench rows: its own drift judges it, with the project's machine's in-process spread
+   * as a floor (`boot.engine.band_parts`, a part naming `where` it was measured); with no part and fewer than 4
+   * greedy decoding steps there is no band and no verdict (null).
    * @param {any} trace a RunTrace's data @param {any[]} parts
    * @returns {Speed | null}
    */

@@ -97,6 +97,13 @@ const LadeForward = (() => {
         this.present.push(out[`present_key_${i}`].data, out[`present_value_${i}`].data);
     }
 
+    /** The lane is done: its cache goes. */
+    close() {
+      this.past = [];
+      this.present = null;
+      this.length = 0;
+    }
+
     /** The prompt's forward (causal); the argmax after it. Its whole K/V stays. @param {number[]} ids */
     async prefill(ids) {
       const mask = ids.map((_, i) => ids.map((_, j) => j <= i));
@@ -176,11 +183,16 @@ const LadeForward = (() => {
         graphOptimizationLevel: "all",
         preferredOutputLocation: onGpu,
       });
-      const keeper = await ort.InferenceSession.create(keepGraph, {
-        executionProviders: ["webgpu"],
-        preferredOutputLocation: "gpu-buffer",
-      });
-      return new GpuForward(ort, session, keeper, shape);
+      try {
+        const keeper = await ort.InferenceSession.create(keepGraph, {
+          executionProviders: ["webgpu"],
+          preferredOutputLocation: "gpu-buffer",
+        });
+        return new GpuForward(ort, session, keeper, shape);
+      } catch (err) {
+        await session.release(); // its weights leave the GPU before WebAssembly loads its own copy
+        throw err;
+      }
     }
 
     cache() {
@@ -219,6 +231,13 @@ const LadeForward = (() => {
       for (let i = 0; i < this.shape.layers; i++) this.kv.push(got[`past_key_${i}`], got[`past_value_${i}`]);
       this.length = kept.length;
       this.out = null;
+    }
+
+    /** Free the GPU buffers this lane holds (its cache and its last forward's K/V); the lane is done. */
+    close() {
+      for (const t of [...(this.out || []), ...(this.kv || [])]) t.dispose();
+      this.out = this.kv = null;
+      this.length = 0;
     }
   }
 
@@ -259,6 +278,22 @@ const LadeForward = (() => {
     const kept = new Response(bytes, { headers: { "content-length": String(bytes.length) } });
     if (cache) await cache.put(url, kept).catch(() => {}); // a full disk: the next visit downloads
     return { bytes, stored: false };
+  }
+
+  /**
+   * A graph's bytes, checked against the manifest's SHA-256: from the browser's storage where kept and whole, else
+   * downloaded (a stored copy that fails is deleted first).
+   * @param {Cache | null} cache @param {string} base @param {string} name @param {any} manifest
+   */
+  async function graphOf(cache, base, name, manifest) {
+    const want = (manifest.graphs || {})[name];
+    for (const from of cache ? [cache, null] : [null]) {
+      const { bytes, stored } = await bytesOf(from, new URL(name, base));
+      if ((await window.Lade.weights.sha256(bytes)) === want) return bytes;
+      await forget();
+      if (!stored) break;
+    }
+    throw new Error(`${name}: its SHA-256 is not the manifest's`);
   }
 
   /** Whether this browser keeps the model's files, and how many bytes of them. */
@@ -314,14 +349,15 @@ const LadeForward = (() => {
       if (stored) fromStore += bytes.length;
       progress(stored ? "storage" : "download", done, total);
     }
-    const graph = (await bytesOf(cache, new URL("forward.onnx", base))).bytes;
+    const graph = await graphOf(cache, base, "forward.onnx", manifest);
     const t1 = performance.now();
     let weights;
     try {
       weights = await window.Lade.weights.rebuild(gguf.buffer, manifest, (d, n) => progress("rebuild", d, n));
     } catch (err) {
-      // a copy kept in this browser that no longer matches its hashes is deleted: the next race downloads afresh
-      if (fromStore) await forget();
+      // files that fail their hashes are not kept (downloaded just now and stored, or stored before): the next race
+      // downloads afresh
+      await forget();
       throw err;
     }
     const t2 = performance.now();
@@ -334,7 +370,7 @@ const LadeForward = (() => {
           ? await GpuForward.create(
               ort,
               graph,
-              (await bytesOf(null, new URL("keep.onnx", base))).bytes,
+              await graphOf(cache, base, "keep.onnx", manifest),
               weights,
               manifest.shape,
               manifest.weights.file,

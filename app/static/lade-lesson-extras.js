@@ -18,15 +18,12 @@ const LadeLessonExtras = (() => {
       onFile = parts.filter((p) => p.source !== "this run");
     // the run's own drift, where it is wider than every spread on file (it set the band)
     const own = parts.find((p) => p.source === "this run" && onFile.every((q) => q.ratio < p.ratio));
-    if (own && !onFile.length)
-      // a race in a browser: no spreads on file for the visitor's device, its own drift alone (lade-derive.js `speed`)
-      return [
-        "this race's own greedy steps, on the device that raced it, differed by up to ",
-        fact("noise_band", percent(own.ratio)),
-        " between its first and second half, so smaller differences are noise",
-      ];
+    // where the spreads on file were measured: "here" (the machine that recorded the run), or the machine a part
+    // names (a race in a visitor's browser is judged against the project's machine's spread as a floor)
+    const where = onFile.find((p) => p.where);
+    const here = where ? ` on ${where.where}` : " here";
     const measured = [
-      "greedy runs of one prompt here have differed by up to ",
+      `greedy runs of one prompt${here} have differed by up to `,
       fact(own ? "noise_measured" : "noise_band", percent(Math.max(1, ...onFile.map((p) => p.ratio)))),
       gallery
         ? [
@@ -42,7 +39,7 @@ const LadeLessonExtras = (() => {
     ];
     return own
       ? [
-          "this run's own greedy steps differed by up to ",
+          "this run's own greedy steps differed by ",
           fact("noise_band", percent(own.ratio)),
           " between its first and second half, more than ",
           measured,
