@@ -618,6 +618,28 @@ def test_a_prompt_made_now_races_in_the_page_as_in_python(chromium, site, lm):
     page.close()
 
 
+def test_race_1_in_the_address_opens_the_race_in_a_page_and_in_an_embed(chromium, site):
+    """`?race=1` opens "Race it in your browser" (a lecturer's link to it), and in an embed on a slide too, without
+    taking focus from the page around it; nothing is downloaded until the visitor races."""
+    page = site_page(chromium, site)
+    opened(page, site + "index.html?race=1", "document.querySelector('#browser-race')")
+    assert page.is_visible("#browser-race") and page.get_attribute("#race-browser", "aria-expanded") == "true"
+    assert "race=1" in page.url
+    host = site_page(chromium, site, 1000, 600)
+    embed = site + "index.html?run=code-class&view=outputs&embed=1&race=1"
+    host.set_content(f'<iframe src="{embed}" width="960" height="540" title="race"></iframe>')  # a slide's host
+    frame = host.frame_locator("iframe")
+    frame.locator("#browser-race-prompt").wait_for()
+    assert frame.locator("#browser-race").is_visible()
+    assert host.evaluate("() => document.activeElement.tagName") == "BODY"  # focus stays with the slide
+    assert not host.frames[1].evaluate("() => !!window.ort")  # nothing loaded yet
+    host.screenshot(path=str(SHOTS / "race-embed-960x540.png"))
+    assert run_axe(page, "race-open-by-address") == []
+    assert page.errors == host.errors == [] and page.foreign == host.foreign == []
+    page.close()
+    host.close()
+
+
 def test_bad_settings_are_refused_with_their_range(chromium, site):
     page = site_page(chromium, site)
     page.goto(site)

@@ -431,8 +431,11 @@ const LadePage = (() => {
           },
         };
       const names = boot.gallery.map((g) => g.name);
-      const embed = ["1", "true", "yes"].includes((q.get("embed") || "").toLowerCase());
-      const present = !embed && ["1", "true", "yes"].includes((q.get("present") || "").toLowerCase());
+      const yes = (/** @type {string} */ k) => ["1", "true", "yes"].includes((q.get(k) || "").toLowerCase());
+      const embed = yes("embed");
+      const present = !embed && yes("present");
+      // "Race it in your browser" open: a key the page reads but never writes, so it stays in the address
+      const race = yes("race");
       const lesson = q.get("lesson"),
         wanted = q.get("run"),
         step = q.get("step"),
@@ -441,10 +444,11 @@ const LadePage = (() => {
         const text = lesson.trim(),
           at = step !== null && STEP.test(step.trim()) ? +step.trim() : null;
         if (STEP.test(text) && +text >= 1 && +text <= chapters)
-          return { lesson: +text, step: at, embed, present, notice: "" };
+          return { lesson: +text, step: at, embed, present, race, notice: "" };
         return {
           lesson: 1,
           embed,
+          race,
           notice: `There is no chapter “${shown(lesson)}” (chapters 1 to ${chapters}); showing chapter 1.`,
         };
       }
@@ -484,6 +488,7 @@ const LadePage = (() => {
         view: run ? v : null,
         embed: embed && !!run,
         present,
+        race,
         notice: notices.join(" "),
         ...(run && (mode === "lab" || mode === "explorer") ? { mode, lab } : {}),
       };

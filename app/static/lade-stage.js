@@ -275,13 +275,14 @@ const LadeStage = (() => {
       fill(this.root, this.frame);
     }
 
-    /** Show or hide "Race it in your browser"; focus its prompt when shown. */
-    toggleRace() {
+    /** Show or hide "Race it in your browser"; focus its prompt when shown (`focus`: not when an address opens it,
+     * which would take focus from a page around an embed). @param {boolean} [focus] */
+    toggleRace(focus = true) {
       const panel = /** @type {HTMLElement} */ (this.racePanel),
         open = panel.hidden;
       panel.hidden = !open;
       /** @type {HTMLElement} */ (this.raceButton).setAttribute("aria-expanded", String(open));
-      if (open) /** @type {HTMLElement} */ (panel.querySelector("textarea")).focus();
+      if (open && focus) /** @type {HTMLElement} */ (panel.querySelector("textarea")).focus();
     }
 
     /** Hold a run made in this page (a race in the browser) under `handle` and show its last step in the explorer.
@@ -914,6 +915,14 @@ const LadeStage = (() => {
   /** Open what the address asks for, or `fallback`. @param {Stage} stage @param {() => void} fallback */
   async function follow(stage, fallback) {
     const link = Lade.page.links.read(location.search, stage.boot, Lade.lesson.CHAPTERS.length);
+    await land(stage, link, fallback);
+    // `?race=1`: "Race it in your browser" open, where this page has the engine's files (a lecturer's link, an embed)
+    if (link.race && stage.racePanel && stage.racePanel.hidden) stage.toggleRace(false);
+  }
+
+  /** Open the chapter, run or mode `link` names, else `fallback`. @param {Stage} stage @param {Link} link
+   * @param {() => void} fallback */
+  async function land(stage, link, fallback) {
     if (link.notice) stage.set({ notice: link.notice });
     if (link.present) stage.set({ present: true });
     if (link.lesson) {

@@ -139,6 +139,8 @@ interface Link {
   mode?: Mode;
   lab?: Partial<LabInputs>;
   present?: boolean;
+  /** `?race=1`: "Race it in your browser" open (where the engine's files are beside the page) */
+  race?: boolean;
   embed: boolean;
   notice: string;
 }
