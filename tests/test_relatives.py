@@ -16,6 +16,7 @@ from lade_core import DraftConfig, LookaheadConfig, MethodSpec, decode, parse_ru
 from lade_core.checkpoint import early_exit_lm, load_draft
 from lade_core.errors import ModelLoadError
 from lade_core.measure.prompts import load_prompts
+from lade_core.trace import VERSION
 
 pytestmark = pytest.mark.model
 MAX_NEW = 64
@@ -204,7 +205,7 @@ def test_a_four_lane_race_is_one_valid_trace(lm):
     assert [lane.method for lane in run.all_lanes] == ["lookahead", "pld", "early-exit"]
     assert all(lane.run.tokens == run.baseline.tokens for lane in run.all_lanes)
     text = run.to_json()
-    assert json.loads(text)["version"] == 3 and parse_run(text) == run
+    assert json.loads(text)["version"] == VERSION and parse_run(text) == run
     derived = payload(run)["derived"]
     assert len(derived["lanes"]) == 2 and len(derived["lanes"][0]["steps"]) == len(run.lanes[0].run.steps)
     assert all("pool" not in s for lane in derived["lanes"] for s in lane["steps"]) and "pool" in derived["steps"][1]

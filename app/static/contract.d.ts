@@ -293,7 +293,9 @@ export interface Draw {
 /**
  * One device's part of a Lookahead Parallelism step (`parallel.py`), as it ran: its share (`shares.Share`:
  * window columns and candidates), the tokens it fed the model (counted from its input), its forward's seconds and
- * the bytes it sent (its part of the all-gather, and the accepted tokens' K/V when it verified them).
+ * the bytes it sent: its own part of the all-gather (4 x the padded width; every other rank receives it, so what
+ * crosses each link grows with the ranks: a ring all-gather over k ranks passes k-1 such parts through each), and
+ * the accepted tokens' K/V when it verified them (broadcast to every other rank).
  *
  * This interface was referenced by `Payload`'s JSON-Schema
  * via the `definition` "RankStep".
