@@ -403,20 +403,33 @@ def test_a_live_race_advances_both_lanes_and_ends_with_a_result(chromium, model_
     page.close()
 
 
-def test_the_app_races_in_the_visitors_browser_from_its_own_files(chromium, model_server):
-    """The app serves the browser engine's files at engine/ (only those: a path outside them is a 404) and its page
-    races greedy against lookahead in the visitor's browser, from the app's own origin, beside the server's race:
-    both lanes write the same tokens (greedy-exact), judged by the noise rule on the race's own drift."""
+def test_the_app_serves_the_browser_engines_files_and_offers_the_race(chromium, model_server):
+    """The app serves the browser engine's files at engine/ (only those: a path outside them is a 404), the manifest
+    naming the graphs' hashes, and its page offers "Race it in your browser" (the race itself: the soak tier, and
+    the site's race in make test)."""
     import urllib.error
     import urllib.request
 
     with urllib.request.urlopen(model_server + "engine/manifest.json") as res:
         manifest = json.loads(res.read())
-    assert manifest["chunks"] and manifest["weights"]["file"]
+    assert (
+        manifest["chunks"] and manifest["weights"]["file"] and set(manifest["graphs"]) == {"forward.onnx", "keep.onnx"}
+    )
     for bad in ("engine/../app.py", "engine/ort/../../README.md", "engine/nothing.bin"):
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(model_server + bad)
         assert refused.value.code == 404, bad
+    page = new_page(chromium)
+    open_app(page, model_server + "?race=1", "document.querySelector('#browser-race')")
+    assert page.is_visible("#browser-race") and page.get_attribute("#race-browser", "aria-expanded") == "true"
+    assert page.errors == []
+    page.close()
+
+
+@pytest.mark.soak
+def test_the_app_races_in_the_visitors_browser_from_its_own_files(chromium, model_server):
+    """The app's page races greedy against lookahead in the visitor's browser, from the app's own origin, beside the
+    server's race: both lanes write the same tokens (greedy-exact), judged by the noise rule."""
     page = new_page(chromium)
     origins = set()
     page.on("request", lambda r: origins.add(r.url.split("/")[2]))

@@ -158,7 +158,10 @@ INNER_SCROLL = """() => [...document.querySelectorAll('.scroll')].filter(el => e
   el.scrollWidth > el.clientWidth + 1).map(el => el.getAttribute('aria-label'))"""
 
 
-@pytest.mark.parametrize("where", ["?lesson=3", "?run=code-class&step=20"])
+@pytest.mark.parametrize(
+    "where",
+    ["?lesson=3", pytest.param("?run=code-class&step=20", marks=pytest.mark.soak)],  # make test: a chapter
+)
 def test_the_snippet_fits_the_frame_it_was_chosen_for(chromium, server, where):
     """ "Link or embed" chose `view=chain` whatever the frame (column 0 of the window and half of verification at
     960x540), and embeds only shrank (median text 12.5 px on a 960x540 slide). Now, for each frame the panel offers,

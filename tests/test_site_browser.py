@@ -634,7 +634,6 @@ def test_race_1_in_the_address_opens_the_race_in_a_page_and_in_an_embed(chromium
     assert host.evaluate("() => document.activeElement.tagName") == "BODY"  # focus stays with the slide
     assert not host.frames[1].evaluate("() => !!window.ort")  # nothing loaded yet
     host.screenshot(path=str(SHOTS / "race-embed-960x540.png"))
-    assert run_axe(page, "race-open-by-address") == []
     assert page.errors == host.errors == [] and page.foreign == host.foreign == []
     page.close()
     host.close()
