@@ -21,6 +21,8 @@ from .render import assets
 from .render.boot import boot_data, lab_data
 
 PAGE_CSS = """
+:root { color-scheme: light; } /* the browser's own controls too: the page has one, light, palette (LIGHT_ONLY) */
+body { background: var(--body-background-fill) !important; } /* Gradio's page paints itself dark in dark mode */
 /* an embed is one view or a chapter in a slide: no Gradio chrome, margins or sidebar room around it */
 body[data-lade-mode="embed"] footer, body[data-lade-mode="embed"] .sidebar-toggle { display: none !important; }
 body[data-lade-mode="embed"] .gradio-container .main { padding: 0 !important; max-width: none !important; }
@@ -51,6 +53,14 @@ LAUNCH_OPTIONS = {
     "state_session_capacity": limits.STATE_SESSIONS,
     "max_file_size": limits.UPLOAD_BYTES,
 }
+# The stage has one palette, a light one, so the page keeps Gradio's light theme whatever the system prefers: in dark
+# mode Gradio's frame turned black around the white stage, its footer dark grey on black (issue 36). A dark theme for
+# the frame and the stage together is still to come; until then, one light page.
+LIGHT_ONLY = """() => {
+  const light = () => document.body.classList.contains("dark") && document.body.classList.remove("dark");
+  light();
+  new MutationObserver(light).observe(document.body, { attributes: true, attributeFilter: ["class"] });
+}"""
 # js_on_load of the stage: it follows the component's value; Python listens to no event of the page.
 RACE_NOTES = {"early-exit": " (the model's first layers draft)"}
 
@@ -187,7 +197,7 @@ def build_demo(model: str | None = None, preload: bool = True, browser_engine: d
     MODEL.configure(model)
     if preload:
         MODEL.preload()
-    with gr.Blocks(title="Lookahead Decoding Explorer", delete_cache=(1800, 3600)) as demo:
+    with gr.Blocks(title="Lookahead Decoding Explorer", delete_cache=(1800, 3600), js=LIGHT_ONLY) as demo:
         c = _sidebar()
         boot = boot_data("server", lab=lab_data(), engine=browser_engine)
         page = gr.HTML(

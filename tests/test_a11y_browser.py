@@ -150,6 +150,19 @@ def test_no_axe_violations_with_the_sidebar_open(chromium, server):
     page.close()
 
 
+def test_a_system_in_dark_mode_gets_one_light_page(chromium, server):
+    """With the system in dark mode Gradio's frame turned black around the white stage, its footer dark grey on
+    black: the page keeps one (light) palette, frame and stage, and axe finds nothing in that state either."""
+    page = new_page(chromium, 1280, 800, color_scheme="dark")
+    open_app(page, server + "?lesson=1", "s.run()")
+    drawn(page)
+    assert page.evaluate("() => document.body.classList.contains('dark')") is False
+    assert page.evaluate("() => getComputedStyle(document.body).backgroundColor") == "rgb(255, 255, 255)"
+    page.screenshot(path=str(SHOTS / "app-system-dark.png"))
+    assert run_axe(page, "system-dark") == []
+    page.close()
+
+
 def test_a_mistyped_address_gets_a_page(chromium, server):
     """A mistyped path answered raw JSON ({"detail": "Not Found"}) with no title or language. A browser now gets a
     404 page with a title, a language, a heading and a way back, and no axe violation; a program asking for JSON
