@@ -22,6 +22,15 @@ SLIDES = [(720, 405), (960, 540), (1280, 720)]  # the frames "Link or embed" off
 EMBEDS = [f"?run={EMBED_RUN}&view={v}&embed=1" for v in (*VIEW_IDS, *VIEW_GROUPS)] + [
     f"?lesson={n}&embed=1" for n in CHAPTERS
 ]
+# make test: every group and chapter, and the dense single views (the mask, the window, the trajectories); the other
+# single views, each inside a group already, in the soak tier
+DENSE = ("mask-view", "window-view", "trajectory-view")
+FITS = [
+    q
+    if "lesson=" in q or any(f"view={v}&" in q for v in (*DENSE, *VIEW_GROUPS))
+    else pytest.param(q, marks=pytest.mark.soak)
+    for q in EMBEDS
+]
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +113,7 @@ FRAME_FIT = """() => {
 }"""
 
 
-@pytest.mark.parametrize("query", EMBEDS)
+@pytest.mark.parametrize("query", FITS)
 def test_every_embed_fits_a_slide(chromium, server, query):
     """An embed in an iframe of a 16:9 slide, each size in SLIDES (the frame resized in place, as a slide deck
     does): nothing scrolls inside the frame (either way) and at least one view is wholly visible (a chapter that puts
