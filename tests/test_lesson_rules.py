@@ -189,9 +189,9 @@ def test_the_right_answer_is_not_mostly_the_first_option(chromium, page_server):
     assert len(places) == 8, places
     counts = [places.count(p) for p in range(3)]
     assert max(counts) <= 3, (counts, places)
-    page.reload()  # the same order on another load (one chapter of each direction: the order is per chapter)
+    page.reload()  # the same order on another load (one chapter with a question: the order is fixed per chapter)
     page.wait_for_function("() => window.ladeStage && window.ladeStage.run()")
-    for n, order in [next((n, o) for n, o in orders.items() if n % 2 == p) for p in (0, 1)]:
+    for n, order in list(orders.items())[:1]:
         open_chapter(page, n)
         assert [
             int(b.get_attribute("data-option")) for b in page.locator("#lesson-predict button.option").all()
