@@ -113,6 +113,17 @@ FRAME_FIT = """() => {
 }"""
 
 
+def resize(host, child, width: int, height: int) -> None:
+    """Resize the host's iframe to width x height and wait until the embed inside has laid itself out again."""
+    host.evaluate(
+        "([w, h]) => { const f = document.querySelector('iframe'); f.width = w; f.height = h; }", [width, height]
+    )
+    child.wait_for_function("([w, h]) => innerWidth === w && innerHeight === h", arg=[width, height])
+    child.evaluate(
+        "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 100))))"
+    )
+
+
 @pytest.mark.parametrize("query", FITS)
 def test_every_embed_fits_a_slide(chromium, server, query):
     """An embed in an iframe of a 16:9 slide, each size in SLIDES (the frame resized in place, as a slide deck
@@ -133,13 +144,7 @@ def test_every_embed_fits_a_slide(chromium, server, query):
         "n => Lade.lesson.CHAPTERS[n - 1].focus.length", int(query.split("=")[1].split("&")[0])
     )
     for width, height in SLIDES:
-        page.evaluate(
-            "([w, h]) => { const f = document.querySelector('iframe'); f.width = w; f.height = h; }", [width, height]
-        )
-        child.wait_for_function("([w, h]) => innerWidth === w && innerHeight === h", arg=[width, height])
-        child.evaluate(
-            "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 100))))"
-        )
+        resize(page, child, width, height)
         got = child.evaluate(FRAME_FIT)
         if width == 720:
             name = query.strip("?").replace("&embed=1", "").replace("=", "-").replace("&", "_")
@@ -217,13 +222,7 @@ def test_the_snippet_fits_the_frame_it_was_chosen_for(chromium, server, where):
     child = host.frames[1]
     child.wait_for_function("() => window.ladeStage && window.ladeStage.run() && window.ladeStage.state.embed")
     for width, height in SLIDES:
-        host.evaluate(
-            "([w, h]) => { const f = document.querySelector('iframe'); f.width = w; f.height = h; }", [width, height]
-        )
-        child.wait_for_function("([w, h]) => innerWidth === w && innerHeight === h", arg=[width, height])
-        child.evaluate(
-            "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 100))))"
-        )
+        resize(host, child, width, height)
         got = child.evaluate(FRAME_FIT)
         where_ = (src, width, height)
         assert got["scrollHeight"] <= got["clientHeight"] + 1 and got["scrollWidth"] <= got["clientWidth"] + 1, (
