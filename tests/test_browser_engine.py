@@ -65,18 +65,15 @@ def test_three_prompts_made_now_decode_in_the_browser_as_in_python(chromium, url
 
 
 @pytest.mark.soak
-def test_the_webgpu_backend_decodes_as_the_python_engine(url, lm):
+def test_the_webgpu_backend_decodes_as_the_python_engine(chromium, url, lm):
     """The WebGPU build of onnxruntime-web, as a browser with a GPU adapter loads it (lade-browser-race.js): the same
-    tokens and step records. Here the adapter is SwiftShader's, on the CPU (about 10 s a forward), so four tokens."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        args = [a for a in CHROMIUM_ARGS if a != "--disable-gpu"] + WEBGPU_ARGS
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=args)
-        try:
-            got = assert_same_as_python(
-                browser, url.replace("index.html", "webgpu.html"), lm, prompts_made_now(1), 4, True
-            )
-        finally:
-            browser.close()
+    tokens and step records. Here the adapter is SwiftShader's, on the CPU (about 10 s a forward), so four tokens.
+    A second Chromium, with the GPU flags, from the session's Playwright (one Playwright per process: a second one
+    inside the first's loop is refused)."""
+    args = [a for a in CHROMIUM_ARGS if a != "--disable-gpu"] + WEBGPU_ARGS
+    browser = chromium.browser_type.launch(executable_path=CHROMIUM, args=args)
+    try:
+        got = assert_same_as_python(browser, url.replace("index.html", "webgpu.html"), lm, prompts_made_now(1), 4, True)
+    finally:
+        browser.close()
     assert got["backend"].startswith("your GPU through WebGPU, experimental: ")
