@@ -131,8 +131,10 @@ def _gone(handle: str) -> JSONResponse:
 NOT_FOUND = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Not found · Lookahead Decoding Explorer</title>
-<style>body{{font:18px/1.5 system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem;color:#1f2937}}
-a{{color:#3730a3}}a:focus-visible{{outline:3px solid #3730a3;outline-offset:2px}}</style></head>
+<style>:root{{color-scheme:light dark}}
+body{{font:18px/1.5 system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem;
+color:light-dark(#1f2937,#e5e7eb);background:light-dark(#fff,#111827)}}
+a{{color:light-dark(#3730a3,#a5b4fc)}}a:focus-visible{{outline:3px solid currentColor;outline-offset:2px}}</style></head>
 <body><main><h1>There is nothing at this address</h1>
 <p>The Lookahead Decoding Explorer has no page at <code>{path}</code>.</p>
 <p><a href="{home}">Open the lesson</a>, or the explorer's gallery from there.</p></main></body></html>

@@ -21,8 +21,9 @@ from .render import assets
 from .render.boot import boot_data, lab_data
 
 PAGE_CSS = """
-:root { color-scheme: light; } /* the browser's own controls too: the page has one, light, palette (LIGHT_ONLY) */
-body { background: var(--body-background-fill) !important; } /* Gradio's page paints itself dark in dark mode */
+/* the browser's own controls and scroll bars in the page's scheme (Lade.theme marks it; Gradio's frame has `dark`) */
+html[data-lade-scheme="dark"] { color-scheme: dark; }
+body { background: var(--body-background-fill) !important; }
 /* an embed is one view or a chapter in a slide: no Gradio chrome, margins or sidebar room around it */
 body[data-lade-mode="embed"] footer, body[data-lade-mode="embed"] .sidebar-toggle { display: none !important; }
 body[data-lade-mode="embed"] .gradio-container .main { padding: 0 !important; max-width: none !important; }
@@ -30,6 +31,8 @@ body[data-lade-mode="embed"] .sidebar-parent { padding-left: 0 !important; paddi
 body[data-lade-mode="embed"] #stage, body[data-lade-mode="embed"] #stage .html-container { padding: 0 !important; }
 /* Gradio's footer and the theme's quiet labels, dark enough to read (4.5:1 and more) */
 footer, footer a, footer button, footer .show-api, footer .built-with, footer .settings { color: #374151 !important; }
+.dark footer, .dark footer a, .dark footer button, .dark footer .show-api, .dark footer .built-with,
+.dark footer .settings { color: #d1d5db !important; }
 /* Gradio's container hides overflow, which makes it the sticky playback bar's scroll box; clip instead. */
 .gradio-container { overflow-x: clip !important; overflow-y: visible !important; }
 """
@@ -53,14 +56,6 @@ LAUNCH_OPTIONS = {
     "state_session_capacity": limits.STATE_SESSIONS,
     "max_file_size": limits.UPLOAD_BYTES,
 }
-# The stage has one palette, a light one, so the page keeps Gradio's light theme whatever the system prefers: in dark
-# mode Gradio's frame turned black around the white stage, its footer dark grey on black (issue 36). A dark theme for
-# the frame and the stage together is still to come; until then, one light page.
-LIGHT_ONLY = """() => {
-  const light = () => document.body.classList.contains("dark") && document.body.classList.remove("dark");
-  light();
-  new MutationObserver(light).observe(document.body, { attributes: true, attributeFilter: ["class"] });
-}"""
 # js_on_load of the stage: it follows the component's value; Python listens to no event of the page.
 RACE_NOTES = {"early-exit": " (the model's first layers draft)"}
 
@@ -197,7 +192,7 @@ def build_demo(model: str | None = None, preload: bool = True, browser_engine: d
     MODEL.configure(model)
     if preload:
         MODEL.preload()
-    with gr.Blocks(title="Lookahead Decoding Explorer", delete_cache=(1800, 3600), js=LIGHT_ONLY) as demo:
+    with gr.Blocks(title="Lookahead Decoding Explorer", delete_cache=(1800, 3600)) as demo:
         c = _sidebar()
         boot = boot_data("server", lab=lab_data(), engine=browser_engine)
         page = gr.HTML(

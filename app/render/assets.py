@@ -14,6 +14,7 @@ from pathlib import Path
 STATIC = Path(__file__).resolve().parent.parent / "static"
 SCRIPTS = (
     "lade-core.js",
+    "lade-theme.js",
     "lade-run.js",
     "lade-charts.js",
     "lade-notes.js",

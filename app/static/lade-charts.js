@@ -145,7 +145,7 @@ const LadeCharts = (() => {
       svg.append(
         h(
           "svg:path",
-          { d: `M${sx(e.x)},${sy(e.y) - 6}l6,6l-6,6l-6,-6z`, fill: e.color, stroke: "#fff", "stroke-width": 1.5 },
+          { d: `M${sx(e.x)},${sy(e.y) - 6}l6,6l-6,6l-6,-6z`, fill: e.color, stroke: "var(--bg)", "stroke-width": 1.5 },
           h("svg:title", {}, e.label),
         ),
         h("svg:text", { x: sx(e.x) + 8, y: sy(e.y) - 6, class: "tick", fill: e.color }, e.label),

@@ -11,17 +11,18 @@ const LadeDom = (() => {
   "use strict";
   window.Lade = window.Lade || /** @type {any} */ ({});
 
-  /** One colour per meaning, everywhere (the CSS uses the same values): see the legends in lade-views.js. */
+  /** One colour per meaning, everywhere: the stage's palette variables (lade.css declares each colour once, light
+   * and dark), named by meaning for the charts' marks; see the legends in lade-views.js. */
   const COLORS = {
-    baseline: "#475569",
-    parallel: "#1d4ed8",
-    x: "#0f172a",
-    window: "#1d4ed8",
-    verify: "#b45309",
-    right: "#15803d",
-    wrong: "#b91c1c",
-    bonus: "#6d28d9",
-    unchecked: "#64748b",
+    baseline: "var(--muted)",
+    parallel: "var(--win)",
+    x: "var(--x)",
+    window: "var(--win)",
+    verify: "var(--ver)",
+    right: "var(--ok)",
+    wrong: "var(--bad)",
+    bonus: "var(--bonus)",
+    unchecked: "var(--edge)",
   };
 
   /**

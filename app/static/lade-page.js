@@ -305,10 +305,12 @@ const LadePage = (() => {
           : `${labelOf(what.value)} does not fit ${frame} with its text at ${got.want} px: it shrinks its text to ${got.px} px. ` +
             (others.length ? `These fit: ${others.join(", ")}.` : "Nothing here fits it.");
       }
+      // the embed takes this page's theme (the Theme menu: a dark slide deck wants a dark embed)
+      const look = Lade.theme.write(state.theme);
       const src =
         what.value === "chapter"
-          ? links.url({ lesson: state.chapter, embed: 1 })
-          : links.url({ run: entry.name, step: state.k, view: what.value, embed: 1 });
+          ? links.url({ lesson: state.chapter, embed: 1, ...look })
+          : links.url({ run: entry.name, step: state.k, view: what.value, embed: 1, ...look });
       code.textContent = `<iframe src="${src}" width="${w}" height="${hgt}" style="border:0" loading="lazy" title="Lookahead decoding: ${what.value === "chapter" ? `lesson, chapter ${state.chapter}` : entry.title}"></iframe>`;
     };
     what.addEventListener("change", () => {
@@ -378,7 +380,10 @@ const LadePage = (() => {
     DEVICE = /^[a-z0-9-]{1,24}$/,
     SIZE = /^\d{1,4}(?:\.\d{1,2})?[MB]$/;
   /** The address's keys this page reads and writes; any other (a host's own) is kept as it is. */
-  const KEYS = ["lesson", "run", "step", "view", "embed", "mode", "device", "size", "batch", "devices", "present"];
+  const KEYS = [
+    ...["lesson", "run", "step", "view", "embed", "mode", "device", "size", "batch", "devices", "present"],
+    ...["__theme", "contrast"], // the theme (lade-theme.js): `__theme` is Gradio's own key, read by its frame too
+  ];
   /** A value from the address for a notice: printable, no markup characters, at most 40. @param {string} value */
   const shown = (value) => {
     const chars = [...String(value)]
@@ -401,9 +406,14 @@ const LadePage = (() => {
     },
     /**
      * The address of a state, the inverse of `read`: a chapter and its step; a run, its step and the mode (the lab
-     * with its selection); an embed's view. @param {State} state @returns {Record<string, string | number>}
+     * with its selection); an embed's view; and the theme, where it is not the system's.
+     * @param {State} state @returns {Record<string, string | number>}
      */
     write(state) {
+      return { ...this.place(state), ...Lade.theme.write(state.theme) };
+    },
+    /** `write` less the theme. @param {State} state @returns {Record<string, string | number>} */
+    place(state) {
       /** @type {Record<string, number>} */
       const embed = state.embed ? { embed: 1 } : state.present ? { present: 1 } : {};
       if (state.mode === "lesson") return { lesson: state.chapter, step: state.k, ...embed };
@@ -434,6 +444,7 @@ const LadePage = (() => {
       const yes = (/** @type {string} */ k) => ["1", "true", "yes"].includes((q.get(k) || "").toLowerCase());
       const embed = yes("embed");
       const present = !embed && yes("present");
+      const theme = Lade.theme.read(params);
       // "Race it in your browser" open: a key the page reads but never writes, so it stays in the address
       const race = yes("race");
       const lesson = q.get("lesson"),
@@ -444,10 +455,11 @@ const LadePage = (() => {
         const text = lesson.trim(),
           at = step !== null && STEP.test(step.trim()) ? +step.trim() : null;
         if (STEP.test(text) && +text >= 1 && +text <= chapters)
-          return { lesson: +text, step: at, embed, present, race, notice: "" };
+          return { lesson: +text, step: at, embed, present, theme, race, notice: "" };
         return {
           lesson: 1,
           embed,
+          theme,
           race,
           notice: `There is no chapter “${shown(lesson)}” (chapters 1 to ${chapters}); showing chapter 1.`,
         };
@@ -488,6 +500,7 @@ const LadePage = (() => {
         view: run ? v : null,
         embed: embed && !!run,
         present,
+        theme,
         race,
         notice: notices.join(" "),
         ...(run && (mode === "lab" || mode === "explorer") ? { mode, lab } : {}),

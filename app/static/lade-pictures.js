@@ -54,6 +54,8 @@ const LadePictures = (() => {
     "justify-content",
     "align-items",
     "opacity",
+    "fill",
+    "stroke",
   ];
 
   /** @param {string} view @param {string} run @param {number} k */
@@ -102,9 +104,11 @@ const LadePictures = (() => {
     clone.style.margin = "0";
     clone.setAttribute("xmlns", "http://www.w3.org/1999/xhtml");
     const body = new XMLSerializer().serializeToString(clone);
+    // the picture's ground is the stage's, light or dark (lade.css)
+    const ground = getComputedStyle(/** @type {Element} */ (el.closest(".lade-stage") || el)).backgroundColor;
     const svg =
       `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">` +
-      `<rect width="100%" height="100%" fill="white"/>` +
+      `<rect width="100%" height="100%" fill="${ground}"/>` +
       `<foreignObject x="0" y="0" width="100%" height="100%">${body}</foreignObject></svg>`;
     return { svg, width, height };
   }

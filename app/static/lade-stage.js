@@ -28,6 +28,7 @@ const LadeStage = (() => {
     liveStatus: "",
     share: false,
     present: false,
+    theme: Lade.theme.read(new URLSearchParams(location.search)),
     lab: { device: "h100", size: "7B", devices: 1, batch: 1 },
   });
 
@@ -60,6 +61,7 @@ const LadeStage = (() => {
       /** @type {Map<string, Run>} */
       this.runs = new Map();
       this.state = initialState();
+      Lade.theme.follow(() => this.state.theme);
       this.renders = 0;
       this.pulling = false;
       this.announceTimer = 0;
@@ -170,6 +172,16 @@ const LadeStage = (() => {
         { type: "button", id: "present", class: "small", "aria-pressed": "false", onclick: () => this.present() },
         "Present",
       );
+      // light or dark, normal or high contrast (Lade.theme): the frame around the page follows too
+      this.themeMenu = h(
+        "select",
+        {
+          id: "theme",
+          onchange: (/** @type {Event} */ ev) =>
+            this.set({ theme: Lade.theme.fromChoice(/** @type {HTMLSelectElement} */ (ev.target).value) }),
+        },
+        Lade.theme.CHOICES.map(([value, label]) => h("option", { value }, label)),
+      );
       this.notice = h("p", { class: "notice", role: "status", hidden: true });
       // "Race it in your browser", where the engine's files are beside the page (boot.engine)
       this.racePanel = this.boot.engine && !this.standalone ? Lade.browserRace.panel(this) : null;
@@ -259,6 +271,7 @@ const LadeStage = (() => {
                 "Copy link",
               ),
           this.presentButton,
+          h("label", { class: "theme-menu" }, "Theme ", this.themeMenu),
           this.keysHint,
         ),
         this.racePanel,
@@ -706,6 +719,8 @@ const LadeStage = (() => {
       document.body.classList.toggle("lade-present", s.present && !s.embed);
       this.frame.style.setProperty("--present-zoom", String(Math.max(1, Math.min(2.2, window.innerWidth / 1100))));
       this.presentButton.setAttribute("aria-pressed", s.present ? "true" : "false");
+      Lade.theme.apply(s.theme);
+      this.themeMenu.value = Lade.theme.toChoice(s.theme);
       this.root.dataset.mode = s.mode;
       this.frame.classList.toggle("embedded", !!s.embed);
       for (const b of this.tabs.querySelectorAll("[role=tab]")) {
@@ -925,6 +940,8 @@ const LadeStage = (() => {
   async function land(stage, link, fallback) {
     if (link.notice) stage.set({ notice: link.notice });
     if (link.present) stage.set({ present: true });
+    const theme = stage.state.theme;
+    if (link.theme.scheme !== theme.scheme || link.theme.contrast !== theme.contrast) stage.set({ theme: link.theme });
     if (link.lesson) {
       await stage.chapter(link.lesson, "none", { embed: link.embed ? { lesson: true } : null });
       if (typeof link.step === "number") stage.go(link.step);

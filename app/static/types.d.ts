@@ -129,7 +129,13 @@ interface State {
   liveStatus: string;
   share: boolean;
   present: boolean;
+  theme: Theme;
   lab: LabInputs;
+}
+/** Light or dark ("system": the system's), and high contrast (lade-theme.js). */
+interface Theme {
+  scheme: "system" | "light" | "dark";
+  contrast: boolean;
 }
 interface Link {
   run?: string | null;
@@ -139,6 +145,7 @@ interface Link {
   mode?: Mode;
   lab?: Partial<LabInputs>;
   present?: boolean;
+  theme: Theme;
   /** `?race=1`: "Race it in your browser" open (where the engine's files are beside the page) */
   race?: boolean;
   embed: boolean;
@@ -234,6 +241,7 @@ interface Chapter {
 interface LadeNamespace {
   boot?: Boot;
   dom: typeof LadeDom;
+  theme: typeof LadeTheme;
   Run: typeof LadeRun;
   charts: typeof LadeCharts;
   notes: typeof LadeNotes;
