@@ -134,7 +134,8 @@ NOT_FOUND = """<!doctype html>
 <style>:root{{color-scheme:light dark}}
 body{{font:18px/1.5 system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem;
 color:light-dark(#1f2937,#e5e7eb);background:light-dark(#fff,#111827)}}
-a{{color:light-dark(#3730a3,#a5b4fc)}}a:focus-visible{{outline:3px solid currentColor;outline-offset:2px}}</style></head>
+a{{color:light-dark(#3730a3,#a5b4fc)}}
+a:focus-visible{{outline:3px solid currentColor;outline-offset:2px}}</style></head>
 <body><main><h1>There is nothing at this address</h1>
 <p>The Lookahead Decoding Explorer has no page at <code>{path}</code>.</p>
 <p><a href="{home}">Open the lesson</a>, or the explorer's gallery from there.</p></main></body></html>

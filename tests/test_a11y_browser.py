@@ -151,7 +151,8 @@ def test_no_axe_violations_with_the_sidebar_open(chromium, server):
 
 
 LOOK = """() => [document.documentElement.dataset.ladeScheme, document.documentElement.dataset.ladeContrast,
-    document.body.classList.contains('dark'), getComputedStyle(document.querySelector('.lade-stage')).backgroundColor]"""
+    document.body.classList.contains('dark'),
+    getComputedStyle(document.querySelector('.lade-stage')).backgroundColor]"""
 
 
 def test_dark_and_high_contrast_cover_the_frame_and_the_stage(chromium, server):

@@ -36,7 +36,8 @@ def page(title: str, head_extra: str, body: str, csp: str = CSP) -> str:
         f'<meta http-equiv="Content-Security-Policy" content="{csp}">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{html.escape(title)}</title>\n<style>body {{ margin: 14px 18px; }}\n{css}</style>\n"
-        f'{head_extra}</head>\n<body class="lade-page">\n<main id="lade-host"></main>\n<script>{js}</script>\n{body}</body>\n</html>\n'
+        f'{head_extra}</head>\n<body class="lade-page">\n<main id="lade-host"></main>\n'
+        f"<script>{js}</script>\n{body}</body>\n</html>\n"
     )
 
 
