@@ -111,6 +111,30 @@ def open_app(page, url: str, condition: str = "s.run()"):
     return page
 
 
+RUN_OFF = """() => {
+    const edge = document.documentElement.clientWidth, out = [];
+    const scrolled = (el) => {
+        for (let p = el.parentElement; p && !p.classList.contains('lade-stage'); p = p.parentElement) {
+            const s = getComputedStyle(p);
+            if (/auto|scroll/.test(s.overflowX) && p.scrollWidth > p.clientWidth + 1) return true;
+        }
+        return false;
+    };
+    for (const el of document.querySelectorAll('.lade-stage *')) {
+        const r = el.getBoundingClientRect();
+        if (r.width && r.right > edge + 1 && !scrolled(el))
+            out.push(`${el.tagName.toLowerCase()}#${el.id}.${el.className} ends at ${Math.round(r.right)} px`);
+    }
+    return out.slice(0, 5);
+}"""
+
+
+def run_off(page) -> list[str]:
+    """What in the stage ends past the window's right edge outside a scroll box of its own (a box that scrolls shows
+    its cue): Gradio's frame clips sideways, so the page does not scroll and the cut goes unseen."""
+    return page.evaluate(RUN_OFF)
+
+
 def state(page, key: str):
     """One field of the stage's state (`ladeStage.state[key]`)."""
     return page.evaluate("k => window.ladeStage.state[k]", key)

@@ -22,6 +22,7 @@ from conftest_app import (
     SHOTS,
     new_page,
     open_app,
+    run_off,
     serve_app,
     settled,
     state,
@@ -136,6 +137,7 @@ def test_every_chapter_forward_and_back(chromium, server, width, height):
     assert len(chapters) == CHAPTERS
     for chapter in range(1, CHAPTERS + 1):
         walk_chapter(page, chapter, gallery_run, lab, chapters, shots=f"lesson-{width}")
+        assert run_off(page) == [], chapter
         if chapter < CHAPTERS:
             page.click("#lesson-next")
     assert page.get_attribute("#lesson-next", "aria-disabled") == "true"
@@ -610,11 +612,14 @@ CHART_BOXES = """() => [...document.querySelectorAll('.chart-box')].filter(b => 
 @pytest.mark.parametrize("width", [1280, 390])
 def test_the_labs_charts_keep_title_legend_and_plot_apart(chromium, server, width):
     """Every chart of the speed lab (drawn by the stage's own renderer, in the page's font): its title, its legend and
-    its plot never overlap, at desktop and phone width."""
+    its plot never overlap, at desktop and phone width; and nothing in the explorer or the lab runs off the window
+    unseen (at 390 px the gallery menu did, by 31 px)."""
     page = new_page(chromium, width, 900)
     open_app(page, server + "?run=code-class", "s.state.mode === 'explorer'")
+    assert run_off(page) == []
     page.click("#mode-lab")
     page.wait_for_selector("#lab-prediction")
+    assert run_off(page) == []
     boxes = page.evaluate(CHART_BOXES)
     assert len(boxes) >= 3, boxes
     page_font = page.evaluate("() => getComputedStyle(document.querySelector('.lade-stage')).fontFamily")
