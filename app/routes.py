@@ -6,6 +6,8 @@
                                          page has ({"parallel": 12, "baseline": 30}); {"delta": ...}
     GET runs/<handle>/trace.json         the trace file, as a download
     GET runs/<handle>/replay.html        the run as one standalone HTML page, as a download
+    GET runs/<handle>/held.json          whether the server holds the run and how full its store is, for a link's
+                                         sentence (app/store.py `RunStore.held`)
     POST runs                            a trace file as the body (its JSON, at most `limits.UPLOAD_BYTES`; the
                                          guard caps the body): kept in the store, answered {"handle": ...} (201)
     GET engine/<file>                    a file of the engine that races in the visitor's browser (the ones
@@ -204,6 +206,16 @@ def routes(
             return Response(answer["payload_text"], media_type="application/json")
         return JSONResponse(answer)
 
+    async def held(request: Request) -> Response:
+        """How long a link to a run may work: whether the store holds it, how full the store is (`RunStore.held`)."""
+        refused = limited(request, reads)
+        if refused:
+            return refused
+        handle = handle_of(request)
+        if handle is None:
+            return _error(404, "That is not the name of a run.")
+        return JSONResponse(STORE.held(handle), headers={"Cache-Control": "no-store"})
+
     async def download(request: Request, what: str) -> Response:
         refused = limited(request, exports)
         if refused:
@@ -262,5 +274,6 @@ def routes(
         Route(limits.RUNS_ROUTE, add, methods=["POST"]),
         Route("/runs/{handle}.json", run_json, methods=["GET"]),
         Route("/runs/{handle}/trace.json", trace, methods=["GET"]),
+        Route("/runs/{handle}/held.json", held, methods=["GET"]),
         Route("/runs/{handle}/replay.html", replay, methods=["GET"]),
     ]

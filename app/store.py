@@ -16,6 +16,11 @@ Each client (counted as the guard counts it: `guard.counted_client`) has a share
 count against at most 1/`SHARE` of both bounds, and past its share its own least recently used runs go, never
 another client's; so one client cannot empty the store for everyone (before, 260 small uploads in 20 s evicted
 every other visitor's run). A run added by two clients, or with no owner named, counts against the whole store only.
+
+No run is promised a fixed time: a promise would have to refuse new runs once the store is full of young ones, which
+lets a flood lock every other visitor out (what the shares prevent). What a link can say instead is `held`: how full
+the store is and, when full, how long ago the run it would drop next was last opened (the page says it when a link
+to a live or opened run is copied).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import hashlib
 import json
 import secrets
 import threading
+import time
 import zlib
 from collections import OrderedDict
 
@@ -59,6 +65,7 @@ class RunStore:
             OrderedDict()
         )  # handle -> (packed payload or live run, bytes)
         self._owners: dict[str, str | None] = {}  # handle -> the client that added it first (None: none named)
+        self._used: dict[str, float] = {}  # handle -> when it was last added or opened (time.monotonic)
         self._bytes = 0
         self._lock = threading.Lock()
 
@@ -77,6 +84,7 @@ class RunStore:
                 # copy must not make it nobody's (and so outside every share)
             self._entries[handle] = (item, size)
             self._owners[handle] = owner
+            self._used[handle] = time.monotonic()
             self._bytes += size
             if owner is not None:
                 self._within_share(owner, handle)
@@ -96,6 +104,7 @@ class RunStore:
     def _drop(self, handle: str) -> None:
         self._bytes -= self._entries.pop(handle)[1]
         self._owners.pop(handle, None)
+        self._used.pop(handle, None)
 
     def add_run(self, run: RunTrace, data: dict | None = None, owner: str | None = None) -> str:
         """Keep a finished run's payload, in `owner`'s share; its handle (the same run always gets the same handle)."""
@@ -129,10 +138,29 @@ class RunStore:
             if entry is None:
                 raise Gone(handle)
             self._entries.move_to_end(handle)
+            self._used[handle] = time.monotonic()
         item = entry[0]
         if isinstance(item, bytes):
             return {"payload_text": unpack(item)}
         return item.pull(since)
+
+    def held(self, handle: str) -> dict:
+        """Whether the store holds `handle` (a gallery run always), how many runs it holds and its bounds (the whole
+        store's and one client's), and, once it is full (by count or bytes), how many seconds ago the run it would
+        drop next was last opened (None before). Asking does not count as opening."""
+        with self._lock:
+            full = len(self._entries) >= self.max_entries or self._bytes >= 0.9 * self.max_bytes
+            first = next(iter(self._entries), None)
+            return {
+                "held": handle in gallery.names() or handle in self._entries,
+                "gallery": handle in gallery.names(),
+                "runs": len(self._entries),
+                "most_runs": self.max_entries,
+                "most_mib": round(self.max_bytes / 2**20),
+                "client_runs": self.client_entries,
+                "client_mib": round(self.client_bytes / 2**20),
+                "next_out_opened_s": round(time.monotonic() - self._used[first]) if full and first else None,
+            }
 
     def run(self, handle: str) -> RunTrace | None:
         """The RunTrace behind a handle, for downloads: a gallery run, a finished run, or a live run so far."""

@@ -50,6 +50,13 @@ def test_a_stored_run_and_a_live_run_are_read_through_the_same_path():
     since = json.dumps({"parallel": 3, "baseline": 7})
     got = c.get(f"/runs/{live}.json", params={"since": since}, headers=as_visitor("10.0.0.2")).json()
     assert set(got["delta"]["lanes"]) == {"parallel", "baseline"}
+    # what a copied link may say of each: held, and how full the store is (never cached)
+    for h in (handle, live):
+        held = c.get(f"/runs/{h}/held.json", headers=as_visitor("10.0.0.2"))
+        assert held.json()["held"] is True and held.headers["cache-control"] == "no-store"
+        assert held.json()["most_runs"] == STORE.max_entries
+    assert c.get("/runs/u-00000000000000000000/held.json", headers=as_visitor("10.0.0.2")).json()["held"] is False
+    assert c.get("/runs/..%2f/held.json", headers=as_visitor("10.0.0.2")).status_code == 404
 
 
 def test_downloads_are_the_trace_file_and_a_standalone_replay():

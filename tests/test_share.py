@@ -7,6 +7,7 @@ returning None, and the hub is offline).
 """
 
 import json
+import re
 import sys
 import types
 from pathlib import Path
@@ -68,6 +69,12 @@ def test_a_valid_upload_replays_like_a_gallery_run(chromium, server, tmp_path):
     with page.expect_download() as info:  # the download is the run on screen, at its address
         page.click("#download-trace")
     assert parse_run(Path(info.value.path()).read_bytes()).title == "my run"
+    # its link says what the server's store promises for it, asked of the server (app/store.py `held`)
+    page.click("#copy-link")
+    page.wait_for_function("() => /server holds it/.test(document.querySelector('.notice').textContent)")
+    notice = page.inner_text(".notice")
+    assert re.search(r"\?run=u-[0-9a-f]{20}&step=\d+", notice), notice
+    assert "drops the least recently opened only past 256 runs or 48 MiB in all" in notice or "is full" in notice
     page.close()
 
 

@@ -48,6 +48,31 @@ def test_the_store_keeps_at_most_max_entries_dropping_the_least_recently_used():
         assert payload_of(store.get(handle))["trace"]["title"].startswith("run ")
 
 
+def test_held_says_how_full_the_store_is_and_how_long_ago_its_next_out_was_opened(monkeypatch):
+    """What a copied link may say of a run (lade-page.js `heldWords`): held or not, the bounds, and once the store is
+    full, the seconds since the run it would drop next was last opened; asking is not opening."""
+    import app.store as store_module
+
+    now = [1000.0]
+    monkeypatch.setattr(store_module.time, "monotonic", lambda: now[0])
+    store = RunStore(max_entries=3, share=1)
+    first = add(store, variant("run a"))
+    said = store.held(first)
+    assert said["held"] and not said["gallery"] and said["runs"] == 1 and said["next_out_opened_s"] is None
+    assert (said["most_runs"], said["client_runs"]) == (3, 3)
+    now[0] += 60
+    add(store, variant("run b"))
+    now[0] += 60
+    add(store, variant("run c"))
+    now[0] += 30
+    assert store.held(first)["next_out_opened_s"] == 150  # full: run a, added 150 s ago, goes next
+    assert store.held(first)["next_out_opened_s"] == 150  # asking did not make it recent
+    store.get(first)  # opening it does: run b is next out, added 90 s ago
+    assert store.held(first)["next_out_opened_s"] == 90
+    assert store.held("u-" + "0" * 20)["held"] is False
+    assert store.held(gallery.names()[0])["held"] and store.held(gallery.names()[0])["gallery"]
+
+
 def test_the_store_keeps_at_most_max_bytes():
     """Entries leave, oldest first, until the payloads fit the byte bound; the count follows each entry's size."""
     one = len(pack(stand_in("a")))

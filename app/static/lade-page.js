@@ -100,6 +100,31 @@ const LadePage = (() => {
     );
   }
 
+  /** A span of seconds in words (45 s, 12 min, 3.5 h). @param {number} s */
+  const duration = (s) => (s < 90 ? `${s} s` : s < 5400 ? `${Math.round(s / 60)} min` : `${(s / 3600).toFixed(1)} h`);
+
+  /** What a link to a run the server holds (a live or opened run) can promise, from the store's own state
+   * (`runs/<handle>/held.json`, app/store.py `RunStore.held`): never a fixed time, which the store does not keep.
+   * @param {any} held @returns {string} */
+  function heldWords(held) {
+    if (!held || typeof held.runs !== "number")
+      return " The server did not say how long it keeps this run: download the trace to keep it.";
+    if (!held.held) return " The server no longer holds this run: the link will not open it; open the file again.";
+    const bounds =
+      `${held.most_runs} runs or ${held.most_mib} MiB in all (${held.client_runs} runs or ` +
+      `${held.client_mib} MiB of one visitor's)`;
+    if (typeof held.next_out_opened_s !== "number")
+      return (
+        ` It opens this run while the server holds it. The server holds ${plural(held.runs, "run")} now and drops the least ` +
+        `recently opened only past ${bounds}. Download the trace to keep it.`
+      );
+    return (
+      ` It opens this run while the server holds it. The server is full (${bounds}), and the run it would drop next ` +
+      `was last opened ${duration(held.next_out_opened_s)} ago, so a link left unopened longer than that may find ` +
+      "this run gone. Download the trace to keep it."
+    );
+  }
+
   /** A static site's link to a server that runs live races (none without `--live-url`). @param {Boot} boot @param {string} id */
   function liveLink(boot, id) {
     return boot.live_url
@@ -508,6 +533,6 @@ const LadePage = (() => {
     },
   };
 
-  return { SECTIONS, runbar, race, share, links, shown, liveLink };
+  return { SECTIONS, runbar, race, share, links, shown, liveLink, heldWords };
 })();
 window.Lade.page = LadePage;

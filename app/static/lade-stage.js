@@ -456,21 +456,26 @@ const LadeStage = (() => {
         this.set({ notice: "A run raced in your browser lives only in this page: it has no link to copy." });
         return;
       }
-      const url = Lade.page.links.url(Lade.page.links.write(this.state), true);
-      // a gallery run is always there; a live or opened run only while the server still holds it (its store keeps
-      // the runs it used most recently, app/store.py)
-      const held =
-        this.state.current && !this.boot.gallery.some((g) => g.name === this.state.current)
-          ? " It opens this run while the server still holds it (it keeps the runs it used most recently, not for good): download the trace to keep it."
-          : "";
-      const said = (/** @type {boolean} */ ok) =>
-        this.set({ notice: `${ok ? "Link copied" : "Copy this link"}: ${url}${held}` });
-      if (navigator.clipboard && window.isSecureContext)
-        navigator.clipboard.writeText(url).then(
-          () => said(true),
-          () => said(false),
-        );
-      else said(false);
+      const url = Lade.page.links.url(Lade.page.links.write(this.state), true),
+        handle = this.state.current;
+      // a gallery run is always there; a live or opened run only while the server still holds it: the page asks
+      // the server how full its store is and says what that means for the link (Lade.page.heldWords)
+      const other = handle && this.source.kind === "server" && !this.boot.gallery.some((g) => g.name === handle);
+      const held = other
+        ? fetch(`runs/${encodeURIComponent(handle)}/held.json`)
+            .then((res) => (res.ok ? res.json() : null))
+            .then(Lade.page.heldWords, () => Lade.page.heldWords(null))
+        : Promise.resolve("");
+      const copied =
+        navigator.clipboard && window.isSecureContext
+          ? navigator.clipboard.writeText(url).then(
+              () => true,
+              () => false,
+            )
+          : Promise.resolve(false);
+      Promise.all([copied, held]).then(([ok, words]) =>
+        this.set({ notice: `${ok ? "Link copied" : "Copy this link"}: ${url}${words}` }),
+      );
     }
 
     /** The server page's file links (its sidebar) point at the run on screen, at its address (app/routes.py). */

@@ -145,9 +145,14 @@ const LadeStepViews = (() => {
     );
   };
 
-  views["trajectory-view"] = ({ run, k }) => {
+  // the last steps the trajectories show: ten in the page, three on a slide (an embed), read from the back row
+  const TRAJECTORY_STEPS = 10,
+    TRAJECTORY_STEPS_ZOOMED = 3;
+
+  views["trajectory-view"] = ({ run, k, compact }) => {
     const upto = run.clock("parallel", k),
-      steps = run.parallel.steps.slice(Math.max(1, upto - 9), upto + 1).filter((s) => s.new_level.length);
+      back = (compact ? TRAJECTORY_STEPS_ZOOMED : TRAJECTORY_STEPS) - 1,
+      steps = run.parallel.steps.slice(Math.max(1, upto - back), upto + 1).filter((s) => s.new_level.length);
     if (!steps.length || upto < 1) {
       return h(
         "div",
@@ -264,6 +269,12 @@ const LadeStepViews = (() => {
           `the tokens each step kept. Over this run ${tally.right} of its ${tally.made} new guesses (${Lade.dom.pct(tally.right / Math.max(tally.made, 1))}) `,
           "turned out right for their position: rare, and each is worth a token only if the pool hands it to verification in time.",
         ),
+        compact && upto > TRAJECTORY_STEPS_ZOOMED
+          ? muted(
+              `Zoomed in to be read on a slide: steps ${steps[0].index} to ${last.index}, the last ${plural(steps.length, "step")} `,
+              `(the app shows the last ${TRAJECTORY_STEPS}).`,
+            )
+          : null,
         box,
         h(
           "div",

@@ -291,36 +291,66 @@ const LadeViews = (() => {
     draft: "a second, smaller model held and run beside it (here with the same tokenizer)",
   };
 
-  views["relatives-view"] = ({ run, k }) => {
+  views["relatives-view"] = ({ run, k, compact }) => {
     const m = run.d.metrics || {},
       base = run.meanStep("baseline"),
       terms = run.d.metric_terms || [];
     const label = (/** @type {string} */ id, /** @type {string} */ plain) =>
       (terms.find((t) => t.id === id) || { label: plain }).label;
-    const rows = run.lanes().map((lane) => {
-      const x = m[lane.id],
-        n = run.lane(lane.id).tokens.length,
-        ms = n ? (1000 * run.time(lane.id)) / n : 0;
-      const same =
-        run.greedy && !run.running(lane.id)
-          ? lane.run.tokens.join() === run.baseline.tokens.join()
-            ? "✓ identical"
-            : "≠ differs"
-          : "–";
-      return h(
+    // the columns: [heading, cell of a lane, shown on a slide]; a slide (an embed) keeps the four read from the back
+    // row, the page has all eight
+    /** @type {[string, (lane: ReturnType<Run["lanes"]>[number]) => Node, boolean][]} */
+    const columns = [
+      ["needs", (lane) => h("td", { class: "needs" }, Object.hasOwn(NEEDS, lane.kind) ? NEEDS[lane.kind] : ""), false],
+      [label("tokens_per_step", "tokens/step"), (lane) => h("td", {}, fmt(run.compression(lane.id))), true],
+      [
+        label("mean_acceptance_length", "acceptance length"),
+        (lane) => {
+          const x = m[lane.id];
+          return h("td", {}, x && x.drafted_tokens ? fmt(x.mean_acceptance_length) : "– (nothing drafted)");
+        },
+        false,
+      ],
+      [
+        label("draft_acceptance_rate", "drafted tokens kept"),
+        (lane) => {
+          const x = m[lane.id];
+          return h("td", {}, x && x.drafted_tokens ? pct(x.draft_acceptance_rate) : "– (nothing drafted)");
+        },
+        false,
+      ],
+      ["drafted/step", (lane) => h("td", {}, m[lane.id] ? fmt(m[lane.id].drafted_per_step, 1) : "–"), false],
+      [
+        "ms/token",
+        (lane) => {
+          const n = run.lane(lane.id).tokens.length;
+          return h("td", {}, fmt(n ? (1000 * run.time(lane.id)) / n : 0, 1));
+        },
+        true,
+      ],
+      [
+        "vs greedy",
+        (lane) => h("td", {}, run.time(lane.id) > 0 ? `${fmt(run.time("baseline") / run.time(lane.id))}x` : "–"),
+        true,
+      ],
+      [
+        "text",
+        (lane) => {
+          const same = lane.run.tokens.join() === run.baseline.tokens.join();
+          return h("td", {}, run.greedy && !run.running(lane.id) ? (same ? "✓ identical" : "≠ differs") : "–");
+        },
+        true,
+      ],
+    ];
+    const shown = columns.filter(([, , slide]) => slide || !compact);
+    const rows = run.lanes().map((lane) =>
+      h(
         "tr",
         { class: `lane-${lane.id}`, dataset: { lane: lane.kind } },
         h("th", { scope: "row" }, run.laneName(lane.id)),
-        h("td", { class: "needs" }, Object.hasOwn(NEEDS, lane.kind) ? NEEDS[lane.kind] : ""),
-        h("td", {}, fmt(run.compression(lane.id))),
-        h("td", {}, x && x.drafted_tokens ? fmt(x.mean_acceptance_length) : "– (nothing drafted)"),
-        h("td", {}, x && x.drafted_tokens ? pct(x.draft_acceptance_rate) : "– (nothing drafted)"),
-        h("td", {}, x ? fmt(x.drafted_per_step, 1) : "–"),
-        h("td", {}, fmt(ms, 1)),
-        h("td", {}, run.time(lane.id) > 0 ? `${fmt(run.time("baseline") / run.time(lane.id))}x` : "–"),
-        h("td", {}, same),
-      );
-    });
+        shown.map(([, cell]) => cell(lane)),
+      ),
+    );
     const per = m.parallel ? m.parallel.per_position_acceptance : [];
     const pos = per.length
       ? `Per-position acceptance of ${run.laneName("parallel").toLowerCase()}: ` +
@@ -344,29 +374,20 @@ const LadeViews = (() => {
           h(
             "table",
             { class: "verify methods" },
-            h(
-              "caption",
-              { class: "sr-only" },
-              "Each method: what it needs, tokens per step, acceptance length, drafted tokens kept, draft tokens per step, ms per token, speed against greedy, and whether its text is greedy's",
-            ),
+            h("caption", { class: "sr-only" }, `Each method: ${shown.map(([name]) => name).join(", ")}`),
             h(
               "tr",
               {},
-              [
-                "method",
-                "needs",
-                label("tokens_per_step", "tokens/step"),
-                label("mean_acceptance_length", "acceptance length"),
-                label("draft_acceptance_rate", "drafted tokens kept"),
-                "drafted/step",
-                "ms/token",
-                "vs greedy",
-                "text",
-              ].map((t) => h("th", { scope: "col" }, t)),
+              ["method", ...shown.map(([name]) => name)].map((t) => h("th", { scope: "col" }, t)),
             ),
             rows,
           ),
         ),
+        compact
+          ? muted(
+              `Zoomed in to be read on a slide: ${shown.length} of the ${columns.length} columns (the app shows all ${columns.length}).`,
+            )
+          : null,
         pos ? muted(pos) : null,
         terms.length
           ? h(
