@@ -105,7 +105,9 @@ def _sidebar() -> dict:
         with gr.Row():
             c["run"] = gr.Button("Run", variant="primary", elem_id="run")
             c["stop"] = gr.Button("Stop", elem_id="stop")
-        # the expected wait (app/wait.py), computed when the sidebar opens and whenever a setting changes
+        # the expected wait (app/wait.py), computed when the sidebar opens, whenever a setting changes, and every
+        # wait.REFRESH_S seconds while the sidebar is open (the queue moves while a visitor reads)
+        c["wait_timer"] = gr.Timer(wait.REFRESH_S, active=False)
         c["wait"] = gr.Markdown(
             "The lanes take turns on this server's one engine: a race takes about as long as its lanes added "
             "together, after any run ahead of it in the queue.",
@@ -226,8 +228,10 @@ def _wire(demo, c: dict, page) -> None:
     def expected_wait(*values):
         return wait.wait_text(values, gradio_adapter.queued(demo).values(), races)
 
-    waits = [c["sidebar"].expand, *(c[k].change for k in keys)]
+    waits = [c["sidebar"].expand, c["wait_timer"].tick, *(c[k].change for k in keys)]
     gr.on(waits, expected_wait, settings, c["wait"], trigger_mode="always_last", **light)
+    c["sidebar"].expand(lambda: gr.Timer(active=True), None, c["wait_timer"], **light)
+    c["sidebar"].collapse(lambda: gr.Timer(active=False), None, c["wait_timer"], **light)
     run_event.then(expected_wait, settings, c["wait"], **light)  # the race ended: the queue has moved
     # Stop is two listeners: the cancel first (the page runs a click's listeners in turn; it cancels the Run event
     # whether it waits in the queue or streams), then one that stops the engine at its next step (the engine runs in

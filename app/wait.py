@@ -36,6 +36,8 @@ from . import gradio_adapter, limits, zerogpu
 from .events import curve_source
 from .model import MODEL
 
+REFRESH_S = 10  # the sidebar's wait is asked again this often while the sidebar is open (app/ui.py)
+AGAIN = f"(Asked again every {REFRESH_S} s while this panel is open.)"
 DRAFTED = ("early-exit",)  # lanes whose steps also run draft passes (`step_widths`)
 
 
@@ -207,7 +209,7 @@ def wait_text(values: Sequence, jobs: Iterable, races: Sequence) -> str:
         return (
             f"**Expected wait: not predicted**, since {plain(why)}. {queue[:1].upper()}{queue[1:]}. A race's lanes "
             f"take turns on the one engine, so it takes about as long as its lanes added together, and the engine "
-            f"stops a run at {limits.RUN_BUDGET_S:g} s."
+            f"stops a run at {limits.RUN_BUDGET_S:g} s. {AGAIN}"
         )
     unknown = count - len(predicted)
     total = sum(predicted) + race.engine_s
@@ -216,5 +218,5 @@ def wait_text(values: Sequence, jobs: Iterable, races: Sequence) -> str:
     more = f", plus the {unknown} ahead" if unknown and not predicted else more
     return (
         f"**Expected wait: up to about {duration(total)}** until this race's result: {queue}, then this race, up to "
-        f"about {duration(race.engine_s)}{cut}{more}.\n\n{_race_words(race, specs, curve)}"
+        f"about {duration(race.engine_s)}{cut}{more}. {AGAIN}\n\n{_race_words(race, specs, curve)}"
     )

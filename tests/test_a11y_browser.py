@@ -13,10 +13,10 @@ import re
 
 import pytest
 from conftest_app import CHAPTERS as CHAPTER_COUNT
-from conftest_app import OUT, SHOTS, new_page, open_app, state
+from conftest_app import OUT, SHOTS, new_page, open_app, settled, state
 from lesson_facts import OPTIONS, new_guesses, right, shown_step
 
-from app import gallery
+from app import gallery, wait
 from app.render.export import render_html
 from app.render.views import VIEW_GROUPS
 from lade_core.paths import ROOT
@@ -147,6 +147,17 @@ def test_no_axe_violations_with_the_sidebar_open(chromium, server):
     prompt, run = page.locator("#prompt").bounding_box(), page.locator("#run").bounding_box()
     assert 0 < run["y"] - (prompt["y"] + prompt["height"]) < 120, (prompt, run)
     assert "take turns" in page.inner_text("#run-wait")
+    # the wait is asked again while the sidebar is open (the queue moves while a visitor reads), and says so
+    assert f"Asked again every {wait.REFRESH_S} s" in page.inner_text("#run-wait")
+    settled(page)
+    asked = len(page.server_requests)
+    page.wait_for_timeout(1000 * wait.REFRESH_S + 1500)
+    assert len(page.server_requests) > asked, page.server_requests[asked:]
+    # the sidebar in the dark theme: Gradio's own dark colours, checked the same way
+    page.evaluate("() => window.ladeStage.set({ theme: { scheme: 'dark', contrast: false } })")
+    drawn(page)
+    page.screenshot(path=str(SHOTS / "sidebar-open-dark.png"))
+    assert run_axe(page, "sidebar-open-dark") == []
     page.close()
 
 

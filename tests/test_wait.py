@@ -75,8 +75,8 @@ def test_the_wait_adds_the_races_ahead_and_names_what_it_cannot_predict(toy_serv
         "**Expected wait: up to about 2.9 s** until this race's result: no run is ahead of it in the"
     )
     assert (
-        ", then this race, up to about 2.9 s.\n\nPredicted for the slowest case from the cost curve measured here"
-        in alone
+        ", then this race, up to about 2.9 s. (Asked again every 10 s while this panel is open.)\n\nPredicted for the "
+        "slowest case from the cost curve measured here" in alone
     )
     assert "(a toy machine): lookahead" in alone
     assert "lookahead 2.2 s + greedy 0.7 s = 2.9 s, the lanes" in alone and "prompt's 11 tokens" in alone
