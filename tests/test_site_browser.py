@@ -122,11 +122,15 @@ def test_the_address_is_the_state(chromium, site):
     """The address bar stayed at `/` through chapters, modes and steps: reloading on chapter 5 returned to chapter 1,
     Back after two Nexts left the app, a copied address gave students chapter 1. Now a chapter, a mode or a run is
     a history entry and a step replaces it: reload, Back, Forward and the address opened in a fresh tab each land
-    on the chapter, mode, run, step (and the lab's selection) the reader was at; a host's own keys stay."""
+    on the chapter, mode, run, step (and the lab's selection) the reader was at; a host's own keys stay; and the
+    page's theme (`__theme=dark`, the key Gradio's frame reads too) stays with it, the site's page dark around the
+    stage."""
     page = site_page(chromium, site)
-    opened(page, site + "index.html?theme=dark", "document.querySelector('#lesson-text')")
+    opened(page, site + "index.html?theme=dark&__theme=dark", "document.querySelector('#lesson-text')")
     at_chapter(page, 1)
     assert "lesson=1" in page.url and "theme=dark" in page.url, page.url
+    dark = "() => [document.documentElement.dataset.ladeScheme, getComputedStyle(document.body).backgroundColor]"
+    assert page.evaluate(dark) == ["dark", "rgb(11, 17, 32)"]
     length = page.evaluate("history.length")
     page.evaluate("window.ladeStage.actions.chapter(5)")
     at_chapter(page, 5)
@@ -163,7 +167,8 @@ def test_the_address_is_the_state(chromium, site):
     assert page.inner_text(".notice").split(": ", 1)[1] == page.url
     fresh = site_page(chromium, site)
     opened(fresh, address, "document.querySelector('#lab-prediction')")
-    assert fresh.evaluate(STATE) == lab and "theme=dark" in fresh.url
+    assert fresh.evaluate(STATE) == lab and "theme=dark" in fresh.url and "__theme=dark" in fresh.url
+    assert fresh.evaluate(dark) == ["dark", "rgb(11, 17, 32)"]
     assert page.errors == [] and fresh.errors == [] and page.foreign == []
     page.close()
     fresh.close()
