@@ -294,6 +294,7 @@ def relative_runs(memo, prompt_ids):
     return {"pld": pld, "jacobi": jacobi}
 
 
+@pytest.mark.soak  # 40 s of sampling; lookahead's own law stays in `make test`
 @pytest.mark.parametrize("engine", ["pld", "jacobi"])
 def test_the_relatives_sample_with_the_autoregressive_law(relative_runs, exact_law, engine):
     """Prompt lookup accepts several copied tokens per step here (a repetitive prompt), Jacobi decoding some guesses:
