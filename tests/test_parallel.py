@@ -91,12 +91,13 @@ def test_parallel_refuses_what_it_cannot_run():
 
 @pytest.fixture(scope="module")
 def two_ranks(lm, bench_prompts):
-    """Two prompts (code, chat) at both settings, decoded by two gloo processes (each loads the model), and the same
-    on one device in this process (a grounded prompt, whose answer repeats its text, too: soak)."""
+    """A chat prompt at both settings (one whose window fills: full steps to count), decoded by two gloo processes
+    (each loads the model), and the same on one device in this process (a code prompt and a grounded one, whose
+    answer repeats its text, too: soak)."""
     from lade_core.lookahead import lookahead_generate
     from lade_core.parallel import Job, run_job
 
-    chosen = [next(p for p in bench_prompts if p["kind"] == kind) for kind in ("code", "chat")]
+    chosen = [next(p for p in bench_prompts if p["kind"] == "chat")]
     ids = tuple(tuple(lm.encode_prompt(p["prompt"])) for p in chosen)
     runs = run_job(Job(None, "cpu", None, "stock", ids, SETTINGS, MAX_NEW), 2)
     cases = []
@@ -115,13 +116,14 @@ def test_two_processes_decode_exactly(two_ranks, greedy):
 
 
 @pytest.mark.soak
-def test_two_processes_decode_a_grounded_prompt_exactly(lm, bench_prompts, greedy):
-    """The grounded prompt make test leaves out: two gloo processes at both settings, greedy's tokens and one
-    device's steps."""
+@pytest.mark.parametrize("kind", ["code", "grounded"])
+def test_two_processes_decode_the_other_prompts_exactly(lm, bench_prompts, greedy, kind):
+    """The code and grounded prompts make test leaves out: two gloo processes at both settings, greedy's tokens and
+    one device's steps."""
     from lade_core.lookahead import lookahead_generate
     from lade_core.parallel import Job, run_job
 
-    prompt = next(p for p in bench_prompts if p["kind"] == "grounded")
+    prompt = next(p for p in bench_prompts if p["kind"] == kind)
     ids = lm.encode_prompt(prompt["prompt"])
     runs = run_job(Job(None, "cpu", None, "stock", (tuple(ids),), SETTINGS, MAX_NEW), 2)
     for config, run in zip(SETTINGS, runs, strict=True):
