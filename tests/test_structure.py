@@ -155,3 +155,25 @@ def test_no_function_in_the_engine_takes_more_than_8_parameters():
                 if len(params) > MAX_PARAMETERS and f"{name}.{node.name}" not in DICTATED:
                     long.append(f"{name}.{node.name}({len(params)})")
     assert not long, long
+
+
+def test_every_colour_of_the_stage_is_declared_once_in_its_palette():
+    """lade.css declares each colour once, as `light-dark(light, dark)` in the palette (and its high-contrast
+    swap); every other rule names a palette variable, so a theme is only a `color-scheme` (lade-theme.js). Allowed
+    outside: a soft shadow and marks translucent enough to read on either ground, the white of print, the black halo
+    of text on the hatched candidate key (the hatch is the same in both themes). The renderer's JS names no colour
+    (its marks take `Lade.dom.COLORS`, the palette's variables)."""
+    css = re.sub(r"/\*.*?\*/", "", (ROOT / "app" / "static" / "lade.css").read_text(encoding="utf-8"), flags=re.S)
+    colour = re.compile(r"#[0-9a-fA-F]{3,8}\b|rgba?\([^)]*\)|\b(?:white|black)\b(?!-)")
+    allowed = {"rgba(15, 23, 42, 0.06)", "rgba(185, 28, 28, 0.12)", "rgba(217, 119, 6, 0.18)", "#000", "#fff"}
+    stray = []
+    for block in re.split(r"(?<=})\s*\n", css):
+        if re.search(r"--(bg|win):", block):  # the palette and its high-contrast swap
+            continue
+        for found in colour.findall(block):
+            if found not in allowed or (found == "#fff" and "!important" not in block):
+                stray.append((found, block.strip().splitlines()[0]))
+    assert stray == [], stray
+    for path in (ROOT / "app" / "static").glob("lade-*.js"):
+        text = path.read_text(encoding="utf-8")
+        assert not re.findall(r"""["'`]#[0-9a-fA-F]{3,8}["'`]""", text), path.name
