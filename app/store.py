@@ -146,10 +146,11 @@ class RunStore:
 
     def held(self, handle: str) -> dict:
         """Whether the store holds `handle` (a gallery run always), how many runs it holds and its bounds (the whole
-        store's and one client's), and, once it is full (by count or bytes), how many seconds ago the run it would
-        drop next was last opened (None before). Asking does not count as opening."""
+        store's and one client's), and, once a new run may drop one (the count at its bound, or the bytes within one
+        client's share of theirs), how many seconds ago the run it would drop next was last opened (None before).
+        Asking does not count as opening."""
         with self._lock:
-            full = len(self._entries) >= self.max_entries or self._bytes >= 0.9 * self.max_bytes
+            full = len(self._entries) >= self.max_entries or self._bytes > self.max_bytes - self.client_bytes
             first = next(iter(self._entries), None)
             return {
                 "held": handle in gallery.names() or handle in self._entries,

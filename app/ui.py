@@ -49,6 +49,12 @@ THEME = gr.themes.Soft().set(
     block_title_text_color="*primary_800",
     body_text_color_subdued="*neutral_600",
     link_text_color="*secondary_800",
+    # in the dark theme (lade-theme.js sets Gradio's own `dark` class): links light enough on its dark blocks (indigo
+    # 500 was 3.97:1 on them)
+    link_text_color_dark="*secondary_300",
+    link_text_color_hover_dark="*secondary_200",
+    link_text_color_active_dark="*secondary_200",
+    link_text_color_visited_dark="*secondary_300",
 )
 LAUNCH_OPTIONS = {
     "theme": THEME,

@@ -55,11 +55,11 @@ def test_held_says_how_full_the_store_is_and_how_long_ago_its_next_out_was_opene
 
     now = [1000.0]
     monkeypatch.setattr(store_module.time, "monotonic", lambda: now[0])
-    store = RunStore(max_entries=3, share=1)
+    store = RunStore(max_entries=3)  # no owner named: the shares do not apply
     first = add(store, variant("run a"))
     said = store.held(first)
     assert said["held"] and not said["gallery"] and said["runs"] == 1 and said["next_out_opened_s"] is None
-    assert (said["most_runs"], said["client_runs"]) == (3, 3)
+    assert (said["most_runs"], said["client_runs"], said["most_mib"], said["client_mib"]) == (3, 1, 48, 6)
     now[0] += 60
     add(store, variant("run b"))
     now[0] += 60

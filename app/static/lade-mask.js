@@ -1,7 +1,7 @@
 // @ts-check
 // The attention mask the model used at a step (`views["mask-view"]`): the engine's own boolean matrix (its bits are
 // in the payload), drawn as one SVG with one path per kind of cell, each kind told apart by more than colour (solid
-// dark x, solid blue window, hatched amber candidates, pale hidden). Hover a cell for why it is visible or not; the
+// x in the text's colour, solid blue window, hatched amber candidates, faint hidden, in either theme). Hover a cell for why it is visible or not; the
 // same facts are in a table for screen readers and keyboards, built when it is opened. On a slide (an embed) a mask
 // too dense to read is zoomed in, not shrunk: the same bits for x, the first columns of each level and the first
 // candidate (a principal submatrix: each token kept sees exactly what it saw), at a size whose labels can be read.

@@ -116,12 +116,12 @@ const LadePage = (() => {
     if (typeof held.next_out_opened_s !== "number")
       return (
         ` It opens this run while the server holds it. The server holds ${plural(held.runs, "run")} now and drops the least ` +
-        `recently opened only past ${bounds}. Download the trace to keep it.`
+        `recently opened only when a new run would pass ${bounds}. Download the trace to keep it.`
       );
     return (
-      ` It opens this run while the server holds it. The server is full (${bounds}), and the run it would drop next ` +
-      `was last opened ${duration(held.next_out_opened_s)} ago, so a link left unopened longer than that may find ` +
-      "this run gone. Download the trace to keep it."
+      ` It opens this run while the server holds it. The server is at its bounds (${bounds}): each new run may now ` +
+      `drop the run opened least recently, which was last opened ${duration(held.next_out_opened_s)} ago; how long ` +
+      "this link works depends on how many runs others open. Download the trace to keep it."
     );
   }
 
@@ -469,7 +469,8 @@ const LadePage = (() => {
       const yes = (/** @type {string} */ k) => ["1", "true", "yes"].includes((q.get(k) || "").toLowerCase());
       const embed = yes("embed");
       const present = !embed && yes("present");
-      const theme = Lade.theme.read(params);
+      // the theme only where the address names one: Back to an entry written before a theme was chosen keeps it
+      const theme = params.has("__theme") || params.has("contrast") ? Lade.theme.read(params) : null;
       // "Race it in your browser" open: a key the page reads but never writes, so it stays in the address
       const race = yes("race");
       const lesson = q.get("lesson"),

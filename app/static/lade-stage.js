@@ -946,7 +946,8 @@ const LadeStage = (() => {
     if (link.notice) stage.set({ notice: link.notice });
     if (link.present) stage.set({ present: true });
     const theme = stage.state.theme;
-    if (link.theme.scheme !== theme.scheme || link.theme.contrast !== theme.contrast) stage.set({ theme: link.theme });
+    if (link.theme && (link.theme.scheme !== theme.scheme || link.theme.contrast !== theme.contrast))
+      stage.set({ theme: link.theme });
     if (link.lesson) {
       await stage.chapter(link.lesson, "none", { embed: link.embed ? { lesson: true } : null });
       if (typeof link.step === "number") stage.go(link.step);

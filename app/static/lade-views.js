@@ -50,10 +50,10 @@ const LadeViews = (() => {
       h(
         "div",
         { class: "legend" },
-        key("sees x (solid dark)", "m-x"),
+        key("sees x (solid, the colour of the text)", "m-x"),
         layout.levels ? key("sees a window token (solid blue)", "m-win") : null,
         layout.nodes ? key("sees a candidate token (hatched amber)", "m-ver") : null,
-        key("hidden (pale)", "m-off"),
+        key("hidden (faint)", "m-off"),
         "Everything also sees the committed text (the KV cache).",
       ),
   };

@@ -145,7 +145,8 @@ interface Link {
   mode?: Mode;
   lab?: Partial<LabInputs>;
   present?: boolean;
-  theme: Theme;
+  /** the theme the address names, or null where it names none (the page's stays) */
+  theme: Theme | null;
   /** `?race=1`: "Race it in your browser" open (where the engine's files are beside the page) */
   race?: boolean;
   embed: boolean;
