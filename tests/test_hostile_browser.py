@@ -184,6 +184,7 @@ def test_hostile_exports_run_no_script(chromium, tmp_path, case):
     page.close()
 
 
+@pytest.mark.soak  # 30 s, six sessions; the hostile traces drawn as text and the store's bounds stay in `make test`
 def test_sessions_holding_the_largest_trace_stay_within_bounds(chromium, server, tmp_path):
     """Findings 2-4: six sessions each open the largest accepted trace; the server's memory grows by less than
     RSS_BOUND_MB (the run lives once in the store; a session holds none of it)."""

@@ -212,15 +212,20 @@ def test_values_gradio_client_cannot_send_are_refused_over_http(server):
         assert "event: error" in answer and message in answer, answer
 
 
-def test_unicode_that_is_hard_to_tokenize_runs_and_the_app_keeps_serving(server, lm):
+ODD = "e\u0301\u0301\u0301 مرحبا بالعالم שלום 👩‍👩‍👧‍👦 \u202eabc\u202c 🇫🇷 ﷽ Z̤͔ͧ̑̓ä͖̭̈̇lͮ̒ͫǧ̗͚̚o̙̔ͮ̇͐̇\tend\n"
+
+
+@pytest.mark.parametrize(
+    "prompt", [pytest.param(ODD, id="once"), pytest.param((ODD * 20)[:600], id="600-chars", marks=pytest.mark.soak)]
+)
+def test_unicode_that_is_hard_to_tokenize_runs_and_the_app_keeps_serving(server, lm, prompt):
+    """Combining marks, right-to-left text, joined emoji, flags, a bidi override: once in `make test`, repeated to
+    600 characters in the soak tier."""
     url, _ = server
     client = Client(url, verbose=False)
-    odd = "e\u0301\u0301\u0301 مرحبا بالعالم שלום 👩‍👩‍👧‍👦 \u202eabc\u202c 🇫🇷 ﷽ Z̤͔ͧ̑̓ä͖̭̈̇lͮ̒ͫǧ̗͚̚o̙̔ͮ̇͐̇\tend\n"
-    long_odd = (odd * 20)[:600]
-    for prompt in (odd, long_odd):
-        got = generate(client, prompt, 4, 3, 3, 3)
-        want = solo(lm, prompt, 4, 3, 3, 3)
-        assert got["done"] and got["lookahead"]["tokens"] == want["la"] and got["greedy"]["tokens"] == want["ar"]
+    got = generate(client, prompt, 4, 3, 3, 3)
+    want = solo(lm, prompt, 4, 3, 3, 3)
+    assert got["done"] and got["lookahead"]["tokens"] == want["la"] and got["greedy"]["tokens"] == want["ar"]
     assert generate(client, "Name a color.", 3, 2, 2, 2)["done"]
 
 
