@@ -187,13 +187,18 @@ def routes(
         handle = request.path_params["handle"]
         return handle if HANDLE.fullmatch(handle) else None
 
-    async def run_json(request: Request) -> Response:
+    def read_of(request: Request) -> str | Response:
+        """The run a read names, or the answer refusing it (the client past its read rate, or no run's name)."""
         refused = limited(request, reads)
         if refused:
             return refused
         handle = handle_of(request)
-        if handle is None:
-            return _error(404, "That is not the name of a run.")
+        return handle if handle is not None else _error(404, "That is not the name of a run.")
+
+    async def run_json(request: Request) -> Response:
+        handle = read_of(request)
+        if isinstance(handle, Response):
+            return handle
         try:
             since = parse_since(request.query_params.get("since"))
         except ValueError as exc:
@@ -208,12 +213,9 @@ def routes(
 
     async def held(request: Request) -> Response:
         """How long a link to a run may work: whether the store holds it, how full the store is (`RunStore.held`)."""
-        refused = limited(request, reads)
-        if refused:
-            return refused
-        handle = handle_of(request)
-        if handle is None:
-            return _error(404, "That is not the name of a run.")
+        handle = read_of(request)
+        if isinstance(handle, Response):
+            return handle
         return JSONResponse(STORE.held(handle), headers={"Cache-Control": "no-store"})
 
     async def download(request: Request, what: str) -> Response:

@@ -724,7 +724,7 @@ const LadeStage = (() => {
       document.body.classList.toggle("lade-present", s.present && !s.embed);
       this.frame.style.setProperty("--present-zoom", String(Math.max(1, Math.min(2.2, window.innerWidth / 1100))));
       this.presentButton.setAttribute("aria-pressed", s.present ? "true" : "false");
-      Lade.theme.apply(s.theme);
+      if (s.theme !== before.theme) Lade.theme.apply(s.theme); // not on every step: `follow` applied the first
       this.themeMenu.value = Lade.theme.toChoice(s.theme);
       this.root.dataset.mode = s.mode;
       this.frame.classList.toggle("embedded", !!s.embed);
