@@ -1,6 +1,9 @@
 """The server's gate: an ASGI middleware in front of Gradio's routes that refuses, early and with a reason, what a
 public server should not take. Added with `launch(app_kwargs={"middleware": [guard.middleware(demo)]})` (app.py).
 
+- **Routes**: a request reaches Gradio only on a route the page or the public API uses (`gradio_adapter.ROUTES`,
+  found by a recorded walk of both: `scripts/route_walk.py`) or one of the app's own (`app/routes.py`); any other
+  path or method is answered 404 here (the page `notfound` draws, for a browser), before Gradio sees it.
 - **Paths**: a NUL byte (`%00`) anywhere in the path or query is answered 400 (Gradio's proxy route answered 500).
 - **Bodies**: an upload (`/gradio_api/upload`) carries at most one file and at most `limits.UPLOAD_BYTES` plus
   `MULTIPART_OVERHEAD`; a larger body is refused with 413 before anything is stored (by its Content-Length, or as
@@ -50,8 +53,9 @@ from pydantic import ValidationError
 from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.middleware import Middleware
+from starlette.routing import Match, Route
 
-from . import gradio_adapter, limits
+from . import gradio_adapter, limits, notfound
 from .gradio_adapter import ComponentServerJSONBody, PredictBody
 from .logs import refusal
 
@@ -104,6 +108,10 @@ def counted_client(request) -> str | None:
 async def _respond(send, status: int, message: str, as_json: bool = True) -> None:
     body = json.dumps({"detail": message, "error": message}).encode() if as_json else message.encode()
     kind = b"application/json" if as_json else b"text/plain; charset=utf-8"
+    await _send(send, status, body, kind)
+
+
+async def _send(send, status: int, body: bytes, kind: bytes) -> None:
     await send(
         {
             "type": "http.response.start",
@@ -272,6 +280,21 @@ def multipart_parts(content_type: bytes, body: bytes) -> int:
     return count
 
 
+class Routes:
+    """The routes this server answers: `allowed` (method, path template) pairs of Gradio's, and the app's own routes
+    (`own`: Starlette routes). `template(scope)`: the template a request matches, or None."""
+
+    def __init__(self, allowed, own=()):
+        self._routes = [Route(path, _unreachable, methods=[method]) for method, path in allowed] + list(own)
+
+    def template(self, scope) -> str | None:
+        return next((r.path for r in self._routes if r.matches(scope)[0] is Match.FULL), None)
+
+
+def _unreachable(request):  # the endpoint of a route used only for matching
+    raise AssertionError("a Routes entry is matched, never called")
+
+
 def _header(scope, name: bytes) -> bytes:
     return next((v for k, v in scope.get("headers", []) if k.lower() == name), b"")
 
@@ -287,8 +310,13 @@ class Guard:
         temp_bytes: int = limits.TEMP_BYTES,
         temp_folder: str | os.PathLike | None = None,
         read_within_s: float = READ_WITHIN_S,
+        allow=gradio_adapter.ROUTES,
+        own=(),
     ):
+        """`allow`: Gradio's routes a request may reach (None: every route, for tests of what lies behind the list);
+        `own`: the app's own routes, which every request may reach."""
         self.app, self.blocks, self.trust_proxy, self.per_client = app, blocks, trust_proxy, per_client
+        self.routes = None if allow is None else Routes(allow, own)
         self.upload_limit = upload_bytes + MULTIPART_OVERHEAD
         self.temp_bytes, self.read_within_s = temp_bytes, read_within_s
         self._temp_folder = Path(temp_folder) if temp_folder else None
@@ -402,6 +430,10 @@ class Guard:
         if "\x00" in path or b"%00" in raw or b"\x00" in raw:
             refusal(f"refused: a NUL byte in the path of {method} {path[:80]!r}")
             return await _respond(send, 400, "A request path may not contain a NUL byte.", as_json=False)
+        if self.routes is not None and self.routes.template(scope) is None:
+            refusal(f"refused: {method} {path[:80]!r}, a route this server does not answer")
+            body, kind = notfound.answer(scope)
+            return await _send(send, 404, body, kind)
         if self.per_client:
             scope.setdefault("state", {})["client"] = client_of(scope, self.trust_proxy)
         if method == "POST" and path.rstrip("/") == f"{API}/upload":

@@ -36,13 +36,11 @@ import os
 import re
 import threading
 import time
-from html import escape
 from pathlib import Path
 
-from fastapi.exception_handlers import http_exception_handler
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.staticfiles import NotModifiedResponse, StaticFiles
 
@@ -53,6 +51,7 @@ from lade_core.tracefile import TraceError, parse_run
 from . import limits
 from .guard import client_of
 from .logs import refusal
+from .notfound import not_found
 from .render.payload import PayloadTooLarge, payload
 from .store import STORE, Gone
 
@@ -128,29 +127,6 @@ def _gone(handle: str) -> JSONResponse:
         404,
         f"No run {handle!r} is held by this server (it may have been dropped to keep memory bounded): open it again.",
     )
-
-
-NOT_FOUND = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Not found · Lookahead Decoding Explorer</title>
-<style>:root{{color-scheme:light dark}}
-body{{font:18px/1.5 system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem;
-color:light-dark(#1f2937,#e5e7eb);background:light-dark(#fff,#111827)}}
-a{{color:light-dark(#3730a3,#a5b4fc)}}
-a:focus-visible{{outline:3px solid currentColor;outline-offset:2px}}</style></head>
-<body><main><h1>There is nothing at this address</h1>
-<p>The Lookahead Decoding Explorer has no page at <code>{path}</code>.</p>
-<p><a href="{home}">Open the lesson</a>, or the explorer's gallery from there.</p></main></body></html>
-"""
-
-
-async def not_found(request: Request, exc: Exception) -> Response:
-    """A 404 a person reads (a mistyped path in a browser): a page with a title, a language and a way back; a
-    program (no text/html in Accept) gets the JSON it got before: every other case is FastAPI's own handler."""
-    if getattr(exc, "status_code", None) == 404 and "text/html" in request.headers.get("accept", ""):
-        home = str(request.scope.get("root_path", "")) + "/"
-        return HTMLResponse(NOT_FOUND.format(path=escape(request.url.path[:200]), home=escape(home)), 404)
-    return await http_exception_handler(request, exc)
 
 
 EXCEPTION_HANDLERS = {HTTPException: not_found}  # the app's keyword: FastAPI(exception_handlers=...)

@@ -1,11 +1,11 @@
-"""The server's gate (app/guard.py) against clients that do not run the page: NUL bytes in paths, uploads of many
-files or too many bytes, Gradio's temp folder, calls with the wrong arguments, values a component cannot take, one
-client holding the engine's queue, and jobs nobody reads.
+"""The server's gate (app/guard.py) against clients that do not run the page: routes the page does not use, NUL bytes in
+paths, uploads of many files or too many bytes, Gradio's temp folder, calls with the wrong arguments, values a
+component cannot take, one client holding the engine's queue, and jobs nobody reads.
 
-Most tests run a small Gradio app in this process behind the same middleware the app gets (`guard.middleware`), with
-one slow event in the engine's concurrency group, so that queueing can be watched without a model. One test starts
-the real app (without its model) to check that app.py installs the guard and that what a visitor's upload and
-export write is written once.
+Most tests run a small Gradio app in this process behind the same middleware the app gets (`guard.middleware`), with one
+slow event in the engine's concurrency group, so that queueing can be watched without a model. One test starts the real
+app (without its model) to check that app.py installs the guard and that what a visitor's upload and export write is
+written once.
 """
 
 import logging
@@ -91,6 +91,7 @@ class Toy:
                         read_within_s=READ_WITHIN_S,
                         temp_folder=folder,
                         temp_bytes=64 * 2**20,
+                        allow=None,  # every route: these tests reach what lies behind the allow-list
                     )
                 ]
             },
@@ -511,3 +512,47 @@ def test_the_app_is_guarded_and_writes_each_visitor_file_once(tmp_path):
         assert httpx.get(f"{url}runs/{handle}/trace.json").status_code == 200
         new = {k: v for k, v in _files(tmp_path).items() if k not in before and v}
     assert new == {}, new  # the posted file, its download and its export: nothing on disk
+
+
+def test_only_the_routes_the_page_and_the_api_use_answer(monkeypatch):
+    """Every route Gradio 6.31 mounts but those the page and the public API use is answered 404 by the guard,
+    before Gradio reads the request: on main, one anonymous POST to `process_recording` (a "video" and 200 zoom
+    effects) was answered 200 after starting ffmpeg and ffprobe 402 times, `monitoring/summary` showed every
+    visitor's calls, `upload` stored files. The allowed ones and the app's own routes pass the guard; Gradio's
+    monitoring is off."""
+    import re
+
+    from app import gradio_adapter, routes, serve
+    from lade_core import checkpoint
+
+    refused: list[str] = []
+    monkeypatch.setattr(checkpoint, "bundled_gguf", lambda: None)  # the app without its model: routes need none
+    monkeypatch.setattr(guard, "refusal", refused.append)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    port = _free_port()
+    monkeypatch.setenv("GRADIO_SERVER_PORT", str(port))
+    demo = serve.launch(serve.parser().parse_args(["--no-browser-engine"]), block=False)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        own = {r.path for r in routes.routes()}
+        allowed = set(gradio_adapter.ROUTES)
+        mounted = gradio_adapter.mounted(demo)
+        assert allowed <= set(mounted), allowed - set(mounted)  # the list names routes this Gradio has
+        assert {("GET", "/monitoring/summary"), ("POST", "/gradio_api/process_recording")} <= set(mounted)
+        for method, template in mounted:
+            path = re.sub(r"\{[^}]+\}", "x", template)
+            before = len(refused)
+            try:
+                answer = httpx.request(method, url + path, content=b"{}", timeout=30)
+            except httpx.HTTPError:  # an allowed route of Gradio's breaking off on a made-up request: Gradio's own
+                answer = None
+            by_guard = [line for line in refused[before:] if "a route this server does not answer" in line]
+            if (method, template) in allowed or template in own or (method == "HEAD" and ("GET", template) in allowed):
+                assert by_guard == [], (method, template)
+            else:
+                assert answer is not None and answer.status_code == 404 and by_guard, (method, template)
+        assert demo.enable_monitoring is False
+        page = httpx.get(url + "/monitoring/summary", headers={"accept": "text/html"})
+        assert page.status_code == 404 and "There is nothing at this address" in page.text
+    finally:
+        demo.close()
