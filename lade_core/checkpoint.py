@@ -8,10 +8,11 @@ load converts it once to safetensors under the cache folder, and later loads rea
 Where the package is absent (a Hugging Face Space, say) the same model is taken from the hub, unless the hub is
 off (`HF_HUB_OFFLINE=1`), in which case the error says what to install. `trust_remote_code` is never enabled.
 
-On a CPU in fp32 the model's `nn.Linear` layers may get their weights packed once for oneDNN, with grouped-query
-attention that stops copying the KV cache under a mask (`kernels.py`; the model code itself is untouched): the same
-greedy tokens, faster on some machines and slower on others (BENCHMARKS.md §10 and §14), so each machine measures
-both once and keeps the faster (`kernel_choice.py`; `cpu_kernels` or `LADE_PREPACK` decide instead).
+On a CPU in fp32 the model's attention stops copying the KV cache under a mask (grouped-query attention), and its
+`nn.Linear` layers may get their weights packed once for oneDNN (`kernels.py`; the model code itself is untouched):
+the same greedy tokens, faster at some widths and on some machines, slower at others (BENCHMARKS.md §10, §14 and
+§19), so each machine measures both layouts once at every width a step feeds and each forward runs on the faster one
+(`kernel_choice.py`; `cpu_kernels` or `LADE_PREPACK` fix one layout instead).
 """
 
 from __future__ import annotations
@@ -89,18 +90,22 @@ def pick_dtype(dtype: str | torch.dtype | None, device: torch.device, half_on_cp
 CPU_KERNELS = ("auto", "packed", "stock")
 
 
+def cpu_kernels_usable(device: torch.device, dtype: torch.dtype) -> bool:
+    """Whether `kernels.py` applies: a CPU, fp32, and oneDNN's operators working here."""
+    return device.type == "cpu" and dtype == torch.float32 and kernels.packing_available()
+
+
 def kernels_wanted(device: torch.device, dtype: torch.dtype, asked: str = "auto") -> str:
-    """Which linear layers and attention `load_model` gives the model: "stock" off the CPU, in a dtype other than
-    fp32 or where the oneDNN operators do not work here; else `asked`: "packed" (`kernels.py`), "stock", or "auto",
-    whichever this machine measured faster (`kernel_choice.py`). `LADE_PREPACK=1` or `0` forces packed or stock (a
-    benchmark's switch)."""
+    """Which linear layers `load_model` gives the model: "stock" off the CPU, in a dtype other than fp32 or where the
+    oneDNN operators do not work here; else `asked`: "packed" (`kernels.py`), "stock", or "auto", each width on the
+    layout this machine measured faster there (`kernel_choice.py`). `LADE_PREPACK=1` or `0` forces packed or stock
+    (a benchmark's switch)."""
     if asked not in CPU_KERNELS:
         raise ModelLoadError(f"CPU kernels: one of {', '.join(CPU_KERNELS)}, not {asked!r}")
     forced = os.environ.get("LADE_PREPACK", "").strip().lower()
     if forced:
         asked = "stock" if forced in ("0", "false", "no", "off") else "packed"
-    usable = device.type == "cpu" and dtype == torch.float32 and kernels.packing_available()
-    return asked if usable else "stock"
+    return asked if cpu_kernels_usable(device, dtype) else "stock"
 
 
 def _convert_default(gguf: Path, target: Path) -> None:
@@ -169,10 +174,17 @@ def load_model(
     hf_model.to(dev).eval()
     name = DEFAULT_MODEL if model is None else model
     wanted = kernels_wanted(dev, torch_dtype, cpu_kernels)
-    packed = kernel_choice.choose(hf_model, name, cache_root())[0] if wanted == "auto" else wanted == "packed"
-    if packed:
-        hf_model = kernels.pack_linears(hf_model)
+    plan, switch = None, None
+    if cpu_kernels_usable(dev, torch_dtype):
         kernels.use_grouped_query_sdpa(hf_model)
+    if wanted == "packed":
+        hf_model = kernels.pack_linears(hf_model)
+    elif wanted == "auto":
+        switch = kernels.dual_linears(hf_model)
+        plan = kernel_choice.choose(hf_model, switch, name, cache_root())[0]
+        if plan.uniform is not None:  # one layout at every width: the other's memory is freed
+            kernels.single_layout(hf_model, plan.uniform)
+            switch = None
     eos = set()
     for source in (tokenizer.eos_token_id, hf_model.generation_config.eos_token_id):
         if source is not None:
@@ -184,7 +196,9 @@ def load_model(
         dev,
         torch_dtype,
         frozenset(int(t) for t in eos),
-        kernels=kernels.KERNELS if packed else "stock",
+        kernels=plan.label if plan else kernels.KERNELS if wanted == "packed" else "stock",
+        plan=plan if switch else None,
+        switch=switch,
     )
     problem = lm.cache_problem()
     if problem:
@@ -230,6 +244,8 @@ def early_exit_lm(lm: LM, exit_layer: int) -> LM:
         lm.dtype,
         lm.eos_ids,
         lm.kernels,
+        plan=lm.plan,
+        switch=lm.switch,  # the draft's layers are the model's: one switch, set by whichever runs
     )
     return lm.drafts[key]
 

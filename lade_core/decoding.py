@@ -45,6 +45,7 @@ class StepClock:
     def __init__(self):
         self.start = time.perf_counter()
         self.forward_s = self.draft_s = 0.0
+        self.kernels = ""  # the layout the target model's forward ran on (`LM.used`)
 
     @contextmanager
     def timed(self, phase: str, lm: LM | None = None):
@@ -56,16 +57,19 @@ class StepClock:
         elapsed = time.perf_counter() - t0
         if phase == "forward":
             self.forward_s += elapsed
+            self.kernels = lm.used if lm is not None else self.kernels
         else:
             self.draft_s += elapsed
 
     def split(self) -> dict:
-        """forward_s, draft_s and overhead_s (everything else since the clock started), for a `StepTrace`."""
+        """forward_s, draft_s and overhead_s (everything else since the clock started), and the forward's layout, for
+        a `StepTrace`."""
         total = time.perf_counter() - self.start
         return {
             "forward_s": self.forward_s,
             "draft_s": self.draft_s,
             "overhead_s": max(total - self.forward_s - self.draft_s, 0.0),
+            "kernels": self.kernels,
         }
 
 

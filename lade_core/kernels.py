@@ -1,5 +1,6 @@
-"""CPU kernels: the model's linear layers with their weights packed once for oneDNN, and attention that shares the
-key/value heads of grouped-query attention instead of copying them.
+"""CPU kernels: the model's linear layers with their weights packed once for oneDNN, both layouts side by side so that
+each forward runs on the one this machine measured faster for its width, and attention that shares the key/value heads
+of grouped-query attention instead of copying them.
 
 A stock `nn.Linear` on a CPU hands its weight to the GEMM library on every call, which rearranges (packs) it for its
 micro-kernel each time: for the one to a few dozen tokens a decoding step feeds, that costs about as much as the
@@ -10,7 +11,12 @@ These are the two operators torch's own compiler uses for the same purpose on a 
 `packing_available` checks that they exist and agree with `nn.Linear` before `load_model` relies on them, and torch
 is pinned. Greedy output is token for token the same (tests/test_checkpoint.py, BENCHMARKS.md "CPU kernels").
 
-The model's code is untouched: its `nn.Linear` children are swapped for `PackedLinear` modules, as
+Which layout is faster depends on the width: on one 2-core host, at one thread, the stock layers took 59 ms for one
+token and 122 ms for eight, the packed ones 67 and 77. So `dual_linears` gives every layer both (`DualLinear`, about
+0.4 GB more for the default model) and a `Switch` that the model's adapter (`model.LM`) sets before each forward from
+the plan `kernel_choice.py` measured; one forward runs wholly on one layout.
+
+The model's code is untouched: its `nn.Linear` children are swapped for `PackedLinear` or `DualLinear` modules, as
 `torch.utils.mkldnn.to_mkldnn` does for its own (slower, per-call converting) `MkldnnLinear`; the attention function
 is registered with transformers' `AttentionInterface`, the documented way to supply one.
 """
@@ -59,6 +65,28 @@ def packing_available() -> bool:
         return False
 
 
+class Switch:
+    """Which layout the model's next forward runs on: set by `LM` before each forward (from its `KernelPlan`), read by
+    every `DualLinear` of that model."""
+
+    __slots__ = ("packed",)
+
+    def __init__(self, packed: bool = False):
+        self.packed = packed
+
+
+class DualLinear(torch.nn.Module):
+    """A linear layer held in both layouts, the stock `nn.Linear` and its `PackedLinear` twin; `switch` says which
+    one a call runs on. The same numbers up to the GEMM's rounding (tests/test_checkpoint.py)."""
+
+    def __init__(self, stock: torch.nn.Linear, packed: PackedLinear, switch: Switch):
+        super().__init__()
+        self.stock, self.packed, self.switch = stock, packed, switch
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.packed(x) if self.switch.packed else self.stock(x)
+
+
 def packed_pairs(model: torch.nn.Module) -> list[tuple[torch.nn.Module, str, torch.nn.Linear, PackedLinear]]:
     """(parent, name, the stock layer, its packed twin) for every `nn.Linear` in `model`; nothing is swapped yet."""
     return [
@@ -90,6 +118,30 @@ def pack_linears(model: torch.nn.Module, pairs=None) -> torch.nn.Module:
             if not tensor.is_mkldnn:
                 tensor.data = tensor.data.clone()
     return model
+
+
+def dual_linears(model: torch.nn.Module) -> Switch:
+    """Swap every `nn.Linear` in `model` (in place) for a `DualLinear` holding it and its packed twin, for inference
+    only; the `Switch` that picks the layout (stock until set). What stays dense gets its own memory, as in
+    `pack_linears`."""
+    model.requires_grad_(False)
+    switch = Switch()
+    for parent, name, stock, twin in packed_pairs(model):
+        setattr(parent, name, DualLinear(stock, twin, switch))
+    with torch.no_grad():
+        for tensor in (*model.parameters(), *model.buffers()):
+            if not tensor.is_mkldnn:
+                tensor.data = tensor.data.clone()
+    return switch
+
+
+def single_layout(model: torch.nn.Module, packed: bool) -> None:
+    """Undo `dual_linears` keeping one layout (the other's memory is freed): a plan that uses one layout at every
+    width needs no switch."""
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if isinstance(child, DualLinear):
+                setattr(parent, name, child.packed if packed else child.stock)
 
 
 ATTENTION = "lade_cpu_gqa_sdpa"  # the name `load_model` registers `grouped_query_sdpa` under with transformers

@@ -15,6 +15,8 @@ from functools import lru_cache
 import torch
 from transformers import DynamicCache
 
+from .kernel_choice import KernelPlan
+from .kernels import Switch
 from .layout import StepLayout
 
 BLOCK_CACHE_BYTES = 64 * 2**20  # mask blocks kept per model, in bytes: bounds memory on a server that sees many layouts
@@ -28,13 +30,24 @@ class LM:
     device: torch.device
     dtype: torch.dtype
     eos_ids: frozenset[int] = field(default_factory=frozenset)
-    kernels: str = "stock"  # "onednn-packed" when kernels.pack_linears swapped the linear layers (CPU fp32)
+    kernels: str = "stock"  # the layouts of the linear layers: "stock", "onednn-packed" or a plan's label (CPU fp32)
+    plan: KernelPlan | None = None  # the layout of each width, where the layers hold both (`kernels.DualLinear`)
+    switch: Switch | None = None  # what the plan sets before each forward
 
     def __post_init__(self):
         self._piece = lru_cache(maxsize=None)(self._decode_one)
         self._blocks: OrderedDict[StepLayout, tuple[torch.Tensor, ...]] = OrderedDict()
         self._block_bytes = 0
         self.drafts: dict[str, LM] = {}  # draft models built or loaded for this model, by name (`checkpoint.py`)
+        self.used = "packed" if self.kernels == "onednn-packed" else "stock"  # the layout of the last forward
+
+    def use_width(self, tokens: int) -> None:
+        """Set the layout of the next forward, of `tokens` rows (a batch's rows counted together), from the plan (a
+        model with one layout has none). Every forward of this adapter sets it; code that calls the model itself
+        (a batched curve) calls this first."""
+        if self.plan is not None:
+            self.switch.packed = self.plan.at(tokens)
+            self.used = "packed" if self.switch.packed else "stock"
 
     # -- text --------------------------------------------------------------------------------------------------
     @property
@@ -92,6 +105,7 @@ class LM:
     @torch.inference_mode()
     def prefill(self, cache: DynamicCache, ids: list[int]) -> torch.Tensor:
         """Run the prompt through the model (causal), filling `cache`; return the (vocab,) logits at its last token."""
+        self.use_width(len(ids))
         input_ids = torch.tensor([ids], device=self.device)
         out = self.model(input_ids=input_ids, cache=cache, use_cache=True, logits_to_keep=1)
         return out.logits[0, -1].float()
@@ -99,6 +113,7 @@ class LM:
     @torch.inference_mode()
     def decode_one(self, cache: DynamicCache, token: int, position: int) -> torch.Tensor:
         """One autoregressive step: feed `token` at `position`; return its (vocab,) logits."""
+        self.use_width(1)
         input_ids = torch.tensor([[token]], device=self.device)
         position_ids = torch.tensor([[position]], device=self.device)
         out = self.model(input_ids=input_ids, position_ids=position_ids, cache=cache, use_cache=True, logits_to_keep=1)
@@ -108,6 +123,7 @@ class LM:
     def extend(self, cache: DynamicCache, ids: list[int], position: int) -> torch.Tensor:
         """Feed `ids` (causal among themselves) at positions `position`.. on top of `cache`; return the (vocab,)
         logits at the last of them. A draft model's pass: catching up on the accepted tokens, or one more guess."""
+        self.use_width(len(ids))
         input_ids = torch.tensor([ids], device=self.device)
         position_ids = torch.arange(position, position + len(ids), device=self.device)[None]
         out = self.model(input_ids=input_ids, position_ids=position_ids, cache=cache, use_cache=True, logits_to_keep=1)
@@ -149,6 +165,7 @@ class LM:
         past = cache.get_seq_length()
         block, offsets, keep = self._block(layout)
         q = layout.size
+        self.use_width(q)
         mask = torch.cat([torch.zeros(q, past, dtype=self.dtype, device=self.device), block], dim=1)[None, None]
         out = self.model(
             input_ids=torch.tensor([tokens], device=self.device),

@@ -33,13 +33,14 @@ from .config import (
 from .layout import StepLayout
 
 SCHEMA = "lade-explorer/run"
-VERSION = 4  # 4: a step may record Lookahead Parallelism's `ranks`, a run may stop for its "budget" (3 reads as 4)
+VERSION = 5  # 5: a step records its forward's CPU layout (`kernels`); 4: Lookahead Parallelism's `ranks`, "budget"
 MAX_STEPS = 100_000  # far beyond any run the engines make; bounds what a file can ask a view to draw
 MAX_TEXT = 100_000  # characters of a prompt
 MAX_LANES = 2  # lanes beside the main one: a race is the baseline and up to three methods
 MAX_DEVICES = 8  # ranks of a Lookahead Parallelism run (`parallel.py`)
 # A speculative method's steps are of its method's kind (DRAFT_KINDS: "pld", "early-exit", "draft").
 STEP_KINDS = ("prefill", "autoregressive", "warmup", "lookahead", "jacobi", *DRAFT_KINDS)
+LAYOUTS = ("", "stock", "packed")  # a forward's linear layers (`kernels.py`): "" where a trace did not record it
 STOP_REASONS = ("eos", "length", "cancelled", "budget", "running")  # budget: a public run out of time; running: so far
 
 Ids = tuple[int, ...]
@@ -121,6 +122,7 @@ class StepTrace:
     draft_passes: int = field(default=0, metadata=schema.spec(0, MAX_DRAFT))  # forward passes of a draft model
     copied: int = field(default=0, metadata=schema.spec(0, 2))  # lookahead: the last candidates are prompt lookup's
     ranks: tuple[RankStep, ...] = field(default=(), metadata=schema.spec(max_len=MAX_DEVICES))  # parallel.py's devices
+    kernels: str = field(default="", metadata=schema.spec(choices=LAYOUTS))  # the CPU layout its forward ran on
 
     def but(self, **changes) -> StepTrace:
         return replace(self, **changes)

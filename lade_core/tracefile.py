@@ -5,7 +5,8 @@ claims): `schema.build` checks every field's type and range as declared in `trac
 checks every step of every lane against its run (positions, input tokens, sizes, vocabulary, greedy acceptance, the
 pool replayed). A bad file raises `TraceError` with one line naming the step and the field. Nothing in a file is
 ever executed or unpickled. Older versions are upgraded on the way in: version 1 (before the parallel/baseline
-names), version 2 (before the sampling seed was called `sample_seed`, and before extra lanes and draft settings).
+names), version 2 (before the sampling seed was called `sample_seed`, and before extra lanes and draft settings);
+versions 3 and 4 lack only fields that have defaults (a step's layout, `kernels`, reads as unrecorded).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def parse_run(text: str | bytes, max_bytes: int = MAX_TRACE_BYTES) -> RunTrace:
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise TraceError(f"not a Lookahead Decoding Explorer trace (expected schema {SCHEMA!r})")
     version = doc.get("version")
-    if type(version) is not int or version not in (1, 2, 3, VERSION):
+    if type(version) is not int or version not in range(1, VERSION + 1):
         raise TraceError(
             f"trace version {schema.shown(version)} is not supported; this app reads versions 1 to {VERSION}"
         )

@@ -23,6 +23,7 @@ settings.load_profile("thorough")
 REFERENCE_TOKENS = 64  # the exactness tests' length
 NEEDS = {
     "lm": "model",
+    "mixed_lm": "model",
     "greedy": "model",
     "model_server": "model",
     "server": "server",
@@ -45,6 +46,24 @@ def lm():
     from lade_core import load_model
 
     return load_model()
+
+
+@pytest.fixture(scope="session")
+def mixed_lm():
+    """The model with both CPU layouts and a plan that alternates them by width (stock for one token, packed for two,
+    stock for three, ...), so that greedy's steps and lookahead's run on different matrix routines whatever plan this
+    machine measured (the session's `lm` has this machine's own); `lm` itself where oneDNN's packing is missing."""
+    from dataclasses import replace
+
+    from lade_core import kernels, load_model
+    from lade_core.kernel_choice import KernelPlan
+
+    plain = load_model(cpu_kernels="stock")
+    if not kernels.packing_available():
+        return plain
+    switch = kernels.dual_linears(plain.model)
+    plan = KernelPlan(tuple(w % 2 == 0 for w in range(1, 65)))
+    return replace(plain, kernels=plan.label, plan=plan, switch=switch)
 
 
 @pytest.fixture(scope="session")

@@ -264,6 +264,12 @@ def kind_markup(doc):
     step(doc, 3)["kind"] = SCRIPT
 
 
+@case(rejects="run.parallel.steps[3].kernels must be one of")
+def kernels_markup(doc):
+    """A step's CPU layout is a closed set (stock, packed, or unrecorded)."""
+    step(doc, 3)["kernels"] = IMG
+
+
 @case(rejects="run.dtype must be one of")
 def dtype_markup(doc):
     """dtype is a closed set."""
@@ -701,10 +707,10 @@ def wrong_schema(doc):
     doc["schema"] = IMG
 
 
-@case(rejects="trace version 5 is not supported")
-def version_5(doc):
+@case(rejects="trace version 6 is not supported")
+def version_6(doc):
     """A version from the future."""
-    doc["version"] = 5
+    doc["version"] = 6
 
 
 @case(rejects="trace version '2' is not supported")

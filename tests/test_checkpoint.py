@@ -131,29 +131,50 @@ def test_which_kernels_a_load_asks_for():
         assert checkpoint.kernels_wanted(cpu, fp32, "packed") == "stock"
 
 
-def test_the_kernels_are_chosen_for_the_greedy_step_once_per_machine(tmp_path, monkeypatch):
-    """The packed layers were on everywhere, though one host measured them 17-30% slower for greedy decoding
-    (BENCHMARKS.md §14): they are kept only where a one-token forward is under MARGIN of the stock one (faster wider
-    forwards do not count: they would make lookahead look better than a slower baseline), the verdict is kept
-    and read back without measuring again, and another machine's verdict is not read."""
+def test_each_width_runs_on_the_layout_this_machine_measured_faster_there(tmp_path, monkeypatch):
+    """One layout for every width gave away either greedy's step or lookahead's (one host at one thread: stock 59 ms
+    at one token and 122 at eight, packed 67 and 77). The plan keeps the packed layers at a width only where they
+    take under MARGIN of the stock ones' time (a width between two measured ones read off the straight lines between
+    them); it is kept and read back without measuring again, and another machine's plan is not read."""
     from lade_core import kernel_choice
 
     model = torch.nn.Sequential(torch.nn.Linear(4, 4))
     timings = iter(
         [
-            {"stock": {"1": 1.0, "8": 2.0, "32": 4.0}, "packed": {"1": 1.02, "8": 1.0, "32": 2.0}},
-            {"stock": {"1": 1.0, "8": 2.0, "32": 4.0}, "packed": {"1": 0.9, "8": 2.1, "32": 4.1}},
+            {"stock": {"1": 1.0, "4": 1.0, "8": 2.0}, "packed": {"1": 1.1, "4": 1.1, "8": 1.2}},
+            {"stock": {"1": 1.0, "4": 2.0, "8": 4.0}, "packed": {"1": 0.9, "4": 1.0, "8": 2.0}},
         ]
     )
-    monkeypatch.setattr(kernel_choice, "measure", lambda model, pairs: next(timings))
-    packed, verdict = kernel_choice.choose(model, "m", tmp_path)
-    assert not packed and verdict["choice"] == "stock" and verdict["packed_over_stock"]["8"] == 0.5
-    assert kernel_choice.choose(model, "m", tmp_path) == (False, verdict)  # read back: no second measurement
+    monkeypatch.setattr(kernel_choice, "measure", lambda model, switch: next(timings))
+    plan, verdict = kernel_choice.choose(model, None, "m", tmp_path)
+    # width 4: stock 1.0, packed 1.1; width 5, between 4 and 8: stock 1.25, packed 1.125 (< 0.95 x 1.25)
+    assert [plan.at(w) for w in (1, 4, 5, 6, 8, 64, 200)] == [False, False, True, True, True, True, True]
+    assert plan.label == "packed 5+" and verdict["plan"] == plan.label and verdict["packed_over_stock"]["8"] == 0.6
+    assert kernel_choice.choose(model, None, "m", tmp_path) == (plan, verdict)  # read back: no second measurement
     path = kernel_choice.verdict_file(tmp_path, "m", torch.get_num_threads())
     path.write_text(path.read_text().replace(verdict["machine"], "another-machine"))
-    packed, verdict = kernel_choice.choose(model, "m", tmp_path)  # not this machine's: measured again
-    assert packed and verdict["choice"] == "packed"
-    assert type(model[0]) is torch.nn.Linear  # choose leaves the model as it found it; load_model packs it
+    plan, verdict = kernel_choice.choose(model, None, "m", tmp_path)  # not this machine's: measured again
+    assert plan.uniform is True and plan.label == "onednn-packed"
+    assert kernel_choice.KernelPlan((False,) * 3).label == "stock"
+    assert kernel_choice.KernelPlan((True, False, False, True)).label == "packed 1, 4+"
+
+
+@needs_onednn
+def test_a_dual_layer_computes_what_either_layout_does_and_one_forward_runs_on_one():
+    """`DualLinear` holds the stock layer and its packed twin; the switch the model's adapter sets picks one for the
+    whole forward; `single_layout` keeps one and frees the other."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU(), torch.nn.Linear(8, 4))
+    reference = [m.weight.detach().clone() for m in (model[0], model[2])]
+    switch = kernels.dual_linears(model)
+    assert all(isinstance(model[i], kernels.DualLinear) and model[i].switch is switch for i in (0, 2))
+    x = torch.randn(3, 16)
+    expected = torch.relu(x @ reference[0].T + model[0].stock.bias) @ reference[1].T + model[2].stock.bias
+    for packed in (False, True):
+        switch.packed = packed
+        torch.testing.assert_close(model(x), expected, rtol=1e-5, atol=1e-5)
+    kernels.single_layout(model, packed=True)
+    assert isinstance(model[0], kernels.PackedLinear) and isinstance(model[2], kernels.PackedLinear)
 
 
 @needs_onednn

@@ -44,10 +44,21 @@ def _exact(lm, prompt, greedy, wngp):
 
 
 # `make test`: each setting on a prompt of its own, the prompts taken in turn (the others meet the engine in the
-# relatives', Jacobi and numerics tests); every setting on every prompt in `make test-soak`.
+# relatives', Jacobi and numerics tests); every setting on every prompt in `make test-soak`. Lookahead runs on the
+# alternating plan of `mixed_lm` against greedy on this machine's own: the two on different matrix routines.
 @pytest.mark.parametrize(("wngp", "prompt"), pairwise(CONFIGS, PROMPTS[1::2] + PROMPTS[::2], each=1), ids=case_id)
-def test_lookahead_equals_greedy_for_every_setting_and_every_prompt_pairwise(lm, greedy, wngp, prompt):
-    _exact(lm, prompt, greedy, wngp)
+def test_lookahead_equals_greedy_for_each_setting_on_a_prompt_of_its_own(mixed_lm, greedy, wngp, prompt):
+    _exact(mixed_lm, prompt, greedy, wngp)
+
+
+def test_a_mixed_plan_runs_each_forward_on_its_widths_layout(mixed_lm):
+    """Lookahead's steps record the layout their forward ran on, and it is the plan's for the tokens they fed."""
+    run = lookahead_generate(mixed_lm, mixed_lm.encode_prompt(PROMPTS[0]["prompt"]), LookaheadConfig(4, 3, 4), 16)
+    if mixed_lm.plan is None:
+        pytest.skip("oneDNN's packed layers are missing here: one layout")
+    kinds = {(s.n_input, s.kernels) for s in run.steps[1:]}
+    assert kinds and all(k == ("packed" if n % 2 == 0 else "stock") for n, k in kinds), kinds
+    assert {k for _, k in kinds} == {"packed", "stock"} or len({n for n, _ in kinds}) == 1
 
 
 @pytest.mark.soak

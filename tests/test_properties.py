@@ -227,7 +227,7 @@ def test_only_a_readable_version_loads(version):
     """A version-2 body (a shipped run with its sampling seed under the old name `seed`) loads as version 2 only:
     not as version 1 (another layout), not as the current version (whose sampling seed is `sample_seed`), nor as
     anything else."""
-    assert RUN_DOC["version"] == VERSION == 4
+    assert RUN_DOC["version"] == VERSION == 5
     sampling = dict(RUN_DOC["run"]["sampling"])
     sampling["seed"] = sampling.pop("sample_seed")
     doc = dict(RUN_DOC, version=version, run=dict(RUN_DOC["run"], sampling=sampling))

@@ -238,6 +238,7 @@ export interface StepTrace {
   guess: number;
   index: number;
   input_token: number;
+  kernels: "" | "stock" | "packed";
   kind: "prefill" | "autoregressive" | "warmup" | "lookahead" | "jacobi" | "pld" | "early-exit" | "draft";
   /**
    * @maxItems 16

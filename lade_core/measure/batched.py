@@ -41,6 +41,7 @@ def _forward(lm, cache, prefix: int, batch: int, n: int):
         }
 
     def run():
+        lm.use_width(batch * n)
         with torch.inference_mode():
             lm.model(input_ids=ids, cache=cache, use_cache=True, **kwargs)
         lm.sync()
@@ -62,6 +63,7 @@ def measure_batched_curve(
     caches, fns = {}, {}
     for b in batches:
         caches[b] = lm.new_cache()
+        lm.use_width(b * prefix)
         with torch.inference_mode():
             lm.model(
                 input_ids=torch.tensor([[(7 * i) % 1000 + 10 for i in range(prefix)]] * b, device=lm.device),

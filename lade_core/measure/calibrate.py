@@ -18,7 +18,7 @@ from ..machine import cached_curves, curve_file, identity, save_curve
 from ..paths import measurement
 from .costcurve import curve_path, load_curve_file, measure_cost_curve
 
-QUICK_SIZES = (1, 2, 4, 8, 16, 32, 64, 128)
+QUICK_SIZES = (1, 2, 3, 4, 6, 8, 12, 16, 32, 64, 128)  # 3 to 12: where one layout hands over to the other
 QUICK_REPEATS = 5
 BATCHED = measurement("costcurve-cpu-batched")  # the shipped batched curve (`lade costcurve --batch 1,2,4,8`)
 

@@ -48,6 +48,7 @@ def teacher_forced(lm, prompt_ids: list[int], tokens: list[int]) -> list[int]:
     import torch
 
     ids = torch.tensor([list(prompt_ids) + list(tokens[:-1])], device=lm.device)
+    lm.use_width(ids.shape[1])
     with torch.inference_mode():
         logits = lm.model(input_ids=ids, use_cache=False, logits_to_keep=len(tokens)).logits[0]
     return [int(t) for t in logits.float().argmax(dim=-1)]
