@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from lade_core import Lane, MethodRun, MethodSpec, RunTrace, Sampling, record_run
 from lade_core.config import METHOD_NAMES
+from lade_core.measure.here import machine_record
 from lade_core.record import RunRequest, make_trace, run_ids
 from lade_core.schema import to_data
 
@@ -72,6 +73,7 @@ class LiveRun:
         self.result: RunTrace | None = None
         self.error: Exception | None = None
         self.on_done = None  # called with the finished RunTrace, from the engine's thread
+        self.machine = None  # where it runs (`trace.Machine`), recorded when it starts on the engine
         self.handle: str | None = None  # where the store keeps it, and the client whose share it counts in
         self.client: str | None = None
         self._queue: queue.Queue = queue.Queue()
@@ -104,6 +106,7 @@ class LiveRun:
             if self._should_stop():
                 raise RuntimeError("stopped before it started")
             with engine_lock:
+                self.machine = machine_record(self.lm)  # the process's curve (measured at start-up), the load now
                 self._engine_since = time.monotonic()
                 run = record_run(
                     self.lm,
@@ -114,6 +117,7 @@ class LiveRun:
                     title="live",
                     on_step=lambda lane, step: self._queue.put((page_lane(lane), step)),
                     should_stop=self._should_stop,
+                    machine=self.machine,
                 )
             self.result = run
             if self.on_done:
@@ -194,7 +198,7 @@ class LiveRun:
             runs[lane] = MethodRun(tokens, tuple(steps), sum(s.seconds for s in steps), "running")
         request = RunRequest(self.prompt, self.prompt_ids, self.max_new_tokens, self.sampling, "live")
         raced = [Lane(spec.method, spec.config, spec.draft, runs[lane]) for spec, lane in zip(self.specs, self.lanes)]
-        return make_trace(self.lm, request, raced, runs["baseline"])
+        return make_trace(self.lm, request, raced, runs["baseline"], self.machine)
 
     def pull(self, since) -> dict:
         """What a page that has `since` ({lane: steps, "layouts": n}, or None for nothing) lacks of the record: the

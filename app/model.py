@@ -32,6 +32,7 @@ class SharedModel:
     def _load_quietly(self) -> None:
         try:
             self.get()
+            self.cost_curve()  # measured now, not in the first visitor's race
         except Exception:  # kept in self._error, reported by the next get()
             pass
 
@@ -55,15 +56,16 @@ class SharedModel:
         return self._curve
 
     def cost_curve(self) -> dict:
-        """This device's cost curve for the model: the saved one if it matches, else measured once per process,
-        inside the engine lock so that it never overlaps a live run (Auto and adaptive runs read it)."""
-        from lade_core.measure import autoconfig
+        """This process's cost curve for the model, measured once the way a race runs (at start-up, after the load),
+        inside the engine lock so that it never overlaps a live run: what Auto, adaptive runs, the expected wait and
+        every race's recorded machine read (`calibrate.process_curve`)."""
+        from lade_core.measure.calibrate import process_curve
 
         lm = self.get()
         if self._curve is None:
             with self.engine_lock:
                 if self._curve is None:
-                    self._curve = autoconfig.curve_for(lm)
+                    self._curve = process_curve(lm)
         return self._curve
 
 

@@ -33,6 +33,7 @@ _EXPORTS = {
     "record_run": "record",
     "StepCost": "sizes",
     "Lane": "trace",
+    "Machine": "trace",
     "MethodRun": "trace",
     "RunTrace": "trace",
     "StepTrace": "trace",

@@ -129,6 +129,7 @@ def cmd_generate(args) -> int:
 
 def cmd_trace(args) -> int:
     prompt, lm, spec, sampling, _ = _load(args)
+    from .measure.here import machine_record
     from .record import record_run
 
     also = [
@@ -146,10 +147,11 @@ def cmd_trace(args) -> int:
             return 0
         lane = Lane("lookahead", spec.config, spec.draft, parallel)
         request = RunRequest(prompt, tuple(ids), args.max_new_tokens, sampling, args.title or "")
-        run = make_trace(lm, request, [lane], autoregressive_generate(lm, ids, args.max_new_tokens))
+        run = make_trace(lm, request, [lane], autoregressive_generate(lm, ids, args.max_new_tokens), machine_record(lm))
         print(_ranks(run.parallel), end="")
     else:
-        run = record_run(lm, prompt, [spec, *also], args.max_new_tokens, sampling, title=args.title or "")
+        machine = machine_record(lm)  # this process's curve, measured before the race (not during it)
+        run = record_run(lm, prompt, [spec, *also], args.max_new_tokens, sampling, args.title or "", machine=machine)
     Path(args.out).write_text(run.to_json(), encoding="utf-8")
     for name, method in [*((lane.method, lane.run) for lane in run.all_lanes), ("greedy", run.baseline)]:
         print(

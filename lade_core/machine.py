@@ -1,11 +1,12 @@
-"""Which machine a measurement came from, and where this machine's own cost curves are kept.
+"""Which machine a measurement or a run came from, and where this machine's own cost curves are kept.
 
 A cost curve is a property of one machine, one model, one dtype, one set of kernels and one thread count: a curve
 measured on another host can be wrong by a lot (a second 2-core host measured 1.25x at 8 tokens where the shipped
 curve says 1.03x). So a curve measured here is cached under the user's cache folder (the model loader's
 `cache_root()`), in a file whose name carries all five, and says in words which machine it is: the CPU's model
 name and core count from /proc/cpuinfo (or the GPU's name), and a short hash of the host name, never the name
-itself. Left out: telling two hosts apart that share a host name and a CPU model.
+itself. A recorded run carries the same in words and numbers (`run_machine`: `trace.Machine`). Left out: telling two
+hosts apart that share a host name and a CPU model.
 """
 
 from __future__ import annotations
@@ -94,3 +95,30 @@ def cached_curves(root: Path, model: str | None = None, batched: bool = False) -
         if curve.get("machine", {}).get("id") == me and (model is None or curve.get("model") == model):
             found.append({**curve, "cached_at": str(path)})
     return sorted(found, key=lambda c: c.get("measured_at", ""), reverse=True)
+
+
+def run_machine(lm, curve: dict | None = None, roof: dict | None = None):
+    """The `trace.Machine` of a run on `lm` starting now: this machine in words, its CPUs, torch's threads, the
+    layers' layouts, the libraries, the 1-minute load; and, where given, the cost curve measured in this process
+    (`measure.costcurve`) and this CPU's roof (`measure.cpuroof`)."""
+    import torch
+    import transformers
+
+    from .trace import CostPoint, Machine
+
+    points = tuple(
+        CostPoint(int(p["tokens"]), p["seconds"], p.get("q1", p["seconds"]), p.get("q3", p["seconds"]))
+        for p in (curve or {}).get("points", ())
+    )
+    return Machine(
+        description=identity(str(lm.device))["description"],
+        cores=cores(),
+        threads=torch.get_num_threads(),
+        kernels=lm.kernels,
+        versions=f"torch {torch.__version__}, transformers {transformers.__version__}",
+        load=round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else -1.0,
+        curve=points,
+        curve_at=(curve or {}).get("measured_at", ""),
+        bandwidth=float((roof or {}).get("bandwidth", 0.0)),
+        flops=float((roof or {}).get("flops", 0.0)),
+    )

@@ -18,8 +18,9 @@ from .autoregressive import AutoregressiveDecoder
 from .config import ConfigError, LookaheadConfig, MethodSpec, Sampling
 from .decoding import Progress, StopCheck, check_request, steps
 from .methods import as_spec, make_decoder
+from .machine import run_machine
 from .model import LM
-from .trace import MAX_LANES, Lane, MethodRun, RunTrace, StepTrace
+from .trace import MAX_LANES, Lane, Machine, MethodRun, RunTrace, StepTrace
 
 LaneCallback = Callable[[str, StepTrace], None]
 
@@ -85,10 +86,13 @@ def record_run(
     title: str = "",
     on_step: LaneCallback | None = None,
     should_stop: StopCheck | None = None,
+    machine: Machine | None = None,
 ) -> RunTrace:
     """Race autoregressive decoding against `methods` (a `LookaheadConfig` is lookahead with it; a sequence is up
     to three lanes, the main one first) on `prompt`, chat template applied for chat models. `on_step(lane, step)`
-    streams steps as they are made, lane being "baseline" or one of `lane_names`."""
+    streams steps as they are made, lane being "baseline" or one of `lane_names`. `machine`: where it runs, with
+    the cost curve measured in this process (`measure.here.machine_record`); by default the machine without them."""
+    machine = machine or run_machine(lm)
     specs = [as_spec(m) for m in (methods if isinstance(methods, (list, tuple)) else [methods])]
     if not 1 <= len(specs) <= MAX_LANES + 1:
         raise ConfigError(f"a race has 1 to {MAX_LANES + 1} methods beside the baseline, got {len(specs)}")
@@ -110,12 +114,14 @@ def record_run(
         Lane(spec.method, spec.config, spec.draft, lanes[name].result())
         for name, spec in zip(lane_names(len(specs)), specs)
     ]
-    return make_trace(lm, request, raced, lanes["baseline"].result())
+    return make_trace(lm, request, raced, lanes["baseline"].result(), machine)
 
 
-def make_trace(lm: LM, request: RunRequest, lanes: Sequence[Lane], baseline: MethodRun) -> RunTrace:
+def make_trace(
+    lm: LM, request: RunRequest, lanes: Sequence[Lane], baseline: MethodRun, machine: Machine | None = None
+) -> RunTrace:
     """A `RunTrace` of `lanes` (the main one first) and the baseline on `lm`, with the text of every token they
-    show."""
+    show, recorded on `machine` (by default this one, without a curve)."""
     main, *more = lanes
     ids = set(request.prompt_ids) | run_ids(baseline)
     for lane in lanes:
@@ -139,4 +145,5 @@ def make_trace(lm: LM, request: RunRequest, lanes: Sequence[Lane], baseline: Met
         recorded_at=datetime.date.today().isoformat(),
         draft=main.draft,
         lanes=tuple(more),
+        machine=machine or run_machine(lm),
     )

@@ -33,7 +33,7 @@ from .config import (
 from .layout import StepLayout
 
 SCHEMA = "lade-explorer/run"
-VERSION = 5  # 5: a step records its forward's CPU layout (`kernels`); 4: Lookahead Parallelism's `ranks`, "budget"
+VERSION = 5  # 5: the run's `machine`, a step's CPU layout (`kernels`); 4: Lookahead Parallelism's `ranks`, "budget"
 MAX_STEPS = 100_000  # far beyond any run the engines make; bounds what a file can ask a view to draw
 MAX_TEXT = 100_000  # characters of a prompt
 MAX_LANES = 2  # lanes beside the main one: a race is the baseline and up to three methods
@@ -77,6 +77,40 @@ class RankStep:
     fed: int = field(metadata=schema.spec(1, 10**6))
     forward_s: float = field(metadata=_SECONDS)
     sent: int = field(metadata=schema.spec(0, 10**12))  # bytes
+
+
+@dataclass(frozen=True)
+class CostPoint:
+    """One width of a machine's cost curve: a forward of `tokens` tokens, its median seconds and quartiles."""
+
+    tokens: int = field(metadata=schema.spec(1, 4096))
+    seconds: float = field(metadata=_SECONDS)
+    q1: float = field(metadata=_SECONDS)
+    q3: float = field(metadata=_SECONDS)
+
+
+@dataclass(frozen=True)
+class Machine:
+    """Where and how a run was recorded, so that every figure beside it can be of the machine and moment that made
+    it: the processor in words (a browser: its backend), the CPUs the process could use and the threads it ran on,
+    the linear layers' layouts (`kernel_choice.KernelPlan.label`), the libraries, the load when it started; and,
+    measured in the same process, the forward's cost curve the way a race runs it (`measure/costcurve.py`) and this
+    CPU's measured roof (`measure/cpuroof.py`; 0 where not measured). Empty in traces that did not record it."""
+
+    description: str = field(default="", metadata=schema.spec(max_len=200))
+    cores: int = field(default=0, metadata=schema.spec(0, 100_000))
+    threads: int = field(default=0, metadata=schema.spec(0, 100_000))
+    kernels: str = field(default="", metadata=schema.spec(max_len=80))
+    versions: str = field(default="", metadata=schema.spec(max_len=200))
+    load: float = field(default=-1.0, metadata=schema.spec(-1.0, 1e6))  # 1-minute load average; -1: unknown
+    curve: tuple[CostPoint, ...] = field(default=(), metadata=schema.spec(max_len=64))
+    curve_at: str = field(default="", metadata=schema.spec(max_len=40))  # when the curve was measured
+    bandwidth: float = field(default=0.0, metadata=schema.spec(0.0, 1e16))  # bytes/s
+    flops: float = field(default=0.0, metadata=schema.spec(0.0, 1e20))  # fp32 FLOP/s
+
+    @property
+    def recorded(self) -> bool:
+        return bool(self.description)
 
 
 @dataclass(frozen=True)
@@ -223,6 +257,7 @@ class RunTrace:
     recorded_at: str = field(default="", metadata=schema.spec(max_len=40))  # ISO date of the recording
     draft: DraftConfig = field(default_factory=DraftConfig)  # the main method's draft settings (speculative ones)
     lanes: tuple[Lane, ...] = field(default=(), metadata=schema.spec(max_len=MAX_LANES))
+    machine: Machine = field(default_factory=Machine)  # where and how it ran (version 5)
 
     @property
     def main_lane(self) -> Lane:

@@ -7,7 +7,8 @@ lookahead and Jacobi decoding; K, the exit layer and the draft model for the spe
 the run's vocabulary; the accepted tokens add up to the output; greedy steps accept exactly what their own
 predictions say; a lookahead lane's pool, replayed from the n-grams its steps added, has the sizes and evictions its
 steps recorded; prompt lookup proposes only tokens the text already holds; a Lookahead Parallelism step's devices
-hold the shares the deal gives them (`shares.deal`) and fed what their shares' layouts hold. A bad file raises
+hold the shares the deal gives them (`shares.deal`) and fed what their shares' layouts hold; the machine's cost curve
+widens from one token up, each median between its quartiles. A bad file raises
 `TraceError` with one line naming the step and the field. Every check is linear in the size of what it checks.
 """
 
@@ -54,6 +55,23 @@ def check_run(run: RunTrace) -> None:
         _check_method(run, lane, lane.run, f"{where}.parallel" if i == 0 else f"{where}.run")
         _check_pool(lane, f"{where}.parallel" if i == 0 else f"{where}.run")
     _check_method(run, None, run.baseline, "run.baseline")
+    _check_machine(run)
+
+
+def _check_machine(run: RunTrace) -> None:
+    """A recorded machine's curve starts at one token, widens step by step, and each point's median lies between
+    its quartiles."""
+    curve = run.machine.curve
+    if curve and curve[0].tokens != 1:
+        _fail(
+            "run.machine.curve[0].tokens", f"a cost curve starts at one token (the greedy step), not {curve[0].tokens}"
+        )
+    for i, (a, b) in enumerate(zip(curve, curve[1:]), start=1):
+        if b.tokens <= a.tokens:
+            _fail(f"run.machine.curve[{i}].tokens", f"{b.tokens} does not follow {a.tokens}: widths go up")
+    for i, p in enumerate(curve):
+        if not p.q1 <= p.seconds <= p.q3:
+            _fail(f"run.machine.curve[{i}]", "the median lies outside its quartiles")
 
 
 def _check_settings(lane: Lane, where: str) -> None:

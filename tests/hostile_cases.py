@@ -270,6 +270,54 @@ def kernels_markup(doc):
     step(doc, 3)["kernels"] = IMG
 
 
+@case(accepts=True)
+def machine_markup(doc):
+    """Markup, bidi and Markdown in the machine's words (its description, kernels and libraries) are shown as text."""
+    doc["run"]["machine"] = {
+        "description": "\u202e" + IMG,
+        "kernels": SCRIPT[:80],
+        "versions": MD_LINK[:200],
+        "cores": 2,
+        "threads": 1,
+    }
+
+
+@case(rejects="run.machine.description is 201 characters long")
+def machine_description_long(doc):
+    """The machine's description is bounded."""
+    doc["run"]["machine"] = {"description": "x" * 201}
+
+
+@case(rejects="run.machine.threads must be")
+def machine_threads_huge(doc):
+    """Threads are a count within bounds."""
+    doc["run"]["machine"] = {"description": "cpu", "threads": 10**9}
+
+
+@case(rejects="run.machine.curve has 65 items")
+def machine_curve_long(doc):
+    """A curve is at most 64 widths long."""
+    doc["run"]["machine"] = {"curve": [{"tokens": n, "seconds": 1.0, "q1": 1.0, "q3": 1.0} for n in range(1, 66)]}
+
+
+@case(rejects="run.machine.curve[1].tokens: 1 does not follow 1")
+def machine_curve_unordered(doc):
+    """A curve's widths go up from one token."""
+    doc["run"]["machine"] = {"curve": [{"tokens": 1, "seconds": 1.0, "q1": 1.0, "q3": 1.0}] * 2}
+
+
+@case(rejects="run.machine.curve[0]: the median lies outside its quartiles")
+def machine_curve_quartiles(doc):
+    """A point's median lies between its quartiles."""
+    doc["run"]["machine"] = {"curve": [{"tokens": 1, "seconds": 2.0, "q1": 1.0, "q3": 1.5}]}
+
+
+@case(rejects="run.machine.bandwidth must be")
+def machine_bandwidth_negative(doc):
+    """The roof's bandwidth is not negative."""
+    doc["run"]["machine"] = {"bandwidth": -1.0}
+
+
 @case(rejects="run.dtype must be one of")
 def dtype_markup(doc):
     """dtype is a closed set."""

@@ -31,6 +31,7 @@ def fake(monkeypatch, tmp_path):
     """A stand-in `LM`, this session's cache folder, and a measurement that counts its calls."""
     calls = []
     monkeypatch.setattr(calibrate, "cache_dir", lambda: tmp_path)
+    monkeypatch.setattr(calibrate, "_PROCESS", {})
     monkeypatch.setattr(calibrate, "measure_cost_curve", lambda lm, sizes, repeats: calls.append(sizes) or _curve())
     lm = SimpleNamespace(name="SmolLM2-135M-Instruct", device="cpu", dtype="torch.float32", kernels="onednn-packed")
     return lm, calls, tmp_path
@@ -66,6 +67,18 @@ def test_a_curve_is_measured_once_then_read_back(fake):
     assert again["points"] == first["points"]
     calibrate.calibrated_curve(lm, refresh=True)
     assert len(calls) == 2
+
+
+def test_a_run_gets_the_curve_measured_in_its_own_process(fake):
+    """A recorded run carries the curve of the process that ran it, measured once there (never a file kept from
+    another moment); Auto and the lab read the same one afterwards."""
+    lm, calls, root = fake
+    path = calibrate._path(lm)
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(_curve(points=((1, 0.5), (8, 0.9)))))  # an older measurement of this machine
+    first = calibrate.process_curve(lm)
+    assert len(calls) == 1 and first["points"][0]["seconds"] == 0.05
+    assert calibrate.process_curve(lm) is first and calibrate.calibrated_curve(lm) is first and len(calls) == 1
 
 
 def test_a_curve_from_another_machine_is_not_used(fake):

@@ -179,6 +179,7 @@ export interface RunTrace {
    * @maxItems 2
    */
   lanes: Lane[];
+  machine: Machine;
   max_new_tokens: number;
   method: "lookahead" | "jacobi" | "pld" | "early-exit" | "draft";
   model: string;
@@ -380,6 +381,43 @@ export interface Lane {
   draft: DraftConfig;
   method: "lookahead" | "jacobi" | "pld" | "early-exit" | "draft";
   run: MethodRun;
+}
+/**
+ * Where and how a run was recorded, so that every figure beside it can be of the machine and moment that made
+ * it: the processor in words (a browser: its backend), the CPUs the process could use and the threads it ran on,
+ * the linear layers' layouts (`kernel_choice.KernelPlan.label`), the libraries, the load when it started; and,
+ * measured in the same process, the forward's cost curve the way a race runs it (`measure/costcurve.py`) and this
+ * CPU's measured roof (`measure/cpuroof.py`; 0 where not measured). Empty in traces that did not record it.
+ *
+ * This interface was referenced by `Payload`'s JSON-Schema
+ * via the `definition` "Machine".
+ */
+export interface Machine {
+  bandwidth: number;
+  cores: number;
+  /**
+   * @maxItems 64
+   */
+  curve: CostPoint[];
+  curve_at: string;
+  description: string;
+  flops: number;
+  kernels: string;
+  load: number;
+  threads: number;
+  versions: string;
+}
+/**
+ * One width of a machine's cost curve: a forward of `tokens` tokens, its median seconds and quartiles.
+ *
+ * This interface was referenced by `Payload`'s JSON-Schema
+ * via the `definition` "CostPoint".
+ */
+export interface CostPoint {
+  q1: number;
+  q3: number;
+  seconds: number;
+  tokens: number;
 }
 /**
  * How a token is drawn from the model's next-token distribution.

@@ -5,12 +5,14 @@ This is the curve the whole method lives on. Where a forward of 100 tokens costs
 and compression turns into speed-up. Where the cost grows with the tokens (a CPU), each extra token is paid for.
 
 Each point is a real lookahead-shaped forward (one window level of n-1 tokens on top of a ~100-token cached
-prefix, the 4D mask and explicit positions). After a warm-up, each round times the greedy step and every size once,
-in turn, and each point is the median over the rounds (with the quartiles, the spread the lab shows, and the
-fastest round): on a shared machine, load that comes and goes over seconds then touches one sample of every point
-instead of bending a stretch of the curve. The host's load average at the start is recorded beside it, and so is
-the machine (`machine.identity`). The batched variant (B sequences per forward) is `batched.py`; where a curve is
-cached per machine, `calibrate.py`.
+prefix, the 4D mask and explicit positions), timed the way a race runs them: each round takes the widths in a new
+(seeded) order and puts a greedy one-token forward before each, so that widths change every forward, layouts switch
+where the kernel plan switches them, and the greedy step is timed between wide ones as a race's greedy lane is.
+Each point is the median over the rounds (with the quartiles, the spread the lab shows, and the fastest round); the
+greedy step's is over all its samples. On a shared machine, load that comes and goes over seconds then touches one
+sample of every point instead of bending a stretch of the curve. The host's load average at the start is recorded
+beside it, and so is the machine (`machine.identity`). The batched variant (B sequences per forward) is
+`batched.py`; where a curve is kept per machine and process, `calibrate.py`.
 """
 
 from __future__ import annotations
@@ -92,9 +94,11 @@ def header(lm, prefix: int) -> dict:
     }
 
 
-def measure_cost_curve(lm, sizes=DEFAULT_SIZES, prefix: int = 100, repeats: int = 9) -> dict:
+def measure_cost_curve(lm, sizes=DEFAULT_SIZES, prefix: int = 100, repeats: int = 9, seed: int = 0) -> dict:
     """Forward latency (seconds) for each number of tokens in `sizes`, plus the greedy single-token step, on `lm`
-    (an `LM`)."""
+    (an `LM`), timed the way a race runs them (the module's docstring)."""
+    import random
+
     cache = lm.new_cache()
     lm.prefill(cache, [(7 * i) % 1000 + 10 for i in range(prefix)])
     tokens = [(13 * i) % 1000 + 10 for i in range(max(sizes))]
@@ -114,9 +118,26 @@ def measure_cost_curve(lm, sizes=DEFAULT_SIZES, prefix: int = 100, repeats: int 
 
         return run
 
-    samples = interleaved_samples({1: greedy_step, **{n: step_of(n) for n in sizes if n >= 2}}, repeats)
+    wide = {n: step_of(n) for n in sizes if n >= 2}
+    for fn in (greedy_step, *wide.values()):  # a warm-up of each, not kept
+        fn()
+    samples: dict[int, list[float]] = {1: [], **{n: [] for n in wide}}
+    order, rng = list(wide), random.Random(seed)
+    for _ in range(repeats):
+        rng.shuffle(order)
+        for n in order:
+            for width, fn in ((1, greedy_step), (n, wide[n])):
+                t0 = time.perf_counter()
+                fn()
+                samples[width].append(time.perf_counter() - t0)
     points = [{"tokens": n, **summarise(ts)} for n, ts in sorted(samples.items())]
-    return {**header(lm, prefix), "repeats": repeats, "greedy_s": points[0]["seconds"], "points": points}
+    return {
+        **header(lm, prefix),
+        "repeats": repeats,
+        "how": "race-like: widths in a new order each round, a greedy step before each",
+        "greedy_s": points[0]["seconds"],
+        "points": points,
+    }
 
 
 def step_cost(curve: dict, which: str = "seconds") -> StepCost:
