@@ -308,6 +308,9 @@ def cmd_lab(args) -> int:
         raise ValueError("lab needs --run, --device and --model-size (or --paper, --page, or --run with --all)")
     run = parse_run(Path(args.run).read_bytes())
     result = lab.predict_run(run, args.device, args.model_size, args.devices, batch=args.batch)
+    own = lab.measured_on_cpu(run) if args.device == "cpu" and args.batch == 1 else None
+    if own:  # the run's own setting on its own machine: measured first, the curve's prediction beside it
+        result = {**result, "measurement": own}
     if args.json:
         print(json.dumps(result, indent=1))
     else:

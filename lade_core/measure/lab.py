@@ -23,6 +23,7 @@ from dataclasses import asdict
 
 import numpy as np
 
+from .costcurve import step_cost as curve_cost
 from .paper import paper_comparison, paper_figures  # noqa: F401 (the lab's API)
 from .roofline import ASSUME, BOUNDS, Assumptions, Bounds, accelerator, forward_seconds, model_shape  # noqa: F401
 from .stepcost import (  # noqa: F401
@@ -99,10 +100,83 @@ def bootstrap(steps) -> tuple[np.ndarray, np.ndarray]:
     return (len(first.accepted) + accepted[picks].sum(axis=1)) / len(steps), fed[picks].mean(axis=1)
 
 
+def machine_curves(run) -> dict | None:
+    """The cost curve the run's own machine measured in the process that recorded it (`RunTrace.machine`), as the
+    lab reads curves ({"single": curve, "batched": None}: a batched curve is not measured per process), labelled
+    with that machine; None where the run did not record one (traces before version 5, a browser race without
+    one)."""
+    m = run.machine
+    if not m.curve:
+        return None
+    threads = f", {m.threads} thread{'' if m.threads == 1 else 's'}" if m.threads else ""
+    single = {
+        "points": [{"tokens": p.tokens, "seconds": p.seconds, "q1": p.q1, "q3": p.q3} for p in m.curve],
+        "greedy_s": m.curve[0].seconds,
+        "prefix": 100,
+        "model": run.model,
+        "dtype": run.dtype,
+        "kernels": m.kernels,
+        "threads": m.threads,
+        "measured_at": m.curve_at,
+        "source": "this run's machine",
+        "cached_at": "the run's trace",
+        "machine_description": f"{m.description}{threads}, layouts {m.kernels} (measured {m.curve_at})",
+    }
+    return {"single": single, "batched": None}
+
+
 def run_target(run, device, model_size, a: Assumptions = ASSUME, bounds: Bounds = BOUNDS, here: bool = True) -> Target:
-    """The target at the KV context the run's steps saw on average (`here`: as `stepcost.target`)."""
+    """The target at the KV context the run's steps saw on average; on the CPU, the curve of the run's own machine
+    where it recorded one (else as `stepcost.target` with `here`)."""
     context = round(statistics.fmean(s.position for s in run.parallel.steps))
-    return target(device, model_size, context, a, bounds, here)
+    own = machine_curves(run) if str(device).strip().lower() == "cpu" else None
+    return target(device, model_size, context, a, bounds, here, own)
+
+
+def _forward_per_token(method) -> tuple[float, int]:
+    """(forward seconds, tokens) of a lane's steps after the prefill."""
+    later = method.steps[1:]
+    return sum(s.forward_s for s in later), sum(len(s.accepted) for s in later)
+
+
+def measured_on_cpu(run) -> dict | None:
+    """The run's own CPU figures, measured: its main lane's forwards against its greedy lane's (after the prefill,
+    forward time only, as the curve times forwards), and beside them what the curve its machine measured in the same
+    process predicts for the same steps (each step's width read off the curve; the range from the curve's
+    quartiles) and whether the measurement falls inside. None where the run has no curve of its own, or no steps to
+    measure."""
+    curves = machine_curves(run)
+    (main_s, main_n), (greedy_s, greedy_n) = _forward_per_token(run.parallel), _forward_per_token(run.baseline)
+    if curves is None or not (main_n and greedy_n and main_s and greedy_s):
+        return None
+    curve = curves["single"]
+    mid, low, high = (curve_cost(curve, which) for which in ("seconds", "q1", "q3"))
+    widths = [s.n_input for s in run.parallel.steps[1:]]
+    greedy_steps, main_steps = len(run.baseline.steps) - 1, len(widths)
+    measured_cost = (main_s / main_steps) / (greedy_s / greedy_steps)
+    per_token = main_n / main_steps  # tokens per step after the prefill
+    predicted = [statistics.fmean(c(w) for w in widths) for c in (mid, low, high)]
+    speed = lambda cost: per_token / cost * greedy_steps / greedy_n  # noqa: E731 (greedy's tokens per step: about 1)
+    return {
+        "machine": curve["machine_description"],
+        "measured": {
+            "step_cost": measured_cost,
+            "speedup": speed(measured_cost),
+            "greedy_forward_ms": 1000 * greedy_s / greedy_steps,
+            "forward_ms": 1000 * main_s / main_steps,
+            "tokens_per_step": per_token,
+            "tokens_fed": statistics.fmean(widths),
+            "kind": "measurement",
+        },
+        "predicted": {
+            "step_cost": predicted[0],
+            "step_cost_range": [predicted[1], predicted[2]],
+            "speedup": speed(predicted[0]),
+            "speedup_range": [speed(predicted[2]), speed(predicted[1])],
+            "kind": "prediction from the curve measured before the race, in the same process",
+        },
+        "contains": speed(predicted[2]) <= speed(measured_cost) <= speed(predicted[1]),
+    }
 
 
 def predict_run(
@@ -310,4 +384,15 @@ def describe(result: dict) -> str:
         )
     if result.get("note"):
         lines.append(result["note"][0].upper() + result["note"][1:] + ".")
+    own = result.get("measurement")
+    if own:  # the run's own setting on its own machine: the measurement replaces the prediction
+        m, p = own["measured"], own["predicted"]
+        lines[0] = (
+            f"Measured (this run, on {own['machine']}): its forwards took {m['step_cost']:.2f}x greedy's per step "
+            f"({m['forward_ms']:.1f} against {m['greedy_forward_ms']:.1f} ms), {m['tokens_per_step']:.2f} tokens per "
+            f"step: {m['speedup']:.2f}x greedy's speed by forward time. The curve measured before the race "
+            f"predicted {p['speedup']:.2f}x ({p['speedup_range'][0]:.2f}x to {p['speedup_range'][1]:.2f}x), "
+            f"{'which contains' if own['contains'] else 'which misses'} the measurement."
+        )
+        del lines[1]  # the curve's reading at the mean width: the prediction the measurement replaces
     return "\n".join(lines)

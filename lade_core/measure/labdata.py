@@ -21,7 +21,7 @@ import numpy as np
 from ..paths import ASSETS
 from .autoconfig import load_sweeps
 from .calibrate import lab_cpu_curves
-from .lab import bootstrap, break_even_batch, predict, predict_run, run_target, spread
+from .lab import bootstrap, break_even_batch, measured_on_cpu, predict, predict_run, run_target, spread
 from .paper import engine_best, paper_comparison, paper_figures
 from .roofline import (
     ACCELERATORS,
@@ -437,7 +437,7 @@ def lab_run_data(run) -> dict:
             m.size: _for_target(run, run_target(run, acc.name, m.size), BATCHES, DEVICES, setting, fed, band, draws)
             for m in MODELS
         }
-    cpu = run_target(run, "cpu", "135M", here=False)  # the host the page's runs and curves were measured on
+    cpu = run_target(run, "cpu", "135M", here=False)  # the run's own machine's curve; else the shipped one
     measured = [1] + [c["batch"] for c in (cpu.curves["batched"] or {"curves": []})["curves"] if c["batch"] > 1]
     out["cpu"] = {
         "135M": {
@@ -445,6 +445,7 @@ def lab_run_data(run) -> dict:
             "source": cpu.curves["single"]["source"],
             "machine": cpu.curves["single"]["machine_description"],
             "batched_source": cpu.curves["batched"] and cpu.curves["batched"]["source"],
+            "measurement": r4(measured_on_cpu(run)),
         }
     }
     some = predict_run(run, "h100", "7B", t=run_target(run, "h100", "7B"))

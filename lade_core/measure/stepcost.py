@@ -46,10 +46,17 @@ class Target:
 
 
 def target(
-    device, model_size, context: int = CONTEXT, a: Assumptions = ASSUME, bounds: Bounds = BOUNDS, here: bool = True
+    device,
+    model_size,
+    context: int = CONTEXT,
+    a: Assumptions = ASSUME,
+    bounds: Bounds = BOUNDS,
+    here: bool = True,
+    curves: dict | None = None,
 ) -> Target:
-    """What a cost is read for: a GPU by the roofline, or the CPU by its measured curves (this machine's where it has
-    measured them and `here`, else the shipped ones: `calibrate.lab_cpu_curves`)."""
+    """What a cost is read for: a GPU by the roofline, or the CPU by its measured curves: `curves` where given (a
+    run's own machine's, `lab.machine_curves`), else this machine's where it has measured them and `here`, else the
+    shipped ones (`calibrate.lab_cpu_curves`)."""
     if str(device).strip().lower() != "cpu":
         return Target(accelerator(device).name, model_shape(model_size), context, a, bounds)
     if model_shape(model_size).size != "135M":
@@ -57,7 +64,7 @@ def target(
             f"device cpu is this machine's measured cost curve, taken with SmolLM2-135M only: its model "
             f"size is 135M, not {model_size}; pick a100-80gb, h100 or h200 for other sizes"
         )
-    curves = lab_cpu_curves(here=here)
+    curves = curves or lab_cpu_curves(here=here)
     if curves["single"] is None:
         raise ValueError("no measured CPU cost curve: run `python -m lade_core costcurve --device cpu`")
     return Target("cpu", model_shape("135M"), curves["single"]["prefix"], a, bounds, curves)
