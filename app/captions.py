@@ -117,11 +117,17 @@ def facts(run: RunTrace) -> dict:
     mean_step = speed.mean_step_s
     bench, parses = bench_speedups(run), python_parses(run)
     ratio, judged = speed.speedup(run), speed.band(run)
-    verdict = speed.against_greedy([ratio, *bench], judged["ratio"])
+    verdict = speed.against_greedy([ratio, *bench], judged["ratio"]) if judged else ""
+    m = run.machine
+    where = f"{m.description}, {m.threads} thread{'' if m.threads == 1 else 's'}" if m.recorded else "an unrecorded CPU"
     on_cpu = (
         f"{ratio:.2f}x greedy's speed"
         + (f"; the bench measured this prompt and setting at {', '.join(f'{v:.2f}x' for v in bench)}" if bench else "")
-        + f", so on the CPU it was recorded on it is {verdict} ({speed.band_words(judged)})"
+        + (
+            f", so on the CPU it was recorded on ({where}) it is {verdict} ({speed.band_words(judged)})"
+            if judged
+            else f" on {where}"
+        )
     )
     return {
         "compression": round(p.compression, 2),

@@ -1,27 +1,25 @@
-"""When one timing on this CPU is faster than another: the project's one noise rule, declared here and nowhere else.
+"""When one timing on a CPU is faster than another: the project's one noise rule, declared here and nowhere else (the
+browser's copy, `lade-derive.js` `speed`, is held to it by tests/test_derive_js.py on shared inputs).
 
-The band is the largest spread this project has measured between greedy runs of one prompt on its measurement host,
-from two sources: two greedy runs of each bench prompt in one process (`assets/bench/adaptive-vs-auto.json`) and the
-gallery's greedy lanes of one prompt, recorded at different times (the ratio of their mean step times, the prefill
-left out); and, for the run being judged, its own greedy steps: the mean step time of the first half of its decoding
-steps against the second half's, how far the clock drifted during that race (a live race on a loaded machine can
-drift further than anything on file, and then that sets its band). Two speed-ups whose ratio lies within the band are
-"about as fast"; a verdict against greedy is "faster"
-or "slower" only when every measurement of that prompt and setting (the recording, and the bench's rows of the same
-prompt and settings) lies beyond it. Gallery captions, the lesson and the race all read what `speed` computes here;
-the page applies no rule of its own.
+The band comes from the run's own device, never from recordings made at other times or on other machines: the wider
+of the run's own greedy steps (the mean step time of the first half of its decoding steps against the second half's:
+how far the clock drifted during that race) and a floor measured on the same device in the same process
+(`RunTrace.machine.noise`: a greedy step's samples in the cost curve measured before the race, one half against the
+other). Two speed-ups whose ratio lies within the band are "about as fast"; a verdict against greedy is "faster" or
+"slower" only when every measurement of that prompt and setting (the recording, and the bench's rows of the same
+prompt and settings, measured in the same sitting) lies beyond it. A run with neither (under 4 decoding steps and no
+machine recorded) gets no band and no verdict. Gallery captions, the lesson and the race all read what `speed`
+computes here; the page applies no rule of its own.
 """
 
 from __future__ import annotations
 
-import json
 import statistics
-from functools import lru_cache
 
-from lade_core import MethodRun, RunTrace, parse_run
-from lade_core.paths import BENCH, RUNS
+from lade_core import MethodRun, RunTrace
 
-BENCH_PAIRS = BENCH / "adaptive-vs-auto.json"
+OWN = "this run's greedy steps, first half against second"
+DEVICE = "a greedy step on this run's device, in the cost curve measured before the race, one half against the other"
 
 
 def mean_step_s(method: MethodRun) -> float:
@@ -34,29 +32,6 @@ def mean_forward_s(method: MethodRun) -> float:
     """A method's mean forward-pass time per decoding step, the engine's own work and drafting left out."""
     steps = method.steps[1:]
     return statistics.fmean(s.forward_s for s in steps) if steps else 0.0
-
-
-def _gallery_spread() -> dict | None:
-    """The widest spread of greedy's mean step time among the gallery's recorded runs (assets/runs/) of one prompt."""
-    by_prompt: dict[str, list[float]] = {}
-    for path in sorted(RUNS.glob("*.json")):
-        run = parse_run(path.read_bytes())
-        by_prompt.setdefault(run.prompt, []).append(mean_step_s(run.baseline))
-    spreads = [(max(v) / min(v), prompt, v) for prompt, v in by_prompt.items() if len(v) > 1 and min(v) > 0]
-    if not spreads:
-        return None
-    ratio, prompt, times = max(spreads)
-    return {
-        "what": "the gallery's greedy runs of one prompt, recorded at different times",
-        "ratio": ratio,
-        "runs": len(times),
-        "ms": [1000 * min(times), 1000 * max(times)],
-        "prompt": prompt,
-        "source": "assets/runs/ (greedy's mean step time, the prefill left out)",
-    }
-
-
-OWN = "this run's greedy steps, first half against second"
 
 
 def own_spread(run: RunTrace) -> dict | None:
@@ -72,31 +47,17 @@ def own_spread(run: RunTrace) -> dict | None:
     return {"what": OWN, "ratio": max(first, second) / min(first, second), "source": "this run"}
 
 
-def band(run: RunTrace | None = None) -> dict:
-    """{"ratio": the band (1.17 means 17%), "parts": each measured spread with its source}: the spreads on file, and
-    `run`'s own when a run is judged."""
-    own = own_spread(run) if run is not None else None
-    parts = [*_measured(), *([own] if own else [])]
-    return {"ratio": max((p["ratio"] for p in parts), default=1.0), "parts": parts}
+def device_floor(run: RunTrace) -> dict | None:
+    """The floor measured on the run's device in the process that ran it (None where the run recorded none)."""
+    noise = run.machine.noise
+    return {"what": DEVICE, "ratio": noise, "source": "this run's device"} if noise >= 1 else None
 
 
-@lru_cache(maxsize=1)
-def _measured() -> list[dict]:
-    """The spreads on file: the bench's paired greedy runs and the gallery's greedy runs of one prompt."""
-    parts = []
-    if BENCH_PAIRS.exists():
-        ratio = json.loads(BENCH_PAIRS.read_text())["summary"]["greedy_noise_max"]
-        parts.append(
-            {
-                "what": "two greedy runs of each bench prompt in one process",
-                "ratio": ratio,
-                "source": f"assets/bench/{BENCH_PAIRS.name}",
-            }
-        )
-    gallery = _gallery_spread()
-    if gallery:
-        parts.append(gallery)
-    return parts
+def band(run: RunTrace) -> dict | None:
+    """{"ratio": the band (1.17 means 17%), "parts": each spread with its source}: the run's own and its device's
+    floor; None where neither was measured."""
+    parts = [p for p in (device_floor(run), own_spread(run)) if p]
+    return {"ratio": max(p["ratio"] for p in parts), "parts": parts} if parts else None
 
 
 def band_words(judged: dict) -> str:
@@ -105,7 +66,7 @@ def band_words(judged: dict) -> str:
     percent = round(100 * (judged["ratio"] - 1))
     if top["what"] == OWN:
         return f"this run's own greedy steps differed by {percent}% between its first and second half"
-    return f"greedy runs of one prompt here have differed by up to {percent}%"
+    return f"a greedy step on this run's device varied by {percent}% within one measurement before the race"
 
 
 def against_greedy(values: list[float], ratio: float) -> str:
@@ -130,10 +91,13 @@ def speedup(run: RunTrace, method: MethodRun | None = None) -> float:
     return time(run.baseline) / time(method) if time(method) else 0.0
 
 
-def speed(run: RunTrace, lane_ids: dict[str, MethodRun], bench: list[float]) -> dict:
+def speed(run: RunTrace, lane_ids: dict[str, MethodRun], bench: list[float]) -> dict | None:
     """What the page says of a run's speed: each lane's speed-up and verdict (the main lane's with the bench's
-    measurements of its prompt and setting), the lanes as fast as the fastest, and the band they were judged by."""
+    measurements of its prompt and setting), the lanes as fast as the fastest, and the band they were judged by;
+    None where no band was measured."""
     judged, lanes = band(run), {}
+    if judged is None:
+        return None
     for lane, method in lane_ids.items():
         values = [speedup(run, method), *(bench if lane == "parallel" else [])]
         lanes[lane] = {

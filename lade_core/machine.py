@@ -121,4 +121,5 @@ def run_machine(lm, curve: dict | None = None, roof: dict | None = None):
         curve_at=(curve or {}).get("measured_at", ""),
         bandwidth=float((roof or {}).get("bandwidth", 0.0)),
         flops=float((roof or {}).get("flops", 0.0)),
+        noise=float((curve or {}).get("greedy_drift", 0.0)),
     )

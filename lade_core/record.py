@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from .autoregressive import AutoregressiveDecoder
 from .config import ConfigError, LookaheadConfig, MethodSpec, Sampling
 from .decoding import Progress, StopCheck, check_request, steps
-from .methods import as_spec, make_decoder
 from .machine import run_machine
+from .methods import as_spec, make_decoder
 from .model import LM
 from .trace import MAX_LANES, Lane, Machine, MethodRun, RunTrace, StepTrace
 

@@ -312,6 +312,12 @@ def machine_curve_quartiles(doc):
     doc["run"]["machine"] = {"curve": [{"tokens": 1, "seconds": 2.0, "q1": 1.0, "q3": 1.5}]}
 
 
+@case(rejects="run.machine.noise must be")
+def machine_noise_huge(doc):
+    """The noise floor is a ratio within bounds."""
+    doc["run"]["machine"] = {"noise": 1e9}
+
+
 @case(rejects="run.machine.bandwidth must be")
 def machine_bandwidth_negative(doc):
     """The roof's bandwidth is not negative."""

@@ -138,43 +138,21 @@ def pool_after(run: RunTrace, k: int) -> dict[int, list]:
     return {}
 
 
-@lru_cache(maxsize=1)
-def spreads_on_file() -> tuple[float, tuple[float, ...]]:
-    """(the bench's largest ratio between two greedy runs of one prompt, the gallery's greedy mean step times of the
-    prompt whose runs differ most), read from the files once."""
-    from lade_core import parse_run
-    from lade_core.paths import BENCH, RUNS
-
-    bench = json.loads((BENCH / "adaptive-vs-auto.json").read_text())["summary"]["greedy_noise_max"]
-    by_prompt: dict[str, list[float]] = {}
-    for path in sorted(RUNS.glob("*.json")):
-        recorded = parse_run(path.read_bytes())
-        by_prompt.setdefault(recorded.prompt, []).append(mean_seconds(recorded.baseline))
-    widest = max((v for v in by_prompt.values() if len(v) > 1), key=lambda v: max(v) / min(v))
-    return bench, tuple(widest)
-
-
-def noise_spreads(run: RunTrace | None = None) -> dict:
-    """The spreads the noise band is taken from, read from the files: the bench's two greedy runs of each prompt
-    (its recorded maximum ratio) and, among the gallery's runs of one prompt, the widest ratio of greedy's mean step
-    time (step 0, the prefill, left out). "greedy runs of one prompt here have differed by up to B% (the gallery's R
-    greedy runs of one prompt ... took L to H ms a step)". With a run, also how far its own greedy steps drifted (the
-    mean step time of the first half of its decoding steps against the second half's): where that is wider, "this run's
-    own greedy steps differed by B% between its first and second half, more than greedy runs of one prompt
-    here have differed by up to M% (...)"."""
-    bench, widest = spreads_on_file()
-    on_file = max(bench, max(widest) / min(widest))
+def noise_spreads(run: RunTrace) -> dict:
+    """The spreads the noise band is taken from, read from the run: how far its own greedy steps drifted (the mean
+    step time of the first half of its decoding steps against the second half's) and the floor its machine measured
+    in the process that ran it (`machine.noise`). "this run's own greedy steps differed by A% between its first and
+    second half (a greedy step on this run's device varied by F% within one measurement made before the race), so
+    differences within B% are noise", the wider first."""
     percent = lambda r: f"{int(100 * (r - 1) + 0.5)}%"  # noqa: E731
-    out = {
-        "ratio": on_file,
-        "noise_band": percent(on_file),
-        "noise_runs": len(widest),
-        "noise_ms_low": 1000 * min(widest),
-        "noise_ms_high": 1000 * max(widest),
-    }
-    own = drift([seconds(s) for s in decoding_steps(run.baseline)]) if run is not None else None
-    if own is not None and own > on_file:
-        out.update(ratio=own, noise_band=percent(own), noise_measured=percent(on_file))
+    own = drift([seconds(s) for s in decoding_steps(run.baseline)])
+    floor = run.machine.noise if run.machine.noise >= 1 else None
+    ratio = max(x for x in (own, floor, 1.0) if x is not None)
+    out = {"ratio": ratio, "noise_band": percent(ratio)}
+    if own is not None:
+        out["noise_own"] = percent(own)
+    if floor is not None:
+        out["noise_floor"] = percent(floor)
     return out
 
 
@@ -188,9 +166,8 @@ def drift(greedy_seconds: list[float]) -> float | None:
     return max(first, second) / min(first, second)
 
 
-def noise_band(run: RunTrace | None = None) -> float:
-    """The band two timings of `run` must differ by: the widest spread measured between greedy runs of one prompt,
-    or the run's own drift where that is wider."""
+def noise_band(run: RunTrace) -> float:
+    """The band two timings of `run` must differ by: its own drift or its device's floor, the wider."""
     return noise_spreads(run)["ratio"]
 
 
@@ -424,8 +401,7 @@ def _speed(run, k, step, lab):
     }
     # "the bench measured the same prompt and setting at A, B"; "On that device it is V": faster or
     # slower only when every measurement of this prompt and setting (this recording and the bench's) is beyond the
-    # noise between two greedy runs of one prompt, else about as fast; "greedy runs of one prompt here have differed
-    # by up to B% (...)"
+    # noise band, else about as fast; the band in words from the run's own drift and its device's floor
     spreads = noise_spreads(run)
     noise = spreads.pop("ratio")
     out.update(spreads)

@@ -179,7 +179,7 @@ def engine_boot(made: dict) -> dict:
     from lade_core.config import DraftConfig, LookaheadConfig, Sampling
     from lade_core.schema import to_data
 
-    from .. import limits, speed
+    from .. import limits
     from .payload import empty_derived
 
     config = AutoConfig.from_pretrained(default_model_path())
@@ -214,11 +214,4 @@ def engine_boot(made: dict) -> dict:
             "prompt_tokens": limits.MAX_PROMPT_TOKENS,
         },
         "derived": empty_derived(),
-        # the noise rule's floor for a race in a browser (lade-derive.js `speed`): two greedy runs of one prompt in one
-        # process on the project's machine (a race's lanes run in one page); the race's own drift where wider
-        "band_parts": [
-            {**p, "where": "the project's machine"}
-            for p in speed.band()["parts"]
-            if p["source"].endswith(speed.BENCH_PAIRS.name)
-        ],
     }

@@ -121,7 +121,7 @@ const LadeBrowserRace = (() => {
     const whole = [trace.parallel, trace.baseline].every(
       (m) => !["running", "cancelled", "budget"].includes(m.stop_reason),
     );
-    const sp = whole ? window.Lade.derive.speed(trace, info.band_parts || []) : null;
+    const sp = whole ? window.Lade.derive.speed(trace) : null;
     if (sp) derived.speed = sp;
     return { trace, derived };
   }

@@ -153,17 +153,24 @@ const LadeDerive = (() => {
 
   /**
    * A finished run's speed by the one noise rule (app/speed.py `speed`, held to it by tests/test_derive_js.py): each
-   * lane's speed-up over greedy and its verdict, the lanes as fast as the fastest, and the band: the largest of
-   * `parts` (spreads on file, with their sources) and the run's own drift. A run raced in a browser has no spreads
-   * on file for its device and no bench rows: its own drift judges it, with the project's machine's in-process spread
-   * as a floor (`boot.engine.band_parts`, a part naming `where` it was measured); with no part and fewer than 4
-   * greedy decoding steps there is no band and no verdict (null).
-   * @param {any} trace a RunTrace's data @param {any[]} parts
+   * lane's speed-up over greedy and its verdict, the lanes as fast as the fastest, and the band: the wider of the
+   * floor measured on the run's device in the process that ran it (`machine.noise`) and the run's own greedy drift;
+   * with neither there is no band and no verdict (null).
+   * @param {any} trace a RunTrace's data
    * @returns {Speed | null}
    */
-  function speed(trace, parts = []) {
-    const own = ownSpread(trace),
-      all = [...parts, ...(own ? [own] : [])];
+  function speed(trace) {
+    const noise = (trace.machine && trace.machine.noise) || 0,
+      own = ownSpread(trace);
+    const floor =
+      noise >= 1
+        ? {
+            what: "a greedy step on this run's device, in the cost curve measured before the race, one half against the other",
+            ratio: noise,
+            source: "this run's device",
+          }
+        : null;
+    const all = [...(floor ? [floor] : []), ...(own ? [own] : [])];
     if (!all.length) return null;
     const ratio = Math.max(...all.map((p) => p.ratio)),
       greedy = time(trace.baseline);

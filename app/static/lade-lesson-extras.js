@@ -8,44 +8,33 @@ const LadeLessonExtras = (() => {
   const { h, fmt, pct, cite } = Lade.dom;
   const GPU = { device: "h100", size: "7B" }; // the GPU the lesson compares with (the lab has all; its name is the lab's)
 
-  /** The band two timings must differ by to count, in words: its percentage and the spreads it was measured from
-   * (`app.speed`): the greedy runs on file, or the run's own greedy steps where they drifted further.
+  /** The band two timings must differ by to count, in words: its percentage and the spread that set it (`app.speed`):
+   * the run's own greedy steps, or the floor measured on its device in the process that ran it, whichever is wider.
    * @param {Band} band @param {typeof Lade.lesson.fact} fact */
   function bandWords(band, fact) {
     const parts = /** @type {any[]} */ (band.parts),
       percent = (/** @type {number} */ r) => `${Math.round(100 * (r - 1))}%`;
-    const gallery = parts.find((p) => p.ms),
-      onFile = parts.filter((p) => p.source !== "this run");
-    // the run's own drift, where it is wider than every spread on file (it set the band)
-    const own = parts.find((p) => p.source === "this run" && onFile.every((q) => q.ratio < p.ratio));
-    // where the spreads on file were measured: "here" (the machine that recorded the run), or the machine a part
-    // names (a race in a visitor's browser is judged against the project's machine's spread as a floor)
-    const where = onFile.find((p) => p.where);
-    const here = where ? ` on ${where.where}` : " here";
-    const measured = [
-      `greedy runs of one prompt${here} have differed by up to `,
-      fact(own ? "noise_measured" : "noise_band", percent(Math.max(1, ...onFile.map((p) => p.ratio)))),
-      gallery
-        ? [
-            " (the gallery's ",
-            fact("noise_runs", gallery.runs),
-            " greedy runs of one prompt, recorded at different times on one machine, took ",
-            fact("noise_ms_low", fmt(gallery.ms[0], 1)),
-            " to ",
-            fact("noise_ms_high", fmt(gallery.ms[1], 1)),
-            " ms a step)",
-          ]
-        : "",
+    const own = parts.find((p) => p.source === "this run"),
+      floor = parts.find((p) => p.source === "this run's device");
+    const ownWords = (/** @type {any} */ p) => [
+      "this run's own greedy steps differed by ",
+      fact("noise_own", percent(p.ratio)),
+      " between its first and second half",
     ];
-    return own
-      ? [
-          "this run's own greedy steps differed by ",
-          fact("noise_band", percent(own.ratio)),
-          " between its first and second half, more than ",
-          measured,
-          ", so smaller differences are noise",
-        ]
-      : [measured, ", so smaller differences are noise"];
+    const floorWords = (/** @type {any} */ p) => [
+      "a greedy step on this run's device varied by ",
+      fact("noise_floor", percent(p.ratio)),
+      " within one measurement made before the race",
+    ];
+    const wider = own && (!floor || own.ratio > floor.ratio) ? own : floor;
+    const other = wider === own ? floor : own;
+    return [
+      wider === own ? ownWords(own) : floorWords(floor),
+      other ? [" (", wider === own ? floorWords(other) : ownWords(other), ")"] : "",
+      ", so differences within ",
+      fact("noise_band", percent(band.ratio)),
+      " are noise",
+    ];
   }
 
   /** @param {Run} run @param {LessonContext} ctx @param {typeof Lade.lesson.fact} fact @param {typeof Lade.lesson.P} P */

@@ -131,11 +131,15 @@ def measure_cost_curve(lm, sizes=DEFAULT_SIZES, prefix: int = 100, repeats: int 
                 fn()
                 samples[width].append(time.perf_counter() - t0)
     points = [{"tokens": n, **summarise(ts)} for n, ts in sorted(samples.items())]
+    half = len(samples[1]) // 2
+    first, second = statistics.median(samples[1][:half]), statistics.median(samples[1][half:])
     return {
         **header(lm, prefix),
         "repeats": repeats,
         "how": "race-like: widths in a new order each round, a greedy step before each",
         "greedy_s": points[0]["seconds"],
+        # how far the greedy step moved within this one measurement: its first half of samples against its second
+        "greedy_drift": max(first, second) / min(first, second),
         "points": points,
     }
 

@@ -18,6 +18,7 @@ About 3 s; kept per machine and thread count beside the cost curves (`machine.py
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 
@@ -52,18 +53,19 @@ def measure_roof() -> dict:
         values = READ_MIB * 2**20 // 4
         x = torch.ones(values)
         summed = x.numel() * 4 / _best(x.sum)
+        del x
         weight, vector = torch.ones(values // 2048, 2048), torch.ones(2048, 1)
-        gemv = weight.numel() * 4 / _best(lambda: weight @ vector)
-        del x, weight
-        a, b = torch.ones(GEMM_N, GEMM_N), torch.ones(GEMM_N, GEMM_N)
-        flops = 2 * GEMM_N**3 / _best(lambda: a @ b)
+        gemv = weight.numel() * 4 / _best(functools.partial(torch.mm, weight, vector))
+        del weight
+        square = torch.ones(GEMM_N, GEMM_N)
+        flops = 2 * GEMM_N**3 / _best(functools.partial(torch.mm, square, square))
     return {
         "bandwidth": max(summed, gemv),
         "flops": flops,
         "threads": torch.get_num_threads(),
         "how": {
-            "bandwidth": f"the faster of a sum over {READ_MIB} MiB of fp32 ({summed / 1e9:.1f} GB/s) and a matrix-vector "
-            f"product with a {READ_MIB} MiB weight ({gemv / 1e9:.1f} GB/s), best of {REPEATS}",
+            "bandwidth": f"the faster of a sum over {READ_MIB} MiB of fp32 ({summed / 1e9:.1f} GB/s) and a "
+            f"matrix-vector product with a {READ_MIB} MiB weight ({gemv / 1e9:.1f} GB/s), best of {REPEATS}",
             "flops": f"an fp32 matrix product {GEMM_N} x {GEMM_N} x {GEMM_N}, best of {REPEATS}",
         },
         "machine": identity(),
