@@ -17,6 +17,7 @@ from . import gallery, guard, limits, stage, zerogpu
 from .live import LiveRun, forget, register, stop_session
 from .model import MODEL
 from .store import STORE
+from .wait import bound_s, curve_source
 
 _ended: dict[str, LiveRun] = {}  # the last live run of each session, for settling after a cancel
 _ended_lock = threading.Lock()
@@ -65,7 +66,13 @@ def start_run(
     limits.check_context(len(live.prompt_ids), lm.max_positions, max_new)
     limits.check_cost(len(live.prompt_ids), len(specs))
     live.handle, live.client = STORE.add_live(live, owner=client), client
-    live.on_done = lambda run: STORE.finish(live.handle, run, client)
+    live.promised_s = bound_s(specs, len(live.prompt_ids), max_new)  # what the expected wait said, to check against
+
+    def done(run) -> None:
+        STORE.finish(live.handle, run, client)
+        MODEL.observe(run)  # the engine's pace, for the next expected wait
+
+    live.on_done = done
     register(session, live)
     with _ended_lock:
         _ended[session] = live
@@ -180,9 +187,3 @@ def auto_reason(best: dict, swept: int) -> str:
         f"predicted to run at {best['predicted_speedup_median']:.2f}x greedy's speed (median over the benchmark "
         f"prompts; {low:.2f}x to {high:.2f}x), read off {curve_source(best.get('cost_curve') or {})}.{verdict}"
     )
-
-
-def curve_source(curve: dict) -> str:
-    """Which cost curve a prediction read, in words: measured on this machine, or the shipped one."""
-    where = curve.get("machine_description") or curve.get("machine") or "an unrecorded machine"
-    return f"the cost curve {curve.get('source', 'shipped')} ({where})"

@@ -67,6 +67,7 @@ class LiveRun:
         self.sampling = sampling or Sampling()
         self.min_interval, self.abandon_after, self.budget_s = min_interval, abandon_after, budget_s
         self._engine_since: float | None = None  # when the run got the engine
+        self._engine_until: float | None = None  # when it gave it back
         self.prompt_ids = tuple(lm.encode_prompt(prompt))
         self.lanes = ["parallel", *(f"lane{i}" for i in range(len(self.specs) - 1)), "baseline"]
         self.steps: dict[str, list] = {lane: [] for lane in self.lanes}
@@ -74,6 +75,7 @@ class LiveRun:
         self.error: Exception | None = None
         self.on_done = None  # called with the finished RunTrace, from the engine's thread
         self.machine = None  # where it runs (`trace.Machine`), recorded when it starts on the engine
+        self.promised_s: float | None = None  # what the expected wait said this race alone would take, at most
         self.handle: str | None = None  # where the store keeps it, and the client whose share it counts in
         self.client: str | None = None
         self._queue: queue.Queue = queue.Queue()
@@ -119,6 +121,7 @@ class LiveRun:
                     should_stop=self._should_stop,
                     machine=self.machine,
                 )
+                self._engine_until = time.monotonic()
             self.result = run
             if self.on_done:
                 self.on_done(run)
@@ -188,7 +191,14 @@ class LiveRun:
         where = ", ".join(
             f"{name} at step {max(len(self.steps[lane]) - 1, 0)}" for name, lane in zip(names, self.lanes)
         )
-        return f"Live race: {where}. The lane that has spent the least time so far makes the next step."
+        late = ""
+        spent = (self._engine_until or time.monotonic()) - self._engine_since if self._engine_since else 0.0
+        if self.promised_s is not None and spent > self.promised_s:
+            late = (
+                f" It has now taken {spent:.0f} s on the engine, longer than the {self.promised_s:.0f} s the expected "
+                f"wait promised: this server runs slower than it measured."
+            )
+        return f"Live race: {where}. The lane that has spent the least time so far makes the next step.{late}"
 
     def partial(self) -> RunTrace:
         """The run so far, every lane marked "running"."""

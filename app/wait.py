@@ -1,44 +1,47 @@
-"""The expected wait before Run: the races ahead in the engine's queue and this race's own time, predicted from this
-server's cost curve, in the words the sidebar shows under Run (`wait_text`).
+"""The expected wait before Run: the races ahead in the engine's queue and this race's own time, a bound predicted
+from this server's own measurements, in the words the sidebar shows under Run (`wait_text`).
 
 A race's lanes take turns on the one engine (lade_core/record.py), so its time is the sum of its lanes'. Each lane
 reads the prompt (one forward of its tokens), then makes its steps. The prediction takes the slowest case, one token
-written a step (max new tokens steps; each accepted guess saves one), each step at the curve's cost for the most
-tokens it may feed (`MethodSpec.tokens_per_forward`); early exit's draft passes, as many as its draft schedule asks
-when nothing is kept, count as whole one-token forwards (they run the model's first layers and its head). Left out:
-the engine's work between forwards, and a context longer than the curve's (the curve times forwards alone, on its
-own short prefix). A run costs at most the per-run budget (`limits.RUN_BUDGET_S`), where the engine stops it.
+written a step (max new tokens steps; each accepted guess saves one), each step at the upper quartile of the curve's
+cost for the most tokens it may feed (`MethodSpec.tokens_per_forward`), plus the engine's work between forwards for
+that method, and all of it times how much slower the engine runs now than when its curve was measured (`MODEL.pace`:
+the load on the CPUs now against then, and greedy's pace in a race that just ended); early exit's draft passes, as
+many as its draft schedule asks when nothing is kept, count as whole one-token forwards. A run costs at most the
+per-run budget (`limits.RUN_BUDGET_S`), where the engine stops it.
 
-The curve is one at hand, never measured here (that is engine work, and this answers outside the queue): the one
-this process read or measured for Auto, else this machine's cached curve of the model on its device, dtype, kernels
-and threads, else the shipped one where the model is the shipped one on a CPU. With none, the words say the time is
-not predicted, and why. The runs ahead are the engine's jobs in Gradio's queue now (waiting or running), each
-predicted from its own request where it is a race (the Run button, `/generate`), else counted as not predicted.
+The curve is the one this process measured the way a race runs, at start-up (`MODEL.cost_curve`); the work between
+forwards was measured by a short race of every method at start-up and grows with every race that shows more
+(`MODEL.observe`). Until both are measured the words say the time is not predicted, and why. The runs ahead are the
+engine's jobs in Gradio's queue now (waiting or running), each predicted from its own request where it is a race (the
+Run button, `/generate`), else counted as not predicted.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import gradio as gr
-import torch
 
 from lade_core import MethodSpec
 from lade_core.config import METHOD_NAMES
-from lade_core.machine import cached_curves
-from lade_core.measure.calibrate import cache_dir, lab_cpu_curves, labelled
 from lade_core.measure.costcurve import step_cost
 from lade_core.sizes import StepCost
 
 from . import gradio_adapter, limits, zerogpu
-from .events import curve_source
 from .model import MODEL
 
 REFRESH_S = 10  # the sidebar's wait is asked again this often while the sidebar is open (app/ui.py)
 AGAIN = f"(Asked again every {REFRESH_S} s while this panel is open.)"
 DRAFTED = ("early-exit",)  # lanes whose steps also run draft passes (`step_widths`)
+
+
+def curve_source(curve: dict) -> str:
+    """Which cost curve a prediction read, in words: measured on this machine, or the shipped one."""
+    where = curve.get("machine_description") or curve.get("machine") or "an unrecorded machine"
+    return f"the cost curve {curve.get('source', 'shipped')} ({where})"
 
 
 def step_widths(spec: MethodSpec | None, max_new: int) -> list[tuple[int, int]]:
@@ -58,9 +61,21 @@ def step_widths(spec: MethodSpec | None, max_new: int) -> list[tuple[int, int]]:
 
 
 def lane_cost(spec: MethodSpec | None, prompt_tokens: int, max_new: int, cost: StepCost) -> float:
-    """A lane's time in greedy steps (a one-token forward is 1): the prompt's forward, then each step's forward and
-    its draft passes, at one token a step."""
+    """A lane's forwards in greedy steps (a one-token forward is 1): the prompt's forward, then each step's forward
+    and its draft passes, at one token a step."""
     return cost(prompt_tokens) + sum(cost(fed) + passes for fed, passes in step_widths(spec, max_new))
+
+
+@dataclass(frozen=True)
+class Pace:
+    """What the engine adds to its curve's forwards: its work per step besides the forward, by method (seconds;
+    "greedy" for the baseline), and how much slower it runs now than when the curve was measured (at least 1)."""
+
+    overhead_s: dict = field(default_factory=dict)
+    slowdown: float = 1.0
+
+
+AT_REST = Pace()  # no work between forwards, no slowdown: the curve alone
 
 
 @dataclass(frozen=True)
@@ -81,33 +96,43 @@ class Race:
         return min(self.seconds, limits.RUN_BUDGET_S)
 
 
-def predict_race(specs: Sequence[MethodSpec], prompt_tokens: int, max_new: int, curve: dict) -> Race:
+def predict_race(
+    specs: Sequence[MethodSpec], prompt_tokens: int, max_new: int, curve: dict, pace: Pace = AT_REST
+) -> Race:
     """The race of `specs` against greedy on a prompt of `prompt_tokens` (after the chat template), `max_new` tokens,
-    at one token a step, on `curve` (a cost curve: `greedy_s` and its points)."""
-    cost, one = step_cost(curve), curve["greedy_s"]
-    lanes = [(METHOD_NAMES[s.method], one * lane_cost(s, prompt_tokens, max_new, cost)) for s in specs]
-    lanes.append((METHOD_NAMES["greedy"], one * lane_cost(None, prompt_tokens, max_new, cost)))
+    at one token a step, on `curve` (a cost curve: `greedy_s` and its points, read at their upper quartiles) at the
+    engine's `pace`."""
+    cost, one = step_cost(curve, "q3"), curve["greedy_s"]
+
+    def lane(spec: MethodSpec | None) -> float:
+        extra = pace.overhead_s.get(spec.method if spec else "greedy", 0.0) * max_new  # a step's work, each step
+        return pace.slowdown * (one * lane_cost(spec, prompt_tokens, max_new, cost) + extra)
+
+    lanes = [(METHOD_NAMES[s.method], lane(s)) for s in specs]
+    lanes.append((METHOD_NAMES["greedy"], lane(None)))
     return Race(tuple(lanes), prompt_tokens, max_new)
 
 
+def bound_s(specs: Sequence[MethodSpec], prompt_tokens: int, max_new: int) -> float | None:
+    """What the expected wait promises for one race alone at the engine's pace now (seconds, at most the budget);
+    None where nothing is predicted yet."""
+    curve, _ = server_curve(MODEL.loaded())
+    if curve is None:
+        return None
+    return predict_race(specs, prompt_tokens, max_new, curve, Pace(*MODEL.pace(curve))).engine_s
+
+
 def server_curve(lm) -> tuple[dict | None, str]:
-    """(the cost curve a prediction reads, or None and why there is none), without measuring one."""
+    """(the cost curve a prediction reads, or None and why there is none), without measuring one: the curve this
+    process measured at start-up, the way a race runs."""
     if zerogpu.available():
         return None, "each race here runs on a GPU lent for one call, and no cost curve of that GPU is on file"
     if lm is None:
         return None, "the model has not loaded yet"
     measured = MODEL.measured_curve()
-    if measured is not None:
-        return measured, ""
-    dtype, threads = str(lm.dtype).removeprefix("torch."), torch.get_num_threads()
-    mine = (str(lm.device), dtype, lm.kernels, threads)
-    for curve in cached_curves(cache_dir(), lm.name):  # this machine's, newest first
-        if (curve.get("device"), curve.get("dtype"), curve.get("kernels"), curve.get("threads")) == mine:
-            return labelled(curve, "measured here"), ""
-    shipped = lab_cpu_curves(here=False)["single"]
-    if str(lm.device) == "cpu" and shipped is not None and shipped.get("model") == lm.name:
-        return shipped, ""
-    return None, f"no cost curve of {lm.name} on this server's {lm.device} is on file yet (Auto measures one)"
+    if measured is None:
+        return None, "the server is still measuring its engine's pace (once, at start-up)"
+    return measured, ""
 
 
 def race_of(values: Sequence, lm) -> tuple[list[MethodSpec], int, int]:
@@ -126,7 +151,7 @@ def race_of(values: Sequence, lm) -> tuple[list[MethodSpec], int, int]:
     return specs, len(ids), max_new
 
 
-def ahead(jobs: Iterable, races: Sequence, lm, curve: dict | None) -> tuple[int, list[float]]:
+def ahead(jobs: Iterable, races: Sequence, lm, curve: dict | None, pace: Pace = AT_REST) -> tuple[int, list[float]]:
     """(engine jobs in the queue now, the predicted seconds of those that are races, each at most the budget)."""
     engine = [j for j in jobs if getattr(j.fn, "concurrency_id", None) == limits.ENGINE_GROUP]
     predicted = []
@@ -134,7 +159,7 @@ def ahead(jobs: Iterable, races: Sequence, lm, curve: dict | None) -> tuple[int,
         fn, values = gradio_adapter.call_of(job)
         if fn in races and values is not None and lm is not None and curve is not None:
             try:
-                predicted.append(predict_race(*race_of(values, lm), curve).engine_s)
+                predicted.append(predict_race(*race_of(values, lm), curve, pace).engine_s)
             except (gr.Error, ValueError, TypeError, RuntimeError, KeyError):  # the tokenizer may be busy
                 continue
     return len(engine), predicted
@@ -168,14 +193,15 @@ def _queue_words(jobs: int, predicted: list[float], now: str) -> str:
     return f"{runs},{some} predicted at up to about {duration(sum(predicted))}{together}"
 
 
-def _race_words(race: Race, specs: Sequence[MethodSpec], curve: dict) -> str:
-    """How the race's time was predicted: from which curve, its lanes, and what the prediction leaves out."""
+def _race_words(race: Race, specs: Sequence[MethodSpec], curve: dict, pace: Pace) -> str:
+    """How the race's time was predicted: from which curve, its lanes, and what the bound takes in."""
     lanes = " + ".join(f"{name} {duration(s)}" for name, s in race.lanes)
+    slower = f", times {pace.slowdown:.2f} for how much busier this machine is now" if pace.slowdown > 1.005 else ""
     words = (
-        f"Predicted for the slowest case from {plain(curve_source(curve))}: {lanes} = {duration(race.seconds)}, the "
+        f"A bound for the slowest case from {plain(curve_source(curve))}: {lanes} = {duration(race.seconds)}, the "
         f"lanes taking turns on the one engine, each reading the prompt's {race.prompt_tokens:,} tokens, then writing "
-        f"{race.max_new} at one token a step (each accepted guess saves a step). The curve times forward passes "
-        f"alone, after a {curve.get('prefix', 100)}-token prefix: the engine's work between them adds to it"
+        f"{race.max_new} at one token a step (each accepted guess saves a step), each forward at the curve's upper "
+        f"quartile plus the engine's measured work between forwards{slower}"
     )
     if any(s.method in DRAFTED for s in specs):
         words += "; early exit's draft passes count as whole forwards"
@@ -188,22 +214,31 @@ def _race_words(race: Race, specs: Sequence[MethodSpec], curve: dict) -> str:
     return words
 
 
+def expected(values: Sequence, lm, curve: dict | None) -> Race | None:
+    """This race's bound (the Run button's inputs as `values`) at the engine's pace now; None without a curve.
+    gr.Error where Run would refuse the request."""
+    if lm is None or curve is None:
+        return None
+    overhead, slowdown = MODEL.pace(curve)
+    return predict_race(*race_of(values, lm), curve, Pace(overhead, slowdown))
+
+
 def wait_text(values: Sequence, jobs: Iterable, races: Sequence) -> str:
     """What the sidebar says under Run for the race as set (`values`: the Run button's inputs) with `jobs` in the
     queue (`gradio_adapter.queued`); `races` are the handlers whose jobs are races (the Run button's, `/generate`)."""
     lm = MODEL.loaded()
     curve, why = server_curve(lm)
     now = time.strftime("%H:%M:%S UTC", time.gmtime())
-    race = None
+    race, pace = None, Pace(*MODEL.pace(curve)) if curve is not None else AT_REST
     try:
         if lm is not None:
-            specs, prompt_tokens, max_new = race_of(values, lm)
-            race = predict_race(specs, prompt_tokens, max_new, curve) if curve is not None else None
+            specs = race_of(values, lm)[0]
+            race = expected(values, lm, curve)
     except gr.Error as exc:
         return f"**Run would be refused:** {plain(exc.message)}"
     except (RuntimeError, ValueError) as exc:  # the tokenizer, busy in another thread, or a curve it cannot read
         why = f"the prediction failed ({exc})"
-    count, predicted = ahead(jobs, races, lm, curve)
+    count, predicted = ahead(jobs, races, lm, curve, pace)
     queue = _queue_words(count, predicted, now)
     if race is None:
         return (
@@ -218,5 +253,5 @@ def wait_text(values: Sequence, jobs: Iterable, races: Sequence) -> str:
     more = f", plus the {unknown} ahead" if unknown and not predicted else more
     return (
         f"**Expected wait: up to about {duration(total)}** until this race's result: {queue}, then this race, up to "
-        f"about {duration(race.engine_s)}{cut}{more}. {AGAIN}\n\n{_race_words(race, specs, curve)}"
+        f"about {duration(race.engine_s)}{cut}{more}. {AGAIN}\n\n{_race_words(race, specs, curve, pace)}"
     )

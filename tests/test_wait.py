@@ -48,12 +48,53 @@ def test_a_race_over_the_budget_holds_the_engine_for_the_budget_only():
     assert race.seconds > limits.RUN_BUDGET_S and race.engine_s == limits.RUN_BUDGET_S
 
 
+def test_the_bound_adds_the_engines_work_between_forwards_and_its_pace_now():
+    """The wait was the curve's forwards alone, so a live race on a loaded server ran into the 60 s limit with "up to
+    about 7.0 s" on screen (and greedy's prediction was 12-22% low on an idle host). Each step now adds its method's
+    measured work between forwards, every forward reads the curve's upper quartile, and the whole is scaled by how much
+    slower the engine runs now: lookahead 2.2 s + 5 steps x 0.01 s = 2.25 s, greedy 0.7 + 5 x 0.002 = 0.71 s, times
+    1.5 = 3.375 and 1.065 s; a curve whose upper quartile is 25% over its median at 43 tokens gives 2.7 s."""
+    pace = wait.Pace({"lookahead": 0.01, "greedy": 0.002}, 1.5)
+    race = wait.predict_race([LOOKAHEAD], 11, 5, CURVE, pace)
+    assert [round(s, 6) for _, s in race.lanes] == [3.375, 1.065]
+    quartiles = {
+        **CURVE,
+        "points": [{**p, "q3": p["seconds"] * (1.25 if p["tokens"] == 43 else 1.0)} for p in CURVE["points"]],
+    }
+    assert round(wait.predict_race([LOOKAHEAD], 11, 5, quartiles).lanes[0][1], 6) == 2.7
+
+
+def test_the_engine_learns_its_pace_from_its_races_and_the_load(monkeypatch):
+    """`MODEL.observe` keeps, per method, the 90th percentile of a step's work besides its forward (only ever
+    growing: a bound) and greedy's forwards against the curve's; `pace` is the slower of that (for a race that just
+    ended) and the load now against the load when the curve was measured."""
+    from dataclasses import replace
+
+    from app import gallery
+    from app.model import SharedModel
+
+    model = SharedModel()
+    model._curve = {**CURVE, "load_average": [0.0, 0.0, 0.0]}
+    run = gallery.load(gallery.names()[0])
+    slow = replace(run.baseline, steps=tuple(s.but(forward_s=0.2, overhead_s=0.003) for s in run.baseline.steps))
+    model.observe(replace(run, baseline=slow))
+    monkeypatch.setattr("os.getloadavg", lambda: (0.0, 0.0, 0.0))
+    overhead, slowdown = model.pace(model._curve)
+    assert abs(overhead["greedy"] - 0.003) < 1e-12 and slowdown == 2.0  # 0.2 s against the curve's 0.1
+    assert overhead["lookahead"] > 0
+    model._slow = (2.0, -1e9)  # that race ended long ago: only the load counts
+    cores = len(__import__("os").sched_getaffinity(0))
+    monkeypatch.setattr("os.getloadavg", lambda: (3.0 * cores, 0.0, 0.0))
+    assert model.pace(model._curve)[1] > 2.5  # three times the CPUs busy now
+
+
 @pytest.fixture
 def toy_server(monkeypatch):
     """The wait as the app computes it, with a stand-in model (an 11-token prompt) and the toy curve."""
     lm = SimpleNamespace(encode_prompt=lambda text: list(range(11)), max_positions=2048, name="toy")
     monkeypatch.setattr(MODEL, "loaded", lambda: lm)
     monkeypatch.setattr(MODEL, "measured_curve", lambda: CURVE)
+    monkeypatch.setattr(MODEL, "pace", lambda curve: ({}, 1.0))  # the curve alone (the pace: its own tests)
 
 
 def job(fn, values=None, group=limits.ENGINE_GROUP):
@@ -75,7 +116,7 @@ def test_the_wait_adds_the_races_ahead_and_names_what_it_cannot_predict(toy_serv
         "**Expected wait: up to about 2.9 s** until this race's result: no run is ahead of it in the"
     )
     assert (
-        ", then this race, up to about 2.9 s. (Asked again every 10 s while this panel is open.)\n\nPredicted for the "
+        ", then this race, up to about 2.9 s. (Asked again every 10 s while this panel is open.)\n\nA bound for the "
         "slowest case from the cost curve measured here" in alone
     )
     assert "(a toy machine): lookahead" in alone
