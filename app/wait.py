@@ -2,8 +2,9 @@
 from this server's own measurements, in the words the sidebar shows under Run (`wait_text`).
 
 A race's lanes take turns on the one engine (lade_core/record.py), so its time is the sum of its lanes'. Each lane
-reads the prompt (one forward of its tokens), then makes its steps. The prediction takes the slowest case, one token
-written a step (max new tokens steps; each accepted guess saves one), each step at the upper quartile of the curve's
+reads the prompt (one forward of its tokens), then makes its steps: as many as the fewest tokens a step it wrote on
+any bench prompt make of max new tokens (lookahead's swept settings, prompt lookup's bench; one a step for the
+others, and for a lookahead setting no sweep covers), each step at the upper quartile of the curve's
 cost for the most tokens it may feed (`MethodSpec.tokens_per_forward`), plus the engine's work between forwards for
 that method, and all of it times how much slower the engine runs now than when its curve was measured (`MODEL.pace`:
 the load on the CPUs now against then, and greedy's pace in a race that just ended); early exit's draft passes, as
@@ -19,9 +20,12 @@ Run button, `/generate`), else counted as not predicted.
 
 from __future__ import annotations
 
+import json
+import math
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import gradio as gr
 
@@ -44,15 +48,49 @@ def curve_source(curve: dict) -> str:
     return f"the cost curve {curve.get('source', 'shipped')} ({where})"
 
 
+@lru_cache(maxsize=1)
+def _fewest() -> dict:
+    """The fewest tokens per step measured on any bench prompt: lookahead's per swept setting (W, N, pool; G = W),
+    prompt lookup's (`lade-pld` in the relatives' bench). Tokens per step do not depend on the machine (the output
+    is greedy's), so these stand for any server."""
+    from lade_core.measure.autoconfig import load_sweeps
+    from lade_core.paths import BENCH
+
+    sweeps = {
+        (p["window"], p["ngram"], p["pool"]): min(p["compression_by_prompt"].values())
+        for p in load_sweeps()
+        if p.get("compression_by_prompt")
+    }
+    rows = json.loads((BENCH / "peers-relatives.json").read_text(encoding="utf-8"))["rows"]
+    pld = min((r["runs"]["lade-pld"]["tokens_per_step"] for r in rows if "lade-pld" in r["runs"]), default=1.0)
+    return {"lookahead": sweeps, "pld": pld}
+
+
+def tokens_per_step(spec: MethodSpec | None) -> float:
+    """The fewest tokens a step of this lane wrote on any bench prompt (lookahead: the swept setting of its N and
+    pool nearest its W, or 1 where none is at least as wide; prompt lookup: its bench's; the others 1)."""
+    if spec is None or spec.method not in ("lookahead", "pld"):
+        return 1.0
+    fewest = _fewest()
+    if spec.method == "pld":
+        return max(1.0, fewest["pld"])
+    c = spec.config
+    swept = [
+        (w, v) for (w, n, pool), v in fewest["lookahead"].items() if n == c.ngram and pool == c.pool and w <= c.window
+    ]
+    return max(1.0, max(swept)[1]) if swept and c.guess >= c.window else 1.0
+
+
 def step_widths(spec: MethodSpec | None, max_new: int) -> list[tuple[int, int]]:
-    """(tokens the step's forward feeds, draft passes before it) for each step of a lane that writes one token a
-    step, the slowest case: greedy (`spec` None) feeds 1; lookahead, Jacobi and prompt lookup at most their
-    `tokens_per_forward`; early exit drafts k tokens (k passes) and verifies 1 + k, k following its schedule when
-    the step keeps none of them."""
+    """(tokens the step's forward feeds, draft passes before it) for each step of a lane, as many steps as it takes
+    at the fewest tokens a step any bench prompt gave it (`tokens_per_step`; greedy, Jacobi and early exit one a
+    step): greedy (`spec` None) feeds 1; lookahead, Jacobi and prompt lookup at most their `tokens_per_forward`;
+    early exit drafts k tokens (k passes) and verifies 1 + k, k following its schedule when the step keeps none of
+    them."""
     if spec is None:
         return [(1, 0)] * max_new
     if spec.method not in DRAFTED:
-        return [(spec.tokens_per_forward, 0)] * max_new
+        return [(spec.tokens_per_forward, 0)] * math.ceil(max_new / tokens_per_step(spec))
     widths, k = [], spec.draft.tokens
     for _ in range(max_new):
         widths.append((1 + k, k))
@@ -105,7 +143,8 @@ def predict_race(
     cost, one = step_cost(curve, "q3"), curve["greedy_s"]
 
     def lane(spec: MethodSpec | None) -> float:
-        extra = pace.overhead_s.get(spec.method if spec else "greedy", 0.0) * max_new  # a step's work, each step
+        steps = len(step_widths(spec, max_new))
+        extra = pace.overhead_s.get(spec.method if spec else "greedy", 0.0) * steps  # a step's work, each step
         return pace.slowdown * (one * lane_cost(spec, prompt_tokens, max_new, cost) + extra)
 
     lanes = [(METHOD_NAMES[s.method], lane(s)) for s in specs]
@@ -200,8 +239,9 @@ def _race_words(race: Race, specs: Sequence[MethodSpec], curve: dict, pace: Pace
     words = (
         f"A bound for the slowest case from {plain(curve_source(curve))}: {lanes} = {duration(race.seconds)}, the "
         f"lanes taking turns on the one engine, each reading the prompt's {race.prompt_tokens:,} tokens, then writing "
-        f"{race.max_new} at one token a step (each accepted guess saves a step), each forward at the curve's upper "
-        f"quartile plus the engine's measured work between forwards{slower}"
+        f"{race.max_new}, each at the fewest tokens a step it wrote on any bench prompt (one a step where none was "
+        f"measured), each forward at the curve's upper quartile plus the engine's measured work between "
+        f"forwards{slower}"
     )
     if any(s.method in DRAFTED for s in specs):
         words += "; early exit's draft passes count as whole forwards"

@@ -295,7 +295,7 @@ def read_wait(page, box, tokens: int, seconds: float = 180) -> str:
     """The words under Run once they predict the race as set (`tokens` new tokens). While the model loads they say
     the wait is not predicted; max new tokens is then set again, which asks again."""
     deadline = time.monotonic() + seconds
-    while f"writing {tokens} at one token" not in (text := page.inner_text("#run-wait")):
+    while f"then writing {tokens}, each at" not in (text := page.inner_text("#run-wait")):
         assert time.monotonic() < deadline and "would be refused" not in text, text
         if "has not loaded" in text or "still measuring" in text:
             for value in (tokens - 1, tokens):
@@ -316,7 +316,7 @@ def assert_expected_wait(before: str, during: str, run: dict) -> None:
 
     seconds = lambda text: float(re.search(r"Expected wait: up to about ([0-9.]+) s", text).group(1))  # noqa: E731
     assert "no run is ahead of it" in before and "from the cost curve measured here" in before, before
-    assert f"prompt's {len(run['prompt_ids'])} tokens, then writing 40 at one token a step" in before, before
+    assert f"prompt's {len(run['prompt_ids'])} tokens, then writing 40, each at the fewest" in before, before
     assert "plus the engine's measured work between forwards" in before, before
     took = {lane: sum(map(step_seconds, run[lane]["steps"])) for lane in ("parallel", "baseline")}
     assert sum(took.values()) <= seconds(before), (took, before)  # the bound held

@@ -24,6 +24,27 @@ LOOKAHEAD = MethodSpec("lookahead", LookaheadConfig(window=7, ngram=4, guess=7))
 RUN = ("a prompt", 7, 4, 7, 5, "prompt", 0.0, 1.0, 0, ["lookahead"])  # the Run button's values: 5 new tokens
 
 
+@pytest.fixture(autouse=True)
+def one_token_a_step(monkeypatch):
+    """No bench compression: every lane writes one token a step (the hand-worked figures); the bench's own test sets
+    its figures itself."""
+    monkeypatch.setattr(wait, "_fewest", lambda: {"lookahead": {}, "pld": 1.0})
+
+
+def test_a_lane_takes_as_many_steps_as_its_fewest_tokens_a_step_on_the_bench_make(monkeypatch):
+    """A W=15 race bounded at one token a step was promised 3.3x its time: a lane's steps are now max new tokens over
+    the fewest tokens a step any bench prompt gave that method (lookahead: the widest swept window not wider than its
+    own, at its N and pool). 5 tokens at 2 a step: 3 steps of 43 tokens, 2 + 3 x 4 = 14 greedy steps = 1.4 s; at 7/4/7
+    paper pool (not swept) one a step, 2.2 s; prompt lookup at 2.5 a step: 2 steps of 11 tokens, 2 + 2 x 2 = 0.6 s."""
+    monkeypatch.setattr(
+        wait, "_fewest", lambda: {"lookahead": {(7, 4, "prompt"): 2.0, (9, 4, "prompt"): 3.0}, "pld": 2.5}
+    )
+    assert round(wait.predict_race([LOOKAHEAD], 11, 5, CURVE).lanes[0][1], 6) == 1.4
+    paper = MethodSpec("lookahead", LookaheadConfig(window=7, ngram=4, guess=7, pool="paper"))
+    assert round(wait.predict_race([paper], 11, 5, CURVE).lanes[0][1], 6) == 2.2
+    assert round(wait.predict_race([MethodSpec("pld", draft=DraftConfig())], 11, 5, CURVE).lanes[0][1], 6) == 0.6
+
+
 def test_each_lane_costs_its_prompt_then_one_token_a_step_off_the_curve():
     """An 11-token prompt (cost 2) and 5 new tokens, one a step: lookahead feeds 43 tokens a step (cost 4), 2 + 5 x 4
     = 22 greedy steps = 2.2 s; greedy 2 + 5 x 1 = 7 = 0.7 s; Jacobi W=10 feeds 11 (cost 2), 2 + 5 x 2 = 12 = 1.2 s;

@@ -55,13 +55,13 @@ def labelled(curve: dict, source: str) -> dict:
     return {**curve, "source": source, "machine_description": f"{described}{threads} ({where}, {when})"}
 
 
-_PROCESS: dict[tuple, dict] = {}  # the curves measured in this process, by (the loaded model, threads, kernels)
+_PROCESS: dict[tuple, dict] = {}  # the curves measured in this process, by model, device, dtype, kernels, threads
 
 
 def _key(lm) -> tuple:
     import torch
 
-    return id(lm), torch.get_num_threads(), lm.kernels
+    return lm.name, str(lm.device), str(lm.dtype), lm.kernels, torch.get_num_threads()
 
 
 def process_curve(lm, sizes=QUICK_SIZES, repeats: int = QUICK_REPEATS) -> dict:
