@@ -92,11 +92,12 @@ class CostPoint:
 @dataclass(frozen=True)
 class Machine:
     """Where and how a run was recorded, so that every figure beside it can be of the machine and moment that made
-        it: the processor in words (a browser: its backend), the CPUs the process could use and the threads it ran on,
-        the linear layers' layouts (`kernel_choice.KernelPlan.label`), the libraries, the load when it started; and,
-        measured in the same process, the forward's cost curve the way a race runs it (`measure/costcurve.py`) and this
-        CPU's measured roof (`measure/cpuroof.py`; 0 where not measured), and the spread of a greedy step within that one
-    measurement (the noise rule's floor on this device, `app/speed.py`). Empty in traces that did not record it."""
+    it: the processor in words (a browser: its backend), the CPUs the process could use and the threads it ran on,
+    the linear layers' layouts (`kernel_choice.KernelPlan.label`), the libraries, the load when it started; and,
+    measured in the same process, the forward's cost curve the way a race runs it (`measure/costcurve.py`), this
+    CPU's measured roof (`measure/cpuroof.py`; 0 where not measured) and the spread of a greedy step within that
+    one measurement (the noise rule's floor on this device, `app/speed.py`). Empty in traces that did not record
+    it."""
 
     description: str = field(default="", metadata=schema.spec(max_len=200))
     cores: int = field(default=0, metadata=schema.spec(0, 100_000))

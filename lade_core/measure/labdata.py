@@ -398,6 +398,38 @@ def _for_target(run, t, batches, devices, setting: dict, fed: float, band: list,
     }
 
 
+def _cpu_roof(run) -> dict | None:
+    """The run's CPU as a device, from what its machine measured in the process that recorded it: its roof (read
+    bandwidth, fp32 throughput), the least time a forward of each width can take under it (the 135M model at the run's
+    mean context), the width where that turns compute-bound, and the engine's measured forward at each width of its
+    curve against that least time. None where the run did not record a roof and a curve."""
+    from .cpuroof import crossover, floor
+
+    m = run.machine
+    if not (m.bandwidth and m.flops and m.curve):
+        return None
+    roof = {"bandwidth": m.bandwidth, "flops": m.flops}
+    context = round(statistics.fmean(s.position for s in run.parallel.steps))
+    widths = [p.tokens for p in m.curve]
+    floors = [floor(roof, "135M", n, context) for n in TOKENS]
+    at = {n: floor(roof, "135M", n, context)["seconds"] for n in widths}
+    return r4(
+        {
+            "bandwidth_bytes_per_s": m.bandwidth,
+            "flops": m.flops,
+            "threads": m.threads,
+            "context": context,
+            "tokens": list(TOKENS),
+            "floor_ms": [1000 * f["seconds"] for f in floors],
+            "floor_bound": [f["bound"] for f in floors],
+            "crossover_tokens": crossover(roof, "135M", context),
+            "measured_tokens": widths,
+            "measured_ms": [1000 * p.seconds for p in m.curve],
+            "over_floor": [p.seconds / at[p.tokens] for p in m.curve],
+        }
+    )
+
+
 def lab_run_data(run) -> dict:
     """For one `RunTrace`: per device x model size, its predictions on k = 1..8 devices at batch 1 and at each
     batch on one device, and the batch at which lookahead stops paying; the CPU (135M) at its measured batches.
@@ -425,7 +457,10 @@ def lab_run_data(run) -> dict:
         fits_in_memory_up_to_batch: the largest batch whose weights and caches fit one device (None: none)
         break_even_batch: {predicted, range [earliest, latest], range_parts: {compression, assumptions |
                            measurement}: [earliest, latest], largest_batch_tried}: batches as ints, None where the
-                           speed-up stays above 1 up to largest_batch_tried}}}"""
+                           speed-up stays above 1 up to largest_batch_tried}}}
+    predictions.cpu["135M"] also: measurement (`lab.measured_on_cpu`: the run's own figures and the curve's prediction
+    for them; null without a curve of its own) and roof (`_cpu_roof`: {bandwidth_bytes_per_s, flops, threads, context,
+    tokens, floor_ms, floor_bound, crossover_tokens, measured_tokens, measured_ms, over_floor}; null without one)"""
     steps, setting = run.parallel.steps, asdict(run.config)
     later = steps[1:]
     fed = statistics.fmean(s.n_input for s in later) if later else 1.0
@@ -446,6 +481,7 @@ def lab_run_data(run) -> dict:
             "machine": cpu.curves["single"]["machine_description"],
             "batched_source": cpu.curves["batched"] and cpu.curves["batched"]["source"],
             "measurement": r4(measured_on_cpu(run)),
+            "roof": _cpu_roof(run),
         }
     }
     some = predict_run(run, "h100", "7B", t=run_target(run, "h100", "7B"))
