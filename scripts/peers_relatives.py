@@ -10,12 +10,18 @@ Methods (`--methods` picks some):
     tf-early-exit   `generate(assistant_early_exit=K)`: transformers' self-speculative decoding, the model's first
                     K layers as the draft (its own default schedule of draft lengths)
     lade-greedy, lade-pld, lade-early-exit, lade-747, lade-424, lade-434-lookup: this project's engines
-                    (on the CPU kernels this machine chose for greedy's step, lade_core/kernel_choice.py; recorded
-                    as `kernels`), greedy; the last is lookahead with prompt lookup candidates (W=4 N=3 G=4, 10
-                    copied tokens at most)
+                    (on this machine's layout per width, lade_core/kernel_choice.py; recorded as `kernels`), greedy;
+                    the last is lookahead with prompt lookup candidates (W=4 N=3 G=4, 10 copied tokens at most)
+    lade-auto       lookahead at the engine's Auto choice for this machine and thread count (its curve measured
+                    at the start, the way a race runs; the choice recorded as `auto`)
+    before-greedy, before-auto: the engine as it was before layouts were chosen per width, in the same process:
+                    the stock layers and transformers' own attention (what the one-layout choice picked on this
+                    host), Auto chosen on that engine's own curve
 Per prompt, the methods run in an order rotated from one prompt to the next, each best of `--repeat`, after one
 untimed warm-up each. Tokens per step = new tokens / the target model's forward passes (a forward hook counts
 them; for tf-early-exit, passes at the full depth only; the prefill counts as a step on both sides).
+
+`--threads K` runs everything at K threads (every side the same).
 
 `--greedy-threads` answers why this project's greedy looked slower per token than transformers' `generate`
 although its packed kernels measured 1.81x faster (BENCHMARKS.md, CPU kernels): greedy decoding four ways (generate
@@ -40,7 +46,7 @@ LADE = {
     "lade-434-lookup": MethodSpec(config=LookaheadConfig(4, 3, 4, lookup=10)),
 }
 TF = {"tf-greedy": {}, "tf-pld": {"prompt_lookup_num_tokens": 10}, "tf-early-exit": {"assistant_early_exit": 8}}
-METHODS = ("tf-greedy", "tf-pld", "tf-early-exit", "lade-greedy", *LADE)
+METHODS = ("tf-greedy", "tf-pld", "tf-early-exit", "lade-greedy", *LADE, "lade-auto", "before-greedy", "before-auto")
 
 
 class Passes:
@@ -84,10 +90,37 @@ def run_lade(lm, ids, n: int, spec: MethodSpec | None) -> dict:
     return {"tokens": list(run.tokens), "steps": len(run.steps), "wall_s": wall, "draft_s": run.draft_s}
 
 
-def runner(lm, stock, passes):
+def auto_spec(lm) -> tuple[MethodSpec, dict]:
+    """Lookahead at Auto's choice for `lm` on this machine now (its curve measured here, the way a race runs), and
+    the choice."""
+    from lade_core.measure import autoconfig
+    from lade_core.measure.calibrate import process_curve
+
+    choice = autoconfig.best(autoconfig.load_sweeps(), process_curve(lm))
+    keep = ("window", "ngram", "guess", "pool", "predicted_speedup_median", "cost_curve")
+    return MethodSpec(config=autoconfig.auto_config(choice)), {k: choice[k] for k in keep}
+
+
+def before_lm(lm):
+    """The engine before layouts were chosen per width: the stock layers and transformers' own attention."""
+    from lade_core import kernels, load_model
+
+    old = load_model(cpu_kernels="stock")
+    kernels.use_stock_sdpa(old.model)
+    from dataclasses import replace
+
+    return replace(old, name=lm.name, kernels="stock, transformers' attention")
+
+
+def runner(lm, stock, passes, extra: dict):
+    """`extra`: name -> (LM, MethodSpec or None) for the methods that run on another engine or an Auto choice."""
+
     def run(name, ids, n):
         if name in TF:
             return run_tf(stock, passes, ids, n, TF[name])
+        if name in extra:
+            engine, spec = extra[name]
+            return run_lade(engine, ids, n, spec)
         return run_lade(lm, ids, n, LADE.get(name))
 
     return run
@@ -109,7 +142,16 @@ def best(run, name, ids, n, repeat) -> dict:
 
 def relatives(lm, path: str, prompts, n: int, repeat: int, methods=METHODS) -> dict:
     stock = stock_model(path)
-    run = runner(lm, stock, Passes(stock))
+    extra, chosen = {}, {}
+    if "lade-auto" in methods:
+        spec, chosen["lade-auto"] = auto_spec(lm)
+        extra["lade-auto"] = (lm, spec)
+    if {"before-greedy", "before-auto"} & set(methods):
+        old = before_lm(lm)
+        extra["before-greedy"] = (old, None)
+        spec, chosen["before-auto"] = auto_spec(old)
+        extra["before-auto"] = (old, spec)
+    run = runner(lm, stock, Passes(stock), extra)
     encoded = [(p, lm.encode_prompt(p["prompt"])) for p in prompts]
     for name in methods:  # warm-up, untimed
         run(name, encoded[0][1], 8)
@@ -126,7 +168,7 @@ def relatives(lm, path: str, prompts, n: int, repeat: int, methods=METHODS) -> d
             + ", ".join(f"{k} {v['ms_per_token']:.1f} ms {v['tokens_per_step']:.2f}/step" for k, v in results.items()),
             flush=True,
         )
-    return {"rows": rows, "summary": summarize(rows, methods)}
+    return {"rows": rows, "summary": summarize(rows, methods), "auto": chosen}
 
 
 def summarize(rows, methods) -> dict:
@@ -189,7 +231,7 @@ def main(args) -> dict:
     from lade_core.measure.prompts import load_prompts
 
     prompts = load_prompts(args.prompts)[: args.limit or None]
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
     lm, path = load_model(), default_model_path()
     doc = {
         "command": "python -m scripts.peers " + " ".join(args.argv),
@@ -207,7 +249,7 @@ def main(args) -> dict:
     else:
         methods = tuple(args.methods.split(",")) if args.methods else METHODS
         doc.update(
-            threads=1,
+            threads=args.threads,
             repeat=args.repeat,
             methods=list(methods),
             settings={

@@ -8,8 +8,9 @@ been, else shipped), low and high from the quartiles of the timing rounds. Every
 `range_parts` holds the `compression` part (the spread of the run's own steps, or of the prompts, 10th to 90th
 percentile) and the `assumptions` part (GPU) or `measurement` part (CPU); `predicted_speedup_range` combines them.
 A point outside its band is left outside, never widened in. Lookahead Parallelism (the window's columns and the
-candidates dealt out over k devices, each holding the whole model, exchanging tokens once a step) is simulated; no
-multi-GPU code exists here. At B > 1 every sequence is taken to accept as many tokens per step as the run did.
+candidates dealt out over k devices, each holding the whole model, exchanging tokens once a step) is simulated here
+for GPUs; the engine's own Lookahead Parallelism (`lade generate --devices K`, parallel.py) runs it for real, and the
+lab does not time it. At B > 1 every sequence is taken to accept as many tokens per step as the run did.
 
 Left out: prefill time, host work between steps (pool look-ups, verification), how devices bring their KV caches
 into line after a step, sequences of different lengths in one batch. Results say "model" or "simulation", never
@@ -23,6 +24,7 @@ from dataclasses import asdict
 
 import numpy as np
 
+from .calibrate import lab_cpu_curves
 from .costcurve import step_cost as curve_cost
 from .paper import paper_comparison, paper_figures  # noqa: F401 (the lab's API)
 from .roofline import ASSUME, BOUNDS, Assumptions, Bounds, accelerator, forward_seconds, model_shape  # noqa: F401
@@ -102,9 +104,9 @@ def bootstrap(steps) -> tuple[np.ndarray, np.ndarray]:
 
 def machine_curves(run) -> dict | None:
     """The cost curve the run's own machine measured in the process that recorded it (`RunTrace.machine`), as the
-    lab reads curves ({"single": curve, "batched": None}: a batched curve is not measured per process), labelled
-    with that machine; None where the run did not record one (traces before version 5, a browser race without
-    one)."""
+    lab reads curves ({"single": curve, "batched": curve or None}), labelled with that machine; the shipped batched
+    curve only where it was measured on the same machine, threads and layouts (it is not measured per process);
+    None where the run did not record a curve (traces before version 5, a browser race without one)."""
     m = run.machine
     if not m.curve:
         return None
@@ -122,7 +124,13 @@ def machine_curves(run) -> dict | None:
         "cached_at": "the run's trace",
         "machine_description": f"{m.description}{threads}, layouts {m.kernels} (measured {m.curve_at})",
     }
-    return {"single": single, "batched": None}
+    shipped = lab_cpu_curves(here=False)["batched"]
+    same = shipped and (
+        (shipped.get("machine") or {}).get("description"),
+        shipped.get("threads"),
+        shipped.get("kernels"),
+    ) == (m.description, m.threads, m.kernels)
+    return {"single": single, "batched": shipped if same else None}
 
 
 def run_target(run, device, model_size, a: Assumptions = ASSUME, bounds: Bounds = BOUNDS, here: bool = True) -> Target:
@@ -258,7 +266,8 @@ def simulate_parallelism(
         "curve": curve,
         "note": "Lookahead Parallelism is simulated: each device holds a whole model and carries "
         "its share of the window and candidates, and the devices exchange tokens once a "
-        "step. No multi-GPU code exists in this project.",
+        "step. The project's own Lookahead Parallelism (lade generate --devices K) runs it for real; these "
+        "figures are the simulation's, not timings of it.",
     }
 
 
@@ -347,7 +356,7 @@ def describe(result: dict) -> str:
     """A few plain sentences for the terminal."""
     (low, high), k, s = result["predicted_speedup_range"], result["devices"], result["assumptions"]
     label = (
-        "Simulation (Lookahead Parallelism; no multi-GPU code exists here)"
+        "Simulation (Lookahead Parallelism on GPUs; not a timing of `lade generate --devices K`)"
         if result["kind"] == "simulation"
         else "Prediction (a model, not a measurement)"
     )
