@@ -42,6 +42,7 @@ Every refusal writes one line to the log (`logs.refusal`).
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import os
 import re
@@ -66,11 +67,15 @@ READ_WITHIN_S = 10.0
 KEEP_S = 60.0  # files younger than this are never pruned to make room (they are being served)
 _EVENT = re.compile(rf"^{API}/(?:(call)/(v2/)?|(run|api)/)([^/]+)/?$")
 _STREAM = re.compile(rf"^{API}/call/(?:v2/)?([^/]+)/([^/]+)/?$")
+MAX_CLIENT_CHARS = 64  # a client that is no address (an X-Forwarded-For entry is anyone's to write), cut to this
 
 
 def client_of(scope_or_request, trust_proxy: int = 0) -> str:
-    """The client's address: the connecting one, or the X-Forwarded-For entry `trust_proxy` hops from the right
-    (the one the operator's nearest trusted proxy saw) when the server is behind that many proxies."""
+    """The client: the connecting address, or the X-Forwarded-For entry `trust_proxy` hops from the right (the one
+    the operator's nearest trusted proxy saw) when the server is behind that many proxies; an IPv6 address as its
+    /`limits.IPV6_PREFIX` network (one client holds millions of addresses), an IPv4-mapped one as its IPv4 address,
+    anything else cut to `MAX_CLIENT_CHARS`. uvicorn rewrites no client (`serve.launch` trusts no proxy for it):
+    this is the one reader of X-Forwarded-For."""
     if isinstance(scope_or_request, dict):
         client = scope_or_request.get("client")
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope_or_request.get("headers", [])}
@@ -82,8 +87,21 @@ def client_of(scope_or_request, trust_proxy: int = 0) -> str:
     if trust_proxy > 0:
         hops = [h.strip() for h in headers.get("x-forwarded-for", "").split(",") if h.strip()]
         if len(hops) >= trust_proxy:
-            return hops[-trust_proxy]
-    return host
+            host = hops[-trust_proxy]
+    return _counted(host)
+
+
+def _counted(host: str) -> str:
+    """An address as a client is counted: IPv6 by its network, IPv4 as it is, anything else cut short."""
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return host[:MAX_CLIENT_CHARS]
+    if address.version == 6 and address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    if address.version == 6:
+        return str(ipaddress.ip_network(f"{address}/{limits.IPV6_PREFIX}", strict=False))
+    return str(address)
 
 
 def trust_proxy_from_env(value: str | None = None) -> int:

@@ -50,6 +50,8 @@ RUN_BUDGET_S = 60.0
 # Engine jobs (Run, /generate, Auto) one client may have waiting or running at once (app/guard.py; a client is its
 # address, or X-Forwarded-For's when the operator trusts a proxy: app.py --trust-proxy, LADE_TRUST_PROXY).
 PER_CLIENT = 2
+# ... an IPv6 client counted by its network of this prefix (a home or a server gets a /64: millions of addresses)
+IPV6_PREFIX = 64
 # Jobs of any kind (uploads, the engine's) one client may have in the queue at once: one visitor cannot fill it.
 JOBS_PER_CLIENT = 4
 TEMP_BYTES = 1024 * 2**20  # Gradio's temp folder (uploads, served copies, downloads): the oldest go past it

@@ -556,3 +556,60 @@ def test_only_the_routes_the_page_and_the_api_use_answer(monkeypatch):
         assert page.status_code == 404 and "There is nothing at this address" in page.text
     finally:
         demo.close()
+
+
+def test_an_ipv6_client_is_its_64_network():
+    """Issue 54, item 6: one IPv6 client holds a /64 (millions of addresses), so every per-client limit counting
+    addresses counted it as millions of clients; a client is its /64 (an IPv4-mapped address, its IPv4 address)."""
+    one = [("2001:db8:1:2::5", 1), ("2001:db8:1:2:ffff:ffff:ffff:9", 2), ("2001:DB8:1:2:0::7", 3)]
+    clients = {guard.client_of({"client": c, "headers": []}) for c in one}
+    assert clients == {"2001:db8:1:2::/64"}, clients
+    assert guard.client_of({"client": ("2001:db8:1:3::5", 1), "headers": []}) == "2001:db8:1:3::/64"
+    assert guard.client_of({"client": ("::ffff:203.0.113.7", 1), "headers": []}) == "203.0.113.7"
+    forwarded = {"client": ("10.1.1.1", 5000), "headers": [(b"x-forwarded-for", b"2001:db8:9:9::1")]}
+    assert guard.client_of(forwarded, trust_proxy=1) == "2001:db8:9:9::/64"
+    odd = {"client": ("10.1.1.1", 5000), "headers": [(b"x-forwarded-for", b"not an address " + b"x" * 500)]}
+    assert len(guard.client_of(odd, trust_proxy=1)) <= guard.MAX_CLIENT_CHARS
+
+
+@pytest.fixture(scope="module")
+def real_app(tmp_path_factory):
+    """The app as app.py serves it (its guard, its routes, uvicorn as Gradio starts it), in this process, without
+    its model; the per-client limits on and no proxy trusted: (url, Blocks)."""
+    from app import serve
+    from lade_core import checkpoint
+
+    saved = checkpoint.bundled_gguf, os.environ.get("GRADIO_SERVER_PORT"), os.environ.get("FORWARDED_ALLOW_IPS")
+    checkpoint.bundled_gguf = lambda: None
+    os.environ.pop("FORWARDED_ALLOW_IPS", None)  # uvicorn's default: loopback peers trusted
+    port = _free_port()
+    os.environ["GRADIO_SERVER_PORT"] = str(port)
+    demo = serve.launch(serve.parser().parse_args(["--no-browser-engine", "--trust-proxy", "0"]), block=False)
+    try:
+        yield f"http://127.0.0.1:{port}", demo
+    finally:
+        demo.close()
+        checkpoint.bundled_gguf = saved[0]
+        for key, value in (("GRADIO_SERVER_PORT", saved[1]), ("FORWARDED_ALLOW_IPS", saved[2])):
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def test_without_a_trusted_proxy_a_client_is_the_connecting_address(real_app):
+    """Issue 54, item 7: Gradio starts uvicorn with its defaults (proxy headers read, loopback trusted), so with
+    `--trust-proxy 0` a local process picked its identity for every per-client limit with X-Forwarded-For (140
+    reads answered where 120 per 10 s is the limit). `--trust-proxy` is the one rule: FORWARDED_ALLOW_IPS is emptied
+    before launch, so uvicorn rewrites no client and the guard reads X-Forwarded-For only when told to."""
+    from app import routes
+
+    url, _ = real_app
+    name = "code-class-W7N4G7"
+    with httpx.Client(timeout=30) as client:
+        codes = [
+            client.get(f"{url}/runs/{name}/held.json", headers={"X-Forwarded-For": f"198.51.100.{i % 250}"}).status_code
+            for i in range(3 * routes.RATE)
+        ]
+    assert codes.count(429) > 0 and codes[: routes.RATE] == [200] * routes.RATE, (codes.count(200), codes.count(429))
+    assert os.environ["FORWARDED_ALLOW_IPS"] == ""
