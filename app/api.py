@@ -20,6 +20,7 @@ from lade_core import MethodRun, RunTrace
 
 from . import events, guard, limits, zerogpu
 from .live import forget
+from .logs import fault
 
 
 def summary(run: RunTrace, done: bool, decode) -> dict:
@@ -96,6 +97,7 @@ def generate(
         (temperature, top_p, seed),
         methods,
         guard.counted_client(request),
+        guard.client_name(request),
     )
     try:
         if zerogpu.available():  # as the Run button: one GPU call computes the whole run
@@ -110,8 +112,9 @@ def generate(
         events.finished(events.session_of(request), live)
         last_summary = summary(live.result, True, live.lm.decode)
         yield {**last_summary, "note": limits.budget_text()} if live.out_of_budget else last_summary
-    except (ValueError, RuntimeError) as exc:
-        raise gr.Error(f"The run failed: {exc}") from None
+    except (ValueError, RuntimeError) as exc:  # the engine's: logged once with its traceback, the caller told why
+        fault(f"a /generate run failed ({guard.client_name(request)})")
+        raise limits.refused(f"The run failed: {exc}") from None
     finally:
         live.stop()
         forget(events.session_of(request), live)

@@ -15,6 +15,7 @@ import gradio as gr
 
 from . import gallery, guard, limits, stage, zerogpu
 from .live import LiveRun, forget, register, stop_session
+from .logs import fault, refusal
 from .model import MODEL
 from .store import STORE
 
@@ -48,22 +49,28 @@ def start_run(
     sampling=(0.0, 1.0, 0),
     methods=None,
     client: str | None = None,
+    who: str = "a client",
 ) -> LiveRun:
     """The session's live run, checked against the public limits (gr.Error otherwise), registered (which stops the
     session's previous one), held by the store under a fresh handle (in `client`'s share of it) and started, with
     the engine time one run may take. Shared by the Run button and the `generate` API endpoint. `sampling` is
     (temperature, top-p, seed) as the request sent them; `methods` the names raced against the baseline (None:
-    lookahead alone)."""
-    prompt, config, max_new = limits.check_request(prompt, window, ngram, guess, max_new_tokens, pool)
-    sampled = limits.check_sampling(*sampling)
-    specs = limits.check_methods(methods, config)
+    lookahead alone); `who`: the client as the log names it (`guard.client_name`). A refusal writes one line to the
+    log."""
     try:
-        lm = MODEL.get()
+        prompt, config, max_new = limits.check_request(prompt, window, ngram, guess, max_new_tokens, pool)
+        sampled = limits.check_sampling(*sampling)
+        specs = limits.check_methods(methods, config)
+        try:
+            lm = MODEL.get()
+        except Exception as exc:  # no model here (or it failed to load, once: MODEL keeps the reason)
+            raise limits.refused(f"Could not start the run: {exc}") from None
         live = LiveRun(lm, prompt, specs, max_new, sampling=sampled, budget_s=limits.RUN_BUDGET_S)
-    except Exception as exc:
-        raise gr.Error(f"Could not start the run: {exc}") from None
-    limits.check_context(len(live.prompt_ids), lm.max_positions, max_new)
-    limits.check_cost(len(live.prompt_ids), len(specs))
+        limits.check_context(len(live.prompt_ids), lm.max_positions, max_new)
+        limits.check_cost(len(live.prompt_ids), len(specs))
+    except gr.Error as exc:
+        refusal(f"refused: a run from {who}: {exc.message}")
+        raise
     live.handle, live.client = STORE.add_live(live, owner=client), client
     live.on_done = lambda run: STORE.finish(live.handle, run, client)
     register(session, live)
@@ -92,6 +99,7 @@ def run_live(
         (temperature, top_p, sample_seed),
         methods,
         guard.counted_client(request),
+        guard.client_name(request),
     )
     try:
         if zerogpu.available():  # one GPU call computes the whole run, then the page plays it back
@@ -113,8 +121,9 @@ def run_live(
         else:
             value = stage.live(live.handle, live.status(), done=True)
         yield value
-    except (ValueError, RuntimeError) as exc:
-        raise gr.Error(f"The run failed: {exc}") from None
+    except (ValueError, RuntimeError) as exc:  # the engine's: logged once with its traceback, the visitor told why
+        fault(f"a live run failed ({guard.client_name(request)})")
+        raise limits.refused(f"The run failed: {exc}") from None
     finally:
         live.stop()
         forget(session, live)

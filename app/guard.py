@@ -67,6 +67,8 @@ READ_WITHIN_S = 10.0
 KEEP_S = 60.0  # files younger than this are never pruned to make room (they are being served)
 _EVENT = re.compile(rf"^{API}/(?:(call)/(v2/)?|(run|api)/)([^/]+)/?$")
 _STREAM = re.compile(rf"^{API}/call/(?:v2/)?([^/]+)/([^/]+)/?$")
+_HOST = re.compile(r"(?:[A-Za-z0-9_][A-Za-z0-9_.-]*|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?")
+_SERVER = re.compile(r"https?://([^/?#\s]+)(?:/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?")
 MAX_CLIENT_CHARS = 64  # a client that is no address (an X-Forwarded-For entry is anyone's to write), cut to this
 
 
@@ -117,10 +119,45 @@ def trust_proxy_from_env(value: str | None = None) -> int:
         return 0
 
 
+def host_problem(value: str) -> str | None:
+    """Why `value` is not host[:port] of at most `limits.FORWARDED_HOST_CHARS` characters, or None."""
+    if len(value) > limits.FORWARDED_HOST_CHARS:
+        return f"is {len(value):,} characters (at most {limits.FORWARDED_HOST_CHARS})"
+    match = _HOST.fullmatch(value)
+    if match is None or (match.group(1) and int(match.group(1)) > 65535):
+        return "is not host[:port]"
+    return None
+
+
+def forwarded_problem(scope) -> str | None:
+    """Why a forwarded host header of the request cannot be the app's address, or None: Gradio builds its root URL
+    (the page's `config.root`) from X-Forwarded-Host (each comma-separated value host[:port]) and X-Gradio-Server (an
+    http(s) address of such a host), and a malformed one made its page, `config` and `info` raise."""
+    for key, raw in scope.get("headers", []):
+        name = key.decode("latin-1").lower()
+        if name not in ("x-forwarded-host", "x-gradio-server"):
+            continue
+        value = raw.decode("latin-1")
+        if name == "x-gradio-server":
+            match = _SERVER.fullmatch(value) if len(value) <= limits.FORWARDED_HOST_CHARS else None
+            why = "is not an http(s) address" if match is None else host_problem(match.group(1))
+        else:
+            why = next((w for w in (host_problem(v.strip()) for v in value.split(",")) if w), None)
+        if why:
+            return f"{name} {why}"
+    return None
+
+
 def counted_client(request) -> str | None:
     """The client the guard counted for `request` (a Starlette request or a `gr.Request`), kept in its scope's state;
     None where the guard counts no clients (`per_client` 0) or is not in front."""
-    return getattr(getattr(request, "state", None), "client", None)
+    state = getattr(request, "state", None)
+    return getattr(state, "client", None) if getattr(state, "counted", False) else None
+
+
+def client_name(request) -> str:
+    """The client as the guard saw it, for a log line (whether or not it counts clients)."""
+    return getattr(getattr(request, "state", None), "client", None) or "a client the guard did not see"
 
 
 async def _respond(send, status: int, message: str, as_json: bool = True) -> None:
@@ -448,12 +485,21 @@ class Guard:
         if "\x00" in path or b"%00" in raw or b"\x00" in raw:
             refusal(f"refused: a NUL byte in the path of {method} {path[:80]!r}")
             return await _respond(send, 400, "A request path may not contain a NUL byte.", as_json=False)
+        if len(raw) - 1 > limits.MAX_ADDRESS_BYTES:
+            refusal(f"refused: an address of {len(raw) - 1:,} bytes ({method} {path[:80]!r})")
+            return await _respond(
+                send, 414, f"A request's address may be at most {limits.MAX_ADDRESS_BYTES:,} bytes.", as_json=False
+            )
+        forwarded = forwarded_problem(scope)
+        if forwarded:
+            refusal(f"refused: {method} {path[:80]!r}: {forwarded}")
+            return await _respond(send, 400, f"The request's {forwarded}: this server takes host[:port] there.")
         if self.routes is not None and self.routes.template(scope) is None:
             refusal(f"refused: {method} {path[:80]!r}, a route this server does not answer")
             body, kind = notfound.answer(scope)
             return await _send(send, 404, body, kind)
-        if self.per_client:
-            scope.setdefault("state", {})["client"] = client_of(scope, self.trust_proxy)
+        state = scope.setdefault("state", {})
+        state["client"], state["counted"] = client_of(scope, self.trust_proxy), bool(self.per_client)
         if method == "POST" and path.rstrip("/") == f"{API}/upload":
             return await self._upload(scope, receive, send)
         if method == "POST" and path.rstrip("/") == limits.RUNS_ROUTE:  # a trace file posted (app/routes.py)

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
-from . import guard, limits, routes
+from . import guard, limits, logs, routes
 from .guard import trust_proxy_from_env
-from .logs import bounded
 from .render.engine_files import served
 from .ui import LAUNCH_OPTIONS, build_demo
 
@@ -77,5 +75,5 @@ def launch(args: argparse.Namespace, middleware: tuple = (), block: bool = True,
 
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
-    sys.stdout, sys.stderr = bounded(sys.stdout), bounded(sys.stderr)  # a refused request is one line in the log
+    logs.install()  # a refused request is one line in the log, a fault one traceback, the whole log bounded a minute
     launch(args)
