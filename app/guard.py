@@ -287,7 +287,8 @@ _JSON_TYPES = {"string": str, "boolean": bool, "object": dict, "array": list, "n
 
 def types_fit(value, schema: dict) -> str | None:
     """What `value` should be when it does not fit the JSON Schema `schema` (the forms Gradio's components list:
-    type, enum, const, items, anyOf/oneOf), or None when it fits or the schema says more than this reads."""
+    type, minimum and maximum, enum, const, items, anyOf/oneOf), or None when it fits or the schema says more than
+    this reads."""
     for key in ("anyOf", "oneOf"):
         if key in schema:
             wants = [types_fit(value, option) for option in schema[key] if isinstance(option, dict)]
@@ -300,7 +301,12 @@ def types_fit(value, schema: dict) -> str | None:
     if kind in ("number", "integer"):
         numeric = isinstance(value, int | float) and not isinstance(value, bool)
         whole = numeric and (kind == "number" or float(value).is_integer())
-        return None if whole else ("a number" if kind == "number" else "a whole number")
+        low, high = schema.get("minimum"), schema.get("maximum")
+        within = whole and (low is None or value >= low) and (high is None or value <= high)
+        if within:
+            return None
+        what = "a number" if kind == "number" else "a whole number"
+        return what + (f" from {low:g} to {high:g}" if low is not None and high is not None else "")
     if kind in _JSON_TYPES:
         if not isinstance(value, _JSON_TYPES[kind]):
             return {"string": "text", "boolean": "true or false", "object": "an object", "array": "a list"}.get(
@@ -418,19 +424,24 @@ class Guard:
             return fn, 404, f"This server has no event with fn_index {str(fn_index)[:40]}."
         if api_name is None:
             return None, 422, "A join must name its event (fn_index)."
-        return self._fn(api_name), 404, f"This server has no endpoint named {api_name[:80]!r}."
+        fn = self._fn(api_name)  # by its name: the API's endpoints only (the page calls its own events by index)
+        return (None if fn is None or gradio_adapter.is_private(fn) else fn), 404, (
+            f"This server has no endpoint named {api_name[:80]!r} (see {API}/info)."
+        )
 
     def _api(self, fn) -> list[dict]:
-        """An event's API parameters as /gradio_api/info lists them (name, type, component), state left out."""
+        """An event's API parameters (name, type, component; a slider's bounds in its type), state left out, as
+        Gradio would list them, the page's private events too (`gradio_adapter.parameters`)."""
         if self._params is None:
+            self._params = {}
+        if fn not in self._params:
             try:
-                info = self.blocks.get_api_info(all_endpoints=True)
-                self._params = {name.lstrip("/"): e["parameters"] for name, e in info["named_endpoints"].items()}
+                self._params[fn] = gradio_adapter.parameters(fn)
             except Exception:
-                self._params = {}
-        if fn.api_name in self._params:
-            return self._params[fn.api_name]
-        return [{"label": getattr(b, "label", None) or type(b).__name__} for b in gradio_adapter.api_inputs(fn)]
+                self._params[fn] = [
+                    {"label": getattr(b, "label", None) or type(b).__name__} for b in gradio_adapter.api_inputs(fn)
+                ]
+        return self._params[fn]
 
     def _parameters(self, fn) -> list[str]:
         """The names of an event's API parameters."""
