@@ -425,8 +425,10 @@ class Guard:
         if api_name is None:
             return None, 422, "A join must name its event (fn_index)."
         fn = self._fn(api_name)  # by its name: the API's endpoints only (the page calls its own events by index)
-        return (None if fn is None or gradio_adapter.is_private(fn) else fn), 404, (
-            f"This server has no endpoint named {api_name[:80]!r} (see {API}/info)."
+        return (
+            (None if fn is None or gradio_adapter.is_private(fn) else fn),
+            404,
+            (f"This server has no endpoint named {api_name[:80]!r} (see {API}/info)."),
         )
 
     def _api(self, fn) -> list[dict]:
