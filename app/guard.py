@@ -57,6 +57,7 @@ from starlette.middleware import Middleware
 from starlette.routing import Match, Route
 
 from . import gradio_adapter, limits, notfound
+from .bodies import Bodies, Reader, Stalled, TooLarge
 from .gradio_adapter import ComponentServerJSONBody, PredictBody
 from .logs import refusal
 
@@ -160,39 +161,31 @@ def client_name(request) -> str:
     return getattr(getattr(request, "state", None), "client", None) or "a client the guard did not see"
 
 
-async def _respond(send, status: int, message: str, as_json: bool = True) -> None:
+async def _respond(send, status: int, message: str, as_json: bool = True, retry_after: int | None = None) -> None:
     body = json.dumps({"detail": message, "error": message}).encode() if as_json else message.encode()
     kind = b"application/json" if as_json else b"text/plain; charset=utf-8"
-    await _send(send, status, body, kind)
+    await _send(send, status, body, kind, [] if retry_after is None else [(b"retry-after", str(retry_after).encode())])
 
 
-async def _send(send, status: int, body: bytes, kind: bytes) -> None:
+async def _send(send, status: int, body: bytes, kind: bytes, headers: list | None = None) -> None:
     await send(
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [(b"content-type", kind), (b"content-length", str(len(body)).encode())],
+            "headers": [(b"content-type", kind), (b"content-length", str(len(body)).encode()), *(headers or [])],
         }
     )
     await send({"type": "http.response.body", "body": body})
 
 
-class TooLarge(Exception):
-    pass
-
-
-async def _read_body(receive, limit: int) -> bytes:
-    """The whole request body, or TooLarge as soon as it passes `limit` bytes."""
-    chunks, size = [], 0
+async def _read_body(receive) -> bytes:
+    """The whole request body (read through a `bodies.Reader`, which raises TooLarge and Stalled)."""
+    chunks = []
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
             raise ConnectionError("the client went away")
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise TooLarge(size)
-        chunks.append(chunk)
+        chunks.append(message.get("body", b""))
         if not message.get("more_body", False):
             return b"".join(chunks)
 
@@ -373,6 +366,8 @@ class Guard:
         read_within_s: float = READ_WITHIN_S,
         allow=gradio_adapter.ROUTES,
         own=(),
+        body_bytes: int = limits.BODY_BYTES_IN_FLIGHT,
+        body_idle_s: float = limits.BODY_IDLE_S,
     ):
         """`allow`: Gradio's routes a request may reach (None: every route, for tests of what lies behind the list);
         `own`: the app's own routes, which every request may reach."""
@@ -390,6 +385,7 @@ class Guard:
         self._params: dict | None = None
         self._served: frozenset[tuple[int, str]] | None = None  # the components' server functions, read once
         self._upload_lock: asyncio.Lock | None = None
+        self.bodies, self.body_idle_s = Bodies(body_bytes), body_idle_s  # the request bodies in flight
 
     # -- the Gradio app behind us ----------------------------------------------------------------------------------
     @property
@@ -513,14 +509,8 @@ class Guard:
             return await _send(send, 404, body, kind)
         state = scope.setdefault("state", {})
         state["client"], state["counted"] = client_of(scope, self.trust_proxy), bool(self.per_client)
-        if method == "POST" and path.rstrip("/") == f"{API}/upload":
-            return await self._upload(scope, receive, send)
-        if method == "POST" and path.rstrip("/") == limits.RUNS_ROUTE:  # a trace file posted (app/routes.py)
-            rule = f"Could not open that file: a trace file may be at most {limits.UPLOAD_MIB} MiB"
-            body = await self._body(scope, receive, send, limits.UPLOAD_BYTES, rule)
-            return None if body is None else await self.app(scope, _replay(body, receive), send)
         if method == "POST":
-            return await self._post(scope, receive, send, path)
+            return await self._admitted(scope, receive, send, path)
         if method == "GET":
             stream = _STREAM.match(path)
             if stream:
@@ -539,31 +529,71 @@ class Guard:
                     return None
         return None
 
-    async def _body(self, scope, receive, send, limit: int, rule: str) -> bytes | None:
-        """The request's body, or None once a 413 saying `rule` has been sent (a body over `limit` bytes)."""
+    def _limit(self, path: str) -> tuple[int, str]:
+        """The most a body posted to `path` may be, and the sentence a larger one is refused with."""
+        if path.rstrip("/") == f"{API}/upload":
+            return self.upload_limit, f"An upload carries one trace file of at most {limits.UPLOAD_MIB} MiB"
+        if path.rstrip("/") == limits.RUNS_ROUTE:
+            return limits.UPLOAD_BYTES, f"Could not open that file: a trace file may be at most {limits.UPLOAD_MIB} MiB"
+        return MAX_BODY_BYTES, f"A request body may be at most {MAX_BODY_BYTES // 2**20} MiB (a trace goes to runs)"
+
+    async def _admitted(self, scope, receive, send, path: str):
+        """A request with a body: refused by its stated length, then admitted among the bodies in flight (before a
+        byte is read), then read against the clock (`bodies.Reader`) by the guard or, for a trace file posted to
+        `runs`, by its route, which applies its rate first."""
+        limit, rule = self._limit(path)
         length = self._length(scope)
         if length is not None and length > limit:
-            refusal(f"refused: a body of {length:,} bytes for {scope.get('path', '')[:80]} (at most {limit:,})")
-            await _respond(send, 413, f"{rule}; this one is {length / 2**20:.1f} MiB.")
-            return None
+            refusal(f"refused: a body of {length:,} bytes for {path[:80]} (at most {limit:,})")
+            return await _respond(send, 413, f"{rule}; this one is {length / 2**20:.1f} MiB.")
+        client = scope["state"]["client"] if self.per_client else None
+        size = limit if length is None else length
+        refused = self.bodies.admit(client, size)
+        if refused:
+            status, why = refused
+            refusal(f"refused: a body for {path[:80]} from {scope['state']['client']} ({why[:80]})")
+            return await _respond(send, status, why, retry_after=5)
+        reader = Reader(receive, limit, lambda: self.bodies.arrived(client), self.body_idle_s)
+        started = False
+
+        async def tracked(message):
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
         try:
-            return await _read_body(receive, limit)
+            if path.rstrip("/") == f"{API}/upload":
+                return await self._upload(scope, reader.receive, tracked)
+            if path.rstrip("/") == limits.RUNS_ROUTE:  # a trace file posted (app/routes.py): read by its route
+                return await self.app(scope, reader.receive, tracked)
+            return await self._post(scope, reader.receive, tracked, path)
         except TooLarge:
-            refusal(f"refused: a body over {limit:,} bytes for {scope.get('path', '')[:80]}")
-            await _respond(send, 413, f"{rule}; this one is larger.")
-            return None
+            if not started:
+                refusal(f"refused: a body over {limit:,} bytes for {path[:80]}")
+                await _respond(send, 413, f"{rule}; this one is larger.")
+        except Stalled as stalled:
+            if not started:
+                refusal(f"refused: a body that stalled after {stalled.args[0]:,} bytes for {path[:80]}")
+                await _respond(
+                    send,
+                    408,
+                    f"The request's body stopped arriving (no byte for {self.body_idle_s:g} s, or not whole after "
+                    f"{limits.BODY_S:g} s).",
+                )
+        finally:
+            reader.close()  # a body never read whole (refused by its route, say) is no longer arriving either
+            self.bodies.release(size)
+
+    async def _body(self, receive) -> bytes | None:
+        """The request's body (TooLarge and Stalled from its reader); None if the client went away."""
+        try:
+            return await _read_body(receive)
         except ConnectionError:
             return None
 
     # -- uploads ---------------------------------------------------------------------------------------------------
     async def _upload(self, scope, receive, send):
-        body = await self._body(
-            scope,
-            receive,
-            send,
-            self.upload_limit,
-            f"An upload carries one trace file of at most {limits.UPLOAD_MIB} MiB",
-        )
+        body = await self._body(receive)
         if body is None:
             return
         parts = multipart_parts(_header(scope, b"content-type"), body)
@@ -591,13 +621,7 @@ class Guard:
     async def _post(self, scope, receive, send, path: str):
         event = _EVENT.match(path)
         join = path.rstrip("/") == f"{API}/queue/join"
-        body = await self._body(
-            scope,
-            receive,
-            send,
-            MAX_BODY_BYTES,
-            f"A request body may be at most {MAX_BODY_BYTES // 2**20} MiB (a trace goes through the upload)",
-        )
+        body = await self._body(receive)
         if body is None:
             return
         replay = _replay(body, receive)

@@ -57,6 +57,13 @@ JOBS_PER_CLIENT = 4
 TEMP_BYTES = 1024 * 2**20  # Gradio's temp folder (uploads, served copies, downloads): the oldest go past it
 TEMP_FILES = 20_000  # ... and at most this many files in it (each costs an inode and a directory entry)
 
+# Request bodies (app/bodies.py), counted before a byte is read: all the bodies arriving or held, at most
+# BODY_BYTES_IN_FLIGHT at their stated lengths (503 past it); BODIES_PER_CLIENT still arriving from one client (429);
+# a body with no byte for BODY_IDLE_S seconds, or not whole after BODY_S, refused (408).
+BODY_BYTES_IN_FLIGHT = 64 * 2**20
+BODIES_PER_CLIENT = 2
+BODY_IDLE_S = 10.0
+BODY_S = 120.0
 # The log (app/logs.py): a line is cut at LOG_LINE_CHARS characters; refusal lines, faults and uvicorn's error records
 # at most LOG_RECORDS_PER_MINUTE a minute between them (the rest counted); the log as a whole at most
 # LOG_BYTES_PER_MINUTE bytes a minute, whatever writes to it.

@@ -23,6 +23,7 @@ from app import guard, limits, logs
 
 pytestmark = pytest.mark.server
 READ_WITHIN_S = 1.5
+BODY_BYTES, BODY_IDLE_S = 20 * 2**20, 1.0  # the toy's bodies in flight: two uploads' worth; a stall after 1 s
 SLOW_S = 20.0  # what a slow job would take if nothing stopped it
 
 
@@ -92,6 +93,8 @@ class Toy:
                         temp_folder=folder,
                         temp_bytes=64 * 2**20,
                         allow=None,  # every route: these tests reach what lies behind the allow-list
+                        body_bytes=BODY_BYTES,
+                        body_idle_s=BODY_IDLE_S,
                     )
                 ]
             },
@@ -613,3 +616,59 @@ def test_without_a_trusted_proxy_a_client_is_the_connecting_address(real_app):
         ]
     assert codes.count(429) > 0 and codes[: routes.RATE] == [200] * routes.RATE, (codes.count(200), codes.count(429))
     assert os.environ["FORWARDED_ALLOW_IPS"] == ""
+
+
+# -- bodies in flight ------------------------------------------------------------------------------------------------
+def _partial(url: str, path: str, length: int, sent: int, client: str | None = None) -> socket.socket:
+    """A POST to `path` stating `length` bytes of body and sending `sent` of them, left open."""
+    host, port = url.split("//", 1)[1].split("/", 1)[0].split(":")
+    sock = socket.create_connection((host, int(port)), timeout=10)
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n"
+        + (f"X-Forwarded-For: {client}\r\n" if client else "")
+        + "\r\n"
+    )
+    sock.sendall(head.encode() + b" " * sent)
+    return sock
+
+
+def _status(sock: socket.socket, timeout: float) -> int | None:
+    """The status the server answered on `sock` within `timeout` seconds, or None."""
+    sock.settimeout(timeout)
+    try:
+        line = sock.recv(64).split(b"\r\n", 1)[0]
+    except OSError:
+        return None
+    finally:
+        sock.close()
+    return int(line.split()[1]) if line.startswith(b"HTTP/") else None
+
+
+def test_bodies_in_flight_are_bounded_per_client_and_in_all_and_a_stalled_one_is_timed_out(toy):
+    """Issue 54, item 2: every POST body was held whole before any check, with no bound on bodies in flight and no
+    timeout (uvicorn has none): 40 connections each holding back the last byte of an 8 MiB body cost +317 to +408 MB.
+    Before a byte is read, a client's third body still arriving is refused (429) and a body past what the server
+    holds at once (here 20 MiB, two uploads' worth) too (503); a body that stops arriving is answered 408."""
+    url = toy.url
+    held = [_partial(url, "/gradio_api/queue/join", 1000, 10, "10.9.0.1") for _ in range(2)]
+    started = time.monotonic()
+    assert _status(_partial(url, "/gradio_api/queue/join", 1000, 10, "10.9.0.1"), 0.8) == 429
+    big = [_partial(url, "/gradio_api/upload", 8 * 2**20, 1000, f"10.9.0.{i}") for i in (2, 3)]
+    assert _status(_partial(url, "/gradio_api/upload", 8 * 2**20, 1000, "10.9.0.4"), 0.8) == 503
+    assert time.monotonic() - started < BODY_IDLE_S  # both refused before the stalled ones time out
+    assert [_status(sock, BODY_IDLE_S + 5) for sock in held + big] == [408] * 4
+    time.sleep(0.2)
+    one, kind = _multipart([("ok.json", b'{"ok": 1}')])  # the bodies left: a whole one is taken again
+    assert httpx.post(f"{url}/upload", content=one, headers={"content-type": kind}).status_code == 200
+
+
+def test_a_posted_trace_is_refused_by_its_rate_before_its_body_is_read(real_app):
+    """Issue 54, item 2: the `runs` rate applied after the guard had read the whole body; a client past its rate is
+    now refused before a byte of its body is read (the route checks its rate, then reads through the guard)."""
+    from app import routes
+
+    url, _ = real_app
+    with httpx.Client(timeout=30) as http:
+        for _ in range(routes.UPLOAD_RATE):
+            http.post(f"{url}/runs", content=b"{}", headers={"content-type": "application/json"})
+    assert _status(_partial(url, "/runs", 8 * 2**20, 0), 3.0) == 429
