@@ -57,6 +57,14 @@ JOBS_PER_CLIENT = 4
 TEMP_BYTES = 1024 * 2**20  # Gradio's temp folder (uploads, served copies, downloads): the oldest go past it
 TEMP_FILES = 20_000  # ... and at most this many files in it (each costs an inode and a directory entry)
 
+# Work the run routes do one at a time for everyone (app/routes.py `Turns`: reading a posted trace, rendering a
+# replay): each client one request waiting or at work (429), at most TURNS_WAITING waiting in all (503), told to try
+# again in TURN_RETRY_S; a file a client posts again is answered without reading it (KEPT_DIGESTS remembered), a
+# replay is rendered once per run (REPLAY_CACHE_BYTES of them kept).
+TURNS_WAITING = 4
+TURN_RETRY_S = 10
+KEPT_DIGESTS = 4096
+REPLAY_CACHE_BYTES = 32 * 2**20
 # Request bodies (app/bodies.py), counted before a byte is read: all the bodies arriving or held, at most
 # BODY_BYTES_IN_FLIGHT at their stated lengths (503 past it); BODIES_PER_CLIENT still arriving from one client (429);
 # a body with no byte for BODY_IDLE_S seconds, or not whole after BODY_S, refused (408).
