@@ -194,6 +194,10 @@ def routes(
             **{"Retry-After": str(seconds)},
         )
 
+    def counted(request: Request) -> str | None:
+        """The client, for the store's shares and the turns (None with `per_client` 0: not counted)."""
+        return client_of(request.scope, trust_proxy) if per_client else None
+
     def handle_of(request: Request) -> str | None:
         handle = request.path_params["handle"]
         return handle if HANDLE.fullmatch(handle) else None
@@ -215,7 +219,8 @@ def routes(
         except ValueError as exc:
             return _error(400, str(exc))
         try:
-            answer = await asyncio.to_thread(STORE.get, handle, since)  # a gallery run is derived on first use
+            # a gallery run is derived on first use; the reader holds the run now (store.py's share rules)
+            answer = await asyncio.to_thread(STORE.get, handle, since, counted(request))
         except Gone:
             return _gone(handle)
         if "payload_text" in answer:
@@ -228,9 +233,6 @@ def routes(
         if isinstance(handle, Response):
             return handle
         return JSONResponse(STORE.held(handle), headers={"Cache-Control": "no-store"})
-
-    def counted(request: Request) -> str | None:
-        return client_of(request.scope, trust_proxy) if per_client else None
 
     async def render(handle: str, run, client: str | None) -> bytes | Response:
         """A run's replay page: rendered once per run that cannot change (a gallery run, a posted or finished one),
@@ -284,7 +286,7 @@ def routes(
         digest = (client, hashlib.sha256(data).hexdigest())  # per client: another's answer says nothing of it
         handle = kept.get(digest)
         if handle is not None and STORE.held(handle)["held"]:
-            STORE.get(handle)  # posted again: opened, as the page is about to open it
+            STORE.get(handle, client=client)  # posted again: opened, as the page is about to open it
         else:
             refused = reading.enter(client)
             if refused:
