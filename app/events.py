@@ -10,6 +10,7 @@ lifecycle, shared by the Run button and the `/generate` API:
 from __future__ import annotations
 
 import threading
+import weakref
 
 import gradio as gr
 
@@ -19,7 +20,10 @@ from .logs import fault, refusal
 from .model import MODEL
 from .store import STORE
 
-_ended: dict[str, LiveRun] = {}  # the last live run of each session, for settling after a cancel
+# The last live run of each session, for settling after a cancel: its handle and a weak reference, never the run
+# itself (a cancelled run kept whole per session was up to about 0.5 GiB for 300 sessions; the store keeps what it
+# recorded, under the handle).
+_ended: dict[str, tuple[str, weakref.ref]] = {}
 _ended_lock = threading.Lock()
 
 
@@ -75,7 +79,7 @@ def start_run(
     live.on_done = lambda run: STORE.finish(live.handle, run, client)
     register(session, live)
     with _ended_lock:
-        _ended[session] = live
+        _ended[session] = (live.handle, weakref.ref(live))
         while len(_ended) > limits.STATE_SESSIONS:
             _ended.pop(next(iter(_ended)))
     if not zerogpu.available():
@@ -132,7 +136,7 @@ def run_live(
 def finished(session: str, live: LiveRun) -> None:
     """A run that ended by itself needs no settling: the session stops keeping it (it holds the whole run)."""
     with _ended_lock:
-        if _ended.get(session) is live:
+        if session in _ended and _ended[session][1]() is live:
             del _ended[session]
 
 
@@ -146,7 +150,10 @@ def settle_run(request: gr.Request):
     """After the Run event ended without finishing (Stop, an error): a run that was cut short is put on screen as it
     stood, marked cancelled. A run that finished already did so itself."""
     with _ended_lock:
-        live = _ended.pop(session_of(request), None)
+        handle, ref = _ended.pop(session_of(request), (None, lambda: None))
+    live = ref()
+    if handle is not None and live is None:  # it ended and was let go of: what it recorded is in the store
+        return stage.show(handle, "last", notice="Live run stopped.") if STORE.held(handle)["held"] else gr.skip()
     if live is None:  # it never started: say so where it stays, if the model is the reason
         try:
             MODEL.get()

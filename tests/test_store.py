@@ -251,3 +251,24 @@ def test_a_content_hash_names_no_run_here():
     with pytest.raises(Gone):
         store.get(guessed)
     assert store.add_run(variant("opened by someone"), stand_in(run.title)) == handle and len(store) == 1
+
+
+def test_a_cancelled_run_is_not_kept_whole_for_settling(monkeypatch):
+    """Issue 54, observation: a cancelled live run stayed whole in `events._ended` (the last run of each of up to
+    300 sessions, about 0.5 GiB) until the page settled it, and an API client never does; the session keeps the
+    run's handle and a weak reference, so a run the app let go of is freed, and the store keeps what it recorded."""
+    import gc
+    import weakref
+
+    fake_lm = types.SimpleNamespace(encode_prompt=lambda prompt: [1, 2, 3], max_positions=8192)
+    monkeypatch.setattr(events.MODEL, "get", lambda: fake_lm)
+    monkeypatch.setattr(zerogpu, "available", lambda: True)  # nothing starts on the engine
+    live = events.start_run("Write fib", 5, 3, 4, 24, "paper", "ended-test")
+    ref, handle = weakref.ref(live), live.handle
+    events.forget("ended-test", live)  # cancelled: the job's generator let go of it, the store holds its record
+    events.STORE.finish(handle, SMALL, None)
+    del live
+    gc.collect()
+    assert ref() is None, gc.get_referrers(ref())
+    settled = events.settle_run(types.SimpleNamespace(session_hash="ended-test"))
+    assert json.loads(settled)["run"] == handle and json.loads(settled)["notice"] == "Live run stopped."
