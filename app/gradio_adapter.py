@@ -3,11 +3,11 @@ against (`GRADIO`; tests/test_guard.py fails on another version, so an upgrade r
 
 Which of Gradio's routes the app answers (`ROUTES`, the guard's allow-list) and what the guard and the expected wait
 (`wait.py`) need and Gradio does not offer publicly: the jobs waiting or running in the queue (their event, request,
-handler and input values), taking a job out of the queue, an event's inputs as its API lists them (state left out), how
-Gradio reads a call's body (`PredictBody`, `ComponentServerJSONBody`: the models its routes use), the components' server
-functions (what `/component_server` may call), the folder its uploads go to, every event's parameters as its API would
-list them (private events too, which Gradio's listing leaves out) and the descriptions a `gr.api` endpoint's listing
-takes from no public argument (`describe`).
+session, handler and input values), taking a job out of the queue, an event's inputs as its API lists them (state
+left out), how Gradio reads a call's body (`PredictBody`, `ComponentServerJSONBody`: the models its routes use), the
+components' server functions (what `/component_server` may call), the folder its uploads go to, every event's
+parameters as its API would list them (private events too, which Gradio's listing leaves out) and the descriptions a
+`gr.api` endpoint's listing takes from no public argument (`describe`).
 """
 
 from __future__ import annotations
@@ -50,6 +50,11 @@ def queued(blocks) -> dict:
     """Event id -> job, for the jobs waiting or running in the queue (each has `.fn` and `.request`)."""
     queue = getattr(blocks, "_queue", None)
     return dict(getattr(queue, "event_ids_to_events", {}) or {}) if queue is not None else {}
+
+
+def session_of(job) -> str | None:
+    """The session a queued job belongs to (a job posted to `call/<api>` is a session of its own)."""
+    return getattr(job, "session_hash", None)
 
 
 def call_of(job) -> tuple[object, list | None]:

@@ -28,6 +28,8 @@ public server should not take. Added with `launch(app_kwargs={"middleware": [gua
   jobs of any kind waiting or running in the queue, and at most `per_client` of the engine events
   (`limits.ENGINE_GROUP`: the Run button, `/generate`, Auto); one more is refused with 429 and a message.
   (`per_client` 0 lifts both.) What the guard reads of Gradio's queue goes through `gradio_adapter`.
+- **Cancels** (`/cancel`): a job waiting or running may be cancelled only by its own session (Gradio's route
+  removed any event id it was given); otherwise 404.
 - **Component calls** (`/component_server`): the component must exist and have the server function named (Gradio
   answered an unknown `component_id` with a bare 500 and a traceback in the log); otherwise 404 with the reason.
 - **Who the client is**: counted once here (`client_of`) and kept in the request's state for the handlers that
@@ -474,6 +476,21 @@ class Guard:
             return 404, f"This app has no component {call.component_id} with a server function {call.fn_name[:40]!r}."
         return 200, None
 
+    def _cancel_problem(self, body: bytes) -> str | None:
+        """Why a cancel may not reach the job it names, or None: Gradio's route takes any job out of the queue (or
+        stops it) by its event id, another session's too; a job waiting or running must be the cancelling session's.
+        (A body Gradio's model refuses, or a job no longer in the queue, is Gradio's to answer: nothing to remove.)"""
+        try:
+            doc = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            return None
+        if not isinstance(doc, dict) or not isinstance(doc.get("event_id"), str):
+            return None
+        job = gradio_adapter.queued(self.blocks).get(doc["event_id"])
+        if job is None or gradio_adapter.session_of(job) == doc.get("session_hash"):
+            return None
+        return f"This session has no job {doc['event_id'][:40]!r} to cancel."
+
     def _is_engine(self, fn) -> bool:
         return fn is not None and getattr(fn, "concurrency_id", None) == limits.ENGINE_GROUP
 
@@ -625,6 +642,11 @@ class Guard:
         if body is None:
             return
         replay = _replay(body, receive)
+        if path.rstrip("/") == f"{API}/cancel":
+            why_not = self._cancel_problem(body)
+            if why_not:
+                refusal(f"refused: {why_not[:160]}")
+                return await _respond(send, 404, why_not)
         if path.rstrip("/") == f"{API}/component_server":
             status, why_not = self._component_call(scope, body)
             if why_not:

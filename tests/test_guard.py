@@ -672,3 +672,31 @@ def test_a_posted_trace_is_refused_by_its_rate_before_its_body_is_read(real_app)
         for _ in range(routes.UPLOAD_RATE):
             http.post(f"{url}/runs", content=b"{}", headers={"content-type": "application/json"})
     assert _status(_partial(url, "/runs", 8 * 2**20, 0), 3.0) == 429
+
+
+def test_a_job_is_cancelled_only_by_its_own_session(toy):
+    """Issue 54, observation: Gradio's `/cancel` took any job out of the queue, or stopped it, by its event id,
+    another session's included; a job waiting or running is cancelled only by its own session (404 otherwise)."""
+    fn_index = next(i for i, f in toy.demo.fns.items() if f.api_name == "slow")
+    toy.wait_idle()
+    try:
+        started = len(toy.started)
+        event = toy.call("slow", ["victim"]).json()["event_id"]
+        deadline = time.monotonic() + 10
+        while len(toy.started) == started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        closed = len(toy.closed)
+        other = httpx.post(
+            f"{toy.url}/cancel", json={"session_hash": "someone-else", "fn_index": fn_index, "event_id": event}
+        )
+        assert other.status_code == 404 and "no job" in other.json()["error"], other.text
+        time.sleep(1.0)
+        assert len(toy.closed) == closed and event in toy.demo._queue.event_ids_to_events  # still running
+        own = httpx.post(f"{toy.url}/cancel", json={"session_hash": event, "fn_index": fn_index, "event_id": event})
+        assert own.status_code == 200, own.text  # a job posted to call/<api> is a session of its own
+        deadline = time.monotonic() + 10
+        while len(toy.closed) == closed and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(toy.closed) > closed
+    finally:
+        toy.wait_idle()
