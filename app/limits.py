@@ -57,6 +57,9 @@ JOBS_PER_CLIENT = 4
 TEMP_BYTES = 1024 * 2**20  # Gradio's temp folder (uploads, served copies, downloads): the oldest go past it
 TEMP_FILES = 20_000  # ... and at most this many files in it (each costs an inode and a directory entry)
 
+# The expected wait (app/wait.py), asked outside the queue (it tokenises the prompt): per client at most WAIT_RATE
+# asks per WAIT_S seconds (a page asks on opening the sidebar, on each setting's change and every 10 s).
+WAIT_RATE, WAIT_S = 30, 10.0
 # Work the run routes do one at a time for everyone (app/routes.py `Turns`: reading a posted trace, rendering a
 # replay): each client one request waiting or at work (429), at most TURNS_WAITING waiting in all (503), told to try
 # again in TURN_RETRY_S; a file a client posts again is answered without reading it (KEPT_DIGESTS remembered), a

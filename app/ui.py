@@ -16,10 +16,11 @@ from lade_core import LookaheadConfig
 from lade_core.config import METHOD_NAMES, POOL_POLICIES
 from lade_core.measure.prompts import load_prompts
 
-from . import api, events, gallery, gradio_adapter, limits, stage, wait
+from . import api, events, gallery, gradio_adapter, guard, limits, stage, wait
 from .model import MODEL
 from .render import assets
 from .render.boot import boot_data, lab_data
+from .routes import Buckets
 
 PAGE_CSS = """
 /* the browser's own controls and scroll bars in the page's scheme (Lade.theme marks it; Gradio's frame has `dark`) */
@@ -237,8 +238,13 @@ def _wire(demo, c: dict, page) -> None:
     )
     races = (events.run_live, api.generate)  # the handlers whose queued jobs are races the wait can predict
 
-    def expected_wait(*values):
-        return wait.wait_text(values, gradio_adapter.queued(demo).values(), races)
+    asks = Buckets(limits.WAIT_RATE, limits.WAIT_S)  # per client, as the run routes' reads
+
+    def expected_wait(prompt, W, N, G, max_new, pool, temperature, top_p, seed, methods, request: gr.Request):
+        values = (prompt, W, N, G, max_new, pool, temperature, top_p, seed, methods)
+        return wait.too_often(asks, guard.counted_client(request)) or wait.wait_text(
+            values, gradio_adapter.queued(demo).values(), races
+        )
 
     waits = [c["sidebar"].expand, c["wait_timer"].tick, *(c[k].change for k in keys)]
     gr.on(waits, expected_wait, settings, c["wait"], trigger_mode="always_last", **light)
