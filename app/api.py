@@ -1,33 +1,125 @@
-"""The programmatic endpoint `/generate` for gradio_client: one live run, answered as a small JSON summary.
+"""The programmatic endpoint `/generate` (gradio_client, @gradio/client): one live run, answered as a small JSON
+summary. It is the one endpoint the API lists: the page's own events are private (app/ui.py).
 
 It takes the path of the Run button (`events.start_run`: the same checks, the same `LiveRun`, the same engine slot
 and lock; on ZeroGPU the same one-call run) and streams a summary after each batch of steps, so that a cancelled job
-is noticed at the next step; the last summary (`done: true`) is what `Client.predict` returns. It leaves out the
-per-step traces: download a trace from the page for those.
+is noticed at the next step; the last summary (`done: true`) is what `Client.predict` returns. What the listing
+says of it is declared here once: the endpoint (`DESCRIPTION`), each parameter (`parameters()`, its ranges read from
+`limits`) and the summary (`Summary` and the types in it, as a JSON Schema). It leaves out the per-step traces:
+download a trace from the page for those. The README runs it from Python and JavaScript (tests/test_api_examples.py).
 
     from gradio_client import Client
-    Client("http://127.0.0.1:7860/").predict("Write a haiku about caches", 7, 4, 7, 32, False, api_name="/generate")
-    # sampling: temperature, top-p, seed last (temperature 0, the default, is greedy)
-    Client("http://127.0.0.1:7860/").predict("Write a haiku", 7, 4, 7, 32, True, 0.7, 0.9, 1, api_name="/generate")
+    Client("http://127.0.0.1:7860/").predict(prompt="Write a haiku", max_new_tokens=32, api_name="/generate")
 """
 
 import time
 from collections.abc import Iterator
+from typing import NotRequired  # pydantic reads it on Python 3.11
 
 import gradio as gr
+from typing_extensions import TypedDict  # pydantic's JSON Schema of the summary needs this one on Python 3.11
 
-from lade_core import MethodRun, RunTrace
+from lade_core import LookaheadConfig, MethodRun, RunTrace
+from lade_core.config import POOL_POLICIES
 
 from . import events, guard, limits, zerogpu
 from .live import forget
+from .logs import fault
 
 
-def summary(run: RunTrace, done: bool, decode) -> dict:
+class MethodSummary(TypedDict):
+    """One method's run: its text and token ids, its steps (model calls), its compression (tokens per step) and why
+    it stopped ("length", "eos", "cancelled" or "budget")."""
+
+    text: str
+    tokens: list[int]
+    steps: int
+    compression: float
+    stop_reason: str
+
+
+class LaneSummary(MethodSummary):
+    """A raced method after the first: its name, then what `MethodSummary` says of it."""
+
+    method: str
+
+
+class ConfigSummary(TypedDict):
+    """Lookahead's settings as run: W, N, G and the pool's policy."""
+
+    window: int
+    ngram: int
+    guess: int
+    pool: str
+    pool_from_prompt: bool
+
+
+class SamplingSummary(TypedDict):
+    """How both methods chose tokens: greedy, or sampled at this temperature, top-p and seed."""
+
+    greedy: bool
+    temperature: float
+    top_p: float
+    seed: int
+
+
+class Summary(TypedDict):
+    """A run of /generate: `done` (false while it runs, true on the last summary), the model, the prompt's tokens
+    (with the chat template), the settings, the first method (`method`, in `lookahead`), the baseline (one token a
+    step, greedy or sampled; `greedy` is its old name), the other raced methods (`lanes`), `exact` (every method wrote
+    the baseline's tokens, once a greedy run is done; null while running or when sampled) and, when the server's
+    per-run time ran out, a `note` saying so."""
+
+    done: bool
+    model: str
+    prompt_tokens: int
+    config: ConfigSummary
+    max_new_tokens: int
+    sampling: SamplingSummary
+    method: str
+    lookahead: MethodSummary
+    baseline: MethodSummary
+    greedy: MethodSummary
+    lanes: list[LaneSummary]
+    exact: bool | None
+    note: NotRequired[str]
+
+
+DESCRIPTION = (
+    "Race lookahead decoding (or up to three methods) against greedy decoding on this server's model. Streams a "
+    "summary about once a second while the run records and ends with the summary whose `done` is true (what "
+    "predict returns); cancelling the job stops the run at its next step. A request outside the public limits is "
+    "refused with one sentence saying why."
+)
+
+
+def parameters() -> dict[str, str]:
+    """What each of `generate`'s parameters is, with the public ranges (`limits`), as the API listing shows it."""
+    W, N, G = limits.PUBLIC["window"], limits.PUBLIC["ngram"], limits.PUBLIC["guess"]
+    t, p, s = (limits.PUBLIC_SAMPLING[k] for k in ("temperature", "top_p", "sample_seed"))
+    return {
+        "prompt": f"the user's message: at most {limits.MAX_PROMPT_CHARS:,} characters and "
+        f"{limits.MAX_PROMPT_TOKENS:,} tokens with the chat template",
+        "window": f"W, lookahead's window width, {W[0]} to {W[1]}",
+        "ngram": f"N, the n-gram size (N-1 levels), {N[0]} to {N[1]}",
+        "guess": f"G, the candidates verified per step, {G[0]} to {G[1]}",
+        "max_new_tokens": f"tokens to write, {limits.MAX_NEW_TOKENS[0]} to {limits.MAX_NEW_TOKENS[1]}",
+        "pool_from_prompt": f"the n-gram pool's policy: one of {', '.join(POOL_POLICIES)} (true for prompt, false "
+        f"for paper); left out, {LookaheadConfig().pool}",
+        "temperature": f"0 is greedy; up to {t[1]:g} both methods sample (top_p, seed) and exact is null",
+        "top_p": f"the probability mass sampling keeps, {p[0]:g} to {p[1]:g}",
+        "seed": f"the sampling seed, {s[0]} to {s[1]:,}",
+        "methods": f"1 to 3 of {', '.join(limits.RACE_METHODS)} raced against the baseline, the first reported "
+        f"in lookahead (named by method), the others in lanes; left out, lookahead alone",
+    }
+
+
+def summary(run: RunTrace, done: bool, decode) -> Summary:
     """Texts, token ids, steps and compression of both methods, and the sampling settings. `exact` (lookahead ==
     greedy, token for token) is reported once a greedy run is done; a sampled run has None there, since lookahead
     and plain sampling draw from the same distribution but not the same tokens."""
 
-    def method(m: MethodRun) -> dict:
+    def method(m: MethodRun) -> MethodSummary:
         return {
             "text": decode(list(m.tokens)),
             "tokens": list(m.tokens),
@@ -73,18 +165,8 @@ def generate(
     seed: int = 0,
     methods: list[str] | None = None,
     request: gr.Request = None,
-) -> Iterator[dict]:
-    """Run lookahead and greedy decoding on `prompt` with W, N, G; yields JSON summaries, the last one with done=true.
-
-    The lookahead text and token ids, the greedy token ids, the steps of each, the compression (tokens per step) and
-    whether the two outputs are identical (they are, in fp32). With a temperature above 0 both methods sample
-    (top-p, seed) instead: lookahead then keeps the model's distribution, not the plain run's tokens, and `exact`
-    is None. The "baseline" entry is always the plain one-token-per-step run, greedy or sampled ("greedy" is the
-    same entry under its old name). `pool_from_prompt`: true for the prompt-seeded pool, false for the paper's plain
-    pool, a policy name ("paper", "output", "prompt"), or left out for the default. `methods`: up to three of
-    "lookahead", "jacobi", "pld", "early-exit" raced against the baseline, the first in "lookahead" (named by
-    "method"), the others in "lanes"; left out, lookahead alone.
-    """
+) -> Iterator[Summary]:
+    """A live run of `prompt` with W, N, G (`DESCRIPTION`; the parameters: `parameters()`), yielding `Summary`s."""
     live = events.start_run(
         prompt,
         window,
@@ -96,6 +178,7 @@ def generate(
         (temperature, top_p, seed),
         methods,
         guard.counted_client(request),
+        guard.client_name(request),
     )
     try:
         if zerogpu.available():  # as the Run button: one GPU call computes the whole run
@@ -110,8 +193,9 @@ def generate(
         events.finished(events.session_of(request), live)
         last_summary = summary(live.result, True, live.lm.decode)
         yield {**last_summary, "note": limits.budget_text()} if live.out_of_budget else last_summary
-    except (ValueError, RuntimeError) as exc:
-        raise gr.Error(f"The run failed: {exc}") from None
+    except (ValueError, RuntimeError) as exc:  # the engine's: logged once with its traceback, the caller told why
+        fault(f"a /generate run failed ({guard.client_name(request)})")
+        raise limits.refused(f"The run failed: {exc}") from None
     finally:
         live.stop()
         forget(events.session_of(request), live)

@@ -10,16 +10,21 @@ lifecycle, shared by the Run button and the `/generate` API:
 from __future__ import annotations
 
 import threading
+import weakref
 
 import gradio as gr
 
 from . import gallery, guard, limits, stage, zerogpu
 from .live import LiveRun, forget, register, stop_session
+from .logs import fault, refusal
 from .model import MODEL
 from .store import STORE
 from .wait import bound_s, curve_source
 
-_ended: dict[str, LiveRun] = {}  # the last live run of each session, for settling after a cancel
+# The last live run of each session, for settling after a cancel: its handle and a weak reference, never the run
+# itself (a cancelled run kept whole per session was up to about 0.5 GiB for 300 sessions; the store keeps what it
+# recorded, under the handle).
+_ended: dict[str, tuple[str, weakref.ref]] = {}
 _ended_lock = threading.Lock()
 
 
@@ -49,22 +54,28 @@ def start_run(
     sampling=(0.0, 1.0, 0),
     methods=None,
     client: str | None = None,
+    who: str = "a client",
 ) -> LiveRun:
     """The session's live run, checked against the public limits (gr.Error otherwise), registered (which stops the
     session's previous one), held by the store under a fresh handle (in `client`'s share of it) and started, with
     the engine time one run may take. Shared by the Run button and the `generate` API endpoint. `sampling` is
     (temperature, top-p, seed) as the request sent them; `methods` the names raced against the baseline (None:
-    lookahead alone)."""
-    prompt, config, max_new = limits.check_request(prompt, window, ngram, guess, max_new_tokens, pool)
-    sampled = limits.check_sampling(*sampling)
-    specs = limits.check_methods(methods, config)
+    lookahead alone); `who`: the client as the log names it (`guard.client_name`). A refusal writes one line to the
+    log."""
     try:
-        lm = MODEL.get()
+        prompt, config, max_new = limits.check_request(prompt, window, ngram, guess, max_new_tokens, pool)
+        sampled = limits.check_sampling(*sampling)
+        specs = limits.check_methods(methods, config)
+        try:
+            lm = MODEL.get()
+        except Exception as exc:  # no model here (or it failed to load, once: MODEL keeps the reason)
+            raise limits.refused(f"Could not start the run: {exc}") from None
         live = LiveRun(lm, prompt, specs, max_new, sampling=sampled, budget_s=limits.RUN_BUDGET_S)
-    except Exception as exc:
-        raise gr.Error(f"Could not start the run: {exc}") from None
-    limits.check_context(len(live.prompt_ids), lm.max_positions, max_new)
-    limits.check_cost(len(live.prompt_ids), len(specs))
+        limits.check_context(len(live.prompt_ids), lm.max_positions, max_new)
+        limits.check_cost(len(live.prompt_ids), len(specs))
+    except gr.Error as exc:
+        refusal(f"refused: a run from {who}: {exc.message}")
+        raise
     live.handle, live.client = STORE.add_live(live, owner=client), client
     live.promised_s = bound_s(specs, len(live.prompt_ids), max_new)  # what the expected wait said, to check against
 
@@ -75,7 +86,7 @@ def start_run(
     live.on_done = done
     register(session, live)
     with _ended_lock:
-        _ended[session] = live
+        _ended[session] = (live.handle, weakref.ref(live))
         while len(_ended) > limits.STATE_SESSIONS:
             _ended.pop(next(iter(_ended)))
     if not zerogpu.available():
@@ -99,6 +110,7 @@ def run_live(
         (temperature, top_p, sample_seed),
         methods,
         guard.counted_client(request),
+        guard.client_name(request),
     )
     try:
         if zerogpu.available():  # one GPU call computes the whole run, then the page plays it back
@@ -120,8 +132,9 @@ def run_live(
         else:
             value = stage.live(live.handle, live.status(), done=True)
         yield value
-    except (ValueError, RuntimeError) as exc:
-        raise gr.Error(f"The run failed: {exc}") from None
+    except (ValueError, RuntimeError) as exc:  # the engine's: logged once with its traceback, the visitor told why
+        fault(f"a live run failed ({guard.client_name(request)})")
+        raise limits.refused(f"The run failed: {exc}") from None
     finally:
         live.stop()
         forget(session, live)
@@ -130,7 +143,7 @@ def run_live(
 def finished(session: str, live: LiveRun) -> None:
     """A run that ended by itself needs no settling: the session stops keeping it (it holds the whole run)."""
     with _ended_lock:
-        if _ended.get(session) is live:
+        if session in _ended and _ended[session][1]() is live:
             del _ended[session]
 
 
@@ -144,7 +157,10 @@ def settle_run(request: gr.Request):
     """After the Run event ended without finishing (Stop, an error): a run that was cut short is put on screen as it
     stood, marked cancelled. A run that finished already did so itself."""
     with _ended_lock:
-        live = _ended.pop(session_of(request), None)
+        handle, ref = _ended.pop(session_of(request), (None, lambda: None))
+    live = ref()
+    if handle is not None and live is None:  # it ended and was let go of: what it recorded is in the store
+        return stage.show(handle, "last", notice="Live run stopped.") if STORE.held(handle)["held"] else gr.skip()
     if live is None:  # it never started: say so where it stays, if the model is the reason
         try:
             MODEL.get()

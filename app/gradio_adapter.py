@@ -3,9 +3,11 @@ against (`GRADIO`; tests/test_guard.py fails on another version, so an upgrade r
 
 Which of Gradio's routes the app answers (`ROUTES`, the guard's allow-list) and what the guard and the expected wait
 (`wait.py`) need and Gradio does not offer publicly: the jobs waiting or running in the queue (their event, request,
-handler and input values), taking a job out of the queue, an event's inputs as its API lists them (state left out), how
-Gradio reads a call's body (`PredictBody`, `ComponentServerJSONBody`: the models its routes use), the components' server
-functions (what `/component_server` may call), and the folder its uploads go to.
+session, handler and input values), taking a job out of the queue, an event's inputs as its API lists them (state
+left out), how Gradio reads a call's body (`PredictBody`, `ComponentServerJSONBody`: the models its routes use), the
+components' server functions (what `/component_server` may call), the folder its uploads go to, every event's
+parameters as its API would list them (private events too, which Gradio's listing leaves out) and the descriptions a
+`gr.api` endpoint's listing takes from no public argument (`describe`).
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import gradio
+from gradio.blocks import _get_api_parameter_name
 from gradio.data_classes import ComponentServerJSONBody, PredictBody  # noqa: F401 (re-exported: Gradio's body models)
-from gradio.utils import get_upload_folder
+from gradio.utils import get_function_params, get_upload_folder
 
 GRADIO = "6.31.0"
 # Gradio's routes this app answers (method, path template as Gradio 6.31 mounts them); the guard answers every other
@@ -49,6 +52,11 @@ def queued(blocks) -> dict:
     return dict(getattr(queue, "event_ids_to_events", {}) or {}) if queue is not None else {}
 
 
+def session_of(job) -> str | None:
+    """The session a queued job belongs to (a job posted to `call/<api>` is a session of its own)."""
+    return getattr(job, "session_hash", None)
+
+
 def call_of(job) -> tuple[object, list | None]:
     """A queued job's handler (the function its event calls) and the input values its request sent (None until they
     arrive)."""
@@ -64,6 +72,51 @@ async def drop(blocks, event_id: str) -> None:
 def api_inputs(fn) -> list:
     """An event's inputs as its API lists them: state inputs left out."""
     return [b for b in fn.inputs if not getattr(b, "skip_api", False)]
+
+
+def is_private(fn) -> bool:
+    """Whether an event is left out of the API (`api_visibility="private"`): only the page calls it, by its index."""
+    return getattr(fn, "api_visibility", "public") == "private"
+
+
+def parameters(fn) -> list[dict]:
+    """An event's API parameters as Gradio's listing (`get_api_info`) writes them, private events included: name,
+    label, component and JSON type; a component's `minimum` and `maximum` (a slider's, a number's, which Gradio checks
+    itself by raising an error that logs a traceback) added to its type."""
+    names = get_function_params(fn.fn) if fn.fn else []
+    out = []
+    for index, block in enumerate(fn.inputs):
+        if getattr(block, "skip_api", False):
+            continue
+        kind = dict(block.api_info_as_input() if hasattr(block, "api_info_as_input") else block.api_info())
+        for bound in ("minimum", "maximum"):
+            value = getattr(block, bound, None)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                kind.setdefault(bound, value)
+        out.append(
+            {
+                "parameter_name": _get_api_parameter_name(fn, names, index),
+                "label": getattr(block, "label", None),
+                "component": type(block).__name__,
+                "type": kind,
+            }
+        )
+    return out
+
+
+def describe(blocks, api_name: str, described: dict[str, str], returns: dict, label: str) -> None:
+    """Give a `gr.api` endpoint's listing what `gr.api` takes only from type hints: each parameter's description
+    (`described`, by name; Gradio shows its component's `additional_description`) and label, and its return value's
+    JSON Schema (`returns`, its `description` shown) and label. Before launch: the listing is read from the config."""
+    fn = next(f for f in blocks.fns.values() if f.api_name == api_name)
+    names = [name for name, *_ in get_function_params(fn.fn)]
+    if sorted(names) != sorted(described):
+        raise ValueError(f"{api_name}: described {sorted(described)}, but its parameters are {names}")
+    for name, block in zip(names, fn.inputs, strict=True):
+        block._api_info = {**block._api_info, "additional_description": described[name]}
+        block.label = name
+    (out,) = fn.outputs
+    out._api_info, out.label = returns, label
 
 
 def server_functions(blocks) -> frozenset[tuple[int, str]]:

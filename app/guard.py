@@ -28,6 +28,8 @@ public server should not take. Added with `launch(app_kwargs={"middleware": [gua
   jobs of any kind waiting or running in the queue, and at most `per_client` of the engine events
   (`limits.ENGINE_GROUP`: the Run button, `/generate`, Auto); one more is refused with 429 and a message.
   (`per_client` 0 lifts both.) What the guard reads of Gradio's queue goes through `gradio_adapter`.
+- **Cancels** (`/cancel`): a job waiting or running may be cancelled only by its own session (Gradio's route
+  removed any event id it was given); otherwise 404.
 - **Component calls** (`/component_server`): the component must exist and have the server function named (Gradio
   answered an unknown `component_id` with a bare 500 and a traceback in the log); otherwise 404 with the reason.
 - **Who the client is**: counted once here (`client_of`) and kept in the request's state for the handlers that
@@ -42,6 +44,7 @@ Every refusal writes one line to the log (`logs.refusal`).
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import os
 import re
@@ -56,6 +59,7 @@ from starlette.middleware import Middleware
 from starlette.routing import Match, Route
 
 from . import gradio_adapter, limits, notfound
+from .bodies import Bodies, Reader, Stalled, TooLarge
 from .gradio_adapter import ComponentServerJSONBody, PredictBody
 from .logs import refusal
 
@@ -66,11 +70,17 @@ READ_WITHIN_S = 10.0
 KEEP_S = 60.0  # files younger than this are never pruned to make room (they are being served)
 _EVENT = re.compile(rf"^{API}/(?:(call)/(v2/)?|(run|api)/)([^/]+)/?$")
 _STREAM = re.compile(rf"^{API}/call/(?:v2/)?([^/]+)/([^/]+)/?$")
+_HOST = re.compile(r"(?:[A-Za-z0-9_][A-Za-z0-9_.-]*|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?")
+_SERVER = re.compile(r"https?://([^/?#\s]+)(?:/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?")
+MAX_CLIENT_CHARS = 64  # a client that is no address (an X-Forwarded-For entry is anyone's to write), cut to this
 
 
 def client_of(scope_or_request, trust_proxy: int = 0) -> str:
-    """The client's address: the connecting one, or the X-Forwarded-For entry `trust_proxy` hops from the right
-    (the one the operator's nearest trusted proxy saw) when the server is behind that many proxies."""
+    """The client: the connecting address, or the X-Forwarded-For entry `trust_proxy` hops from the right (the one
+    the operator's nearest trusted proxy saw) when the server is behind that many proxies; an IPv6 address as its
+    /`limits.IPV6_PREFIX` network (one client holds millions of addresses), an IPv4-mapped one as its IPv4 address,
+    anything else cut to `MAX_CLIENT_CHARS`. uvicorn rewrites no client (`serve.launch` trusts no proxy for it):
+    this is the one reader of X-Forwarded-For."""
     if isinstance(scope_or_request, dict):
         client = scope_or_request.get("client")
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope_or_request.get("headers", [])}
@@ -82,8 +92,21 @@ def client_of(scope_or_request, trust_proxy: int = 0) -> str:
     if trust_proxy > 0:
         hops = [h.strip() for h in headers.get("x-forwarded-for", "").split(",") if h.strip()]
         if len(hops) >= trust_proxy:
-            return hops[-trust_proxy]
-    return host
+            host = hops[-trust_proxy]
+    return _counted(host)
+
+
+def _counted(host: str) -> str:
+    """An address as a client is counted: IPv6 by its network, IPv4 as it is, anything else cut short."""
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return host[:MAX_CLIENT_CHARS]
+    if address.version == 6 and address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    if address.version == 6:
+        return str(ipaddress.ip_network(f"{address}/{limits.IPV6_PREFIX}", strict=False))
+    return str(address)
 
 
 def trust_proxy_from_env(value: str | None = None) -> int:
@@ -99,45 +122,72 @@ def trust_proxy_from_env(value: str | None = None) -> int:
         return 0
 
 
+def host_problem(value: str) -> str | None:
+    """Why `value` is not host[:port] of at most `limits.FORWARDED_HOST_CHARS` characters, or None."""
+    if len(value) > limits.FORWARDED_HOST_CHARS:
+        return f"is {len(value):,} characters (at most {limits.FORWARDED_HOST_CHARS})"
+    match = _HOST.fullmatch(value)
+    if match is None or (match.group(1) and int(match.group(1)) > 65535):
+        return "is not host[:port]"
+    return None
+
+
+def forwarded_problem(scope) -> str | None:
+    """Why a forwarded host header of the request cannot be the app's address, or None: Gradio builds its root URL
+    (the page's `config.root`) from X-Forwarded-Host (each comma-separated value host[:port]) and X-Gradio-Server (an
+    http(s) address of such a host), and a malformed one made its page, `config` and `info` raise."""
+    for key, raw in scope.get("headers", []):
+        name = key.decode("latin-1").lower()
+        if name not in ("x-forwarded-host", "x-gradio-server"):
+            continue
+        value = raw.decode("latin-1")
+        if name == "x-gradio-server":
+            match = _SERVER.fullmatch(value) if len(value) <= limits.FORWARDED_HOST_CHARS else None
+            why = "is not an http(s) address" if match is None else host_problem(match.group(1))
+        else:
+            why = next((w for w in (host_problem(v.strip()) for v in value.split(",")) if w), None)
+        if why:
+            return f"{name} {why}"
+    return None
+
+
 def counted_client(request) -> str | None:
     """The client the guard counted for `request` (a Starlette request or a `gr.Request`), kept in its scope's state;
     None where the guard counts no clients (`per_client` 0) or is not in front."""
-    return getattr(getattr(request, "state", None), "client", None)
+    state = getattr(request, "state", None)
+    return getattr(state, "client", None) if getattr(state, "counted", False) else None
 
 
-async def _respond(send, status: int, message: str, as_json: bool = True) -> None:
+def client_name(request) -> str:
+    """The client as the guard saw it, for a log line (whether or not it counts clients)."""
+    return getattr(getattr(request, "state", None), "client", None) or "a client the guard did not see"
+
+
+async def _respond(send, status: int, message: str, as_json: bool = True, retry_after: int | None = None) -> None:
     body = json.dumps({"detail": message, "error": message}).encode() if as_json else message.encode()
     kind = b"application/json" if as_json else b"text/plain; charset=utf-8"
-    await _send(send, status, body, kind)
+    await _send(send, status, body, kind, [] if retry_after is None else [(b"retry-after", str(retry_after).encode())])
 
 
-async def _send(send, status: int, body: bytes, kind: bytes) -> None:
+async def _send(send, status: int, body: bytes, kind: bytes, headers: list | None = None) -> None:
     await send(
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [(b"content-type", kind), (b"content-length", str(len(body)).encode())],
+            "headers": [(b"content-type", kind), (b"content-length", str(len(body)).encode()), *(headers or [])],
         }
     )
     await send({"type": "http.response.body", "body": body})
 
 
-class TooLarge(Exception):
-    pass
-
-
-async def _read_body(receive, limit: int) -> bytes:
-    """The whole request body, or TooLarge as soon as it passes `limit` bytes."""
-    chunks, size = [], 0
+async def _read_body(receive) -> bytes:
+    """The whole request body (read through a `bodies.Reader`, which raises TooLarge and Stalled)."""
+    chunks = []
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
             raise ConnectionError("the client went away")
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise TooLarge(size)
-        chunks.append(chunk)
+        chunks.append(message.get("body", b""))
         if not message.get("more_body", False):
             return b"".join(chunks)
 
@@ -232,7 +282,8 @@ _JSON_TYPES = {"string": str, "boolean": bool, "object": dict, "array": list, "n
 
 def types_fit(value, schema: dict) -> str | None:
     """What `value` should be when it does not fit the JSON Schema `schema` (the forms Gradio's components list:
-    type, enum, const, items, anyOf/oneOf), or None when it fits or the schema says more than this reads."""
+    type, minimum and maximum, enum, const, items, anyOf/oneOf), or None when it fits or the schema says more than
+    this reads."""
     for key in ("anyOf", "oneOf"):
         if key in schema:
             wants = [types_fit(value, option) for option in schema[key] if isinstance(option, dict)]
@@ -245,7 +296,12 @@ def types_fit(value, schema: dict) -> str | None:
     if kind in ("number", "integer"):
         numeric = isinstance(value, int | float) and not isinstance(value, bool)
         whole = numeric and (kind == "number" or float(value).is_integer())
-        return None if whole else ("a number" if kind == "number" else "a whole number")
+        low, high = schema.get("minimum"), schema.get("maximum")
+        within = whole and (low is None or value >= low) and (high is None or value <= high)
+        if within:
+            return None
+        what = "a number" if kind == "number" else "a whole number"
+        return what + (f" from {low:g} to {high:g}" if low is not None and high is not None else "")
     if kind in _JSON_TYPES:
         if not isinstance(value, _JSON_TYPES[kind]):
             return {"string": "text", "boolean": "true or false", "object": "an object", "array": "a list"}.get(
@@ -312,6 +368,8 @@ class Guard:
         read_within_s: float = READ_WITHIN_S,
         allow=gradio_adapter.ROUTES,
         own=(),
+        body_bytes: int = limits.BODY_BYTES_IN_FLIGHT,
+        body_idle_s: float = limits.BODY_IDLE_S,
     ):
         """`allow`: Gradio's routes a request may reach (None: every route, for tests of what lies behind the list);
         `own`: the app's own routes, which every request may reach."""
@@ -329,6 +387,7 @@ class Guard:
         self._params: dict | None = None
         self._served: frozenset[tuple[int, str]] | None = None  # the components' server functions, read once
         self._upload_lock: asyncio.Lock | None = None
+        self.bodies, self.body_idle_s = Bodies(body_bytes), body_idle_s  # the request bodies in flight
 
     # -- the Gradio app behind us ----------------------------------------------------------------------------------
     @property
@@ -363,19 +422,26 @@ class Guard:
             return fn, 404, f"This server has no event with fn_index {str(fn_index)[:40]}."
         if api_name is None:
             return None, 422, "A join must name its event (fn_index)."
-        return self._fn(api_name), 404, f"This server has no endpoint named {api_name[:80]!r}."
+        fn = self._fn(api_name)  # by its name: the API's endpoints only (the page calls its own events by index)
+        return (
+            (None if fn is None or gradio_adapter.is_private(fn) else fn),
+            404,
+            (f"This server has no endpoint named {api_name[:80]!r} (see {API}/info)."),
+        )
 
     def _api(self, fn) -> list[dict]:
-        """An event's API parameters as /gradio_api/info lists them (name, type, component), state left out."""
+        """An event's API parameters (name, type, component; a slider's bounds in its type), state left out, as
+        Gradio would list them, the page's private events too (`gradio_adapter.parameters`)."""
         if self._params is None:
+            self._params = {}
+        if fn not in self._params:
             try:
-                info = self.blocks.get_api_info(all_endpoints=True)
-                self._params = {name.lstrip("/"): e["parameters"] for name, e in info["named_endpoints"].items()}
+                self._params[fn] = gradio_adapter.parameters(fn)
             except Exception:
-                self._params = {}
-        if fn.api_name in self._params:
-            return self._params[fn.api_name]
-        return [{"label": getattr(b, "label", None) or type(b).__name__} for b in gradio_adapter.api_inputs(fn)]
+                self._params[fn] = [
+                    {"label": getattr(b, "label", None) or type(b).__name__} for b in gradio_adapter.api_inputs(fn)
+                ]
+        return self._params[fn]
 
     def _parameters(self, fn) -> list[str]:
         """The names of an event's API parameters."""
@@ -410,6 +476,21 @@ class Guard:
             return 404, f"This app has no component {call.component_id} with a server function {call.fn_name[:40]!r}."
         return 200, None
 
+    def _cancel_problem(self, body: bytes) -> str | None:
+        """Why a cancel may not reach the job it names, or None: Gradio's route takes any job out of the queue (or
+        stops it) by its event id, another session's too; a job waiting or running must be the cancelling session's.
+        (A body Gradio's model refuses, or a job no longer in the queue, is Gradio's to answer: nothing to remove.)"""
+        try:
+            doc = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            return None
+        if not isinstance(doc, dict) or not isinstance(doc.get("event_id"), str):
+            return None
+        job = gradio_adapter.queued(self.blocks).get(doc["event_id"])
+        if job is None or gradio_adapter.session_of(job) == doc.get("session_hash"):
+            return None
+        return f"This session has no job {doc['event_id'][:40]!r} to cancel."
+
     def _is_engine(self, fn) -> bool:
         return fn is not None and getattr(fn, "concurrency_id", None) == limits.ENGINE_GROUP
 
@@ -430,20 +511,23 @@ class Guard:
         if "\x00" in path or b"%00" in raw or b"\x00" in raw:
             refusal(f"refused: a NUL byte in the path of {method} {path[:80]!r}")
             return await _respond(send, 400, "A request path may not contain a NUL byte.", as_json=False)
+        if len(raw) - 1 > limits.MAX_ADDRESS_BYTES:
+            refusal(f"refused: an address of {len(raw) - 1:,} bytes ({method} {path[:80]!r})")
+            return await _respond(
+                send, 414, f"A request's address may be at most {limits.MAX_ADDRESS_BYTES:,} bytes.", as_json=False
+            )
+        forwarded = forwarded_problem(scope)
+        if forwarded:
+            refusal(f"refused: {method} {path[:80]!r}: {forwarded}")
+            return await _respond(send, 400, f"The request's {forwarded}: this server takes host[:port] there.")
         if self.routes is not None and self.routes.template(scope) is None:
             refusal(f"refused: {method} {path[:80]!r}, a route this server does not answer")
             body, kind = notfound.answer(scope)
             return await _send(send, 404, body, kind)
-        if self.per_client:
-            scope.setdefault("state", {})["client"] = client_of(scope, self.trust_proxy)
-        if method == "POST" and path.rstrip("/") == f"{API}/upload":
-            return await self._upload(scope, receive, send)
-        if method == "POST" and path.rstrip("/") == limits.RUNS_ROUTE:  # a trace file posted (app/routes.py)
-            rule = f"Could not open that file: a trace file may be at most {limits.UPLOAD_MIB} MiB"
-            body = await self._body(scope, receive, send, limits.UPLOAD_BYTES, rule)
-            return None if body is None else await self.app(scope, _replay(body, receive), send)
+        state = scope.setdefault("state", {})
+        state["client"], state["counted"] = client_of(scope, self.trust_proxy), bool(self.per_client)
         if method == "POST":
-            return await self._post(scope, receive, send, path)
+            return await self._admitted(scope, receive, send, path)
         if method == "GET":
             stream = _STREAM.match(path)
             if stream:
@@ -462,31 +546,71 @@ class Guard:
                     return None
         return None
 
-    async def _body(self, scope, receive, send, limit: int, rule: str) -> bytes | None:
-        """The request's body, or None once a 413 saying `rule` has been sent (a body over `limit` bytes)."""
+    def _limit(self, path: str) -> tuple[int, str]:
+        """The most a body posted to `path` may be, and the sentence a larger one is refused with."""
+        if path.rstrip("/") == f"{API}/upload":
+            return self.upload_limit, f"An upload carries one trace file of at most {limits.UPLOAD_MIB} MiB"
+        if path.rstrip("/") == limits.RUNS_ROUTE:
+            return limits.UPLOAD_BYTES, f"Could not open that file: a trace file may be at most {limits.UPLOAD_MIB} MiB"
+        return MAX_BODY_BYTES, f"A request body may be at most {MAX_BODY_BYTES // 2**20} MiB (a trace goes to runs)"
+
+    async def _admitted(self, scope, receive, send, path: str):
+        """A request with a body: refused by its stated length, then admitted among the bodies in flight (before a
+        byte is read), then read against the clock (`bodies.Reader`) by the guard or, for a trace file posted to
+        `runs`, by its route, which applies its rate first."""
+        limit, rule = self._limit(path)
         length = self._length(scope)
         if length is not None and length > limit:
-            refusal(f"refused: a body of {length:,} bytes for {scope.get('path', '')[:80]} (at most {limit:,})")
-            await _respond(send, 413, f"{rule}; this one is {length / 2**20:.1f} MiB.")
-            return None
+            refusal(f"refused: a body of {length:,} bytes for {path[:80]} (at most {limit:,})")
+            return await _respond(send, 413, f"{rule}; this one is {length / 2**20:.1f} MiB.")
+        client = scope["state"]["client"] if self.per_client else None
+        size = limit if length is None else length
+        refused = self.bodies.admit(client, size)
+        if refused:
+            status, why = refused
+            refusal(f"refused: a body for {path[:80]} from {scope['state']['client']} ({why[:80]})")
+            return await _respond(send, status, why, retry_after=5)
+        reader = Reader(receive, limit, lambda: self.bodies.arrived(client), self.body_idle_s)
+        started = False
+
+        async def tracked(message):
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
         try:
-            return await _read_body(receive, limit)
+            if path.rstrip("/") == f"{API}/upload":
+                return await self._upload(scope, reader.receive, tracked)
+            if path.rstrip("/") == limits.RUNS_ROUTE:  # a trace file posted (app/routes.py): read by its route
+                return await self.app(scope, reader.receive, tracked)
+            return await self._post(scope, reader.receive, tracked, path)
         except TooLarge:
-            refusal(f"refused: a body over {limit:,} bytes for {scope.get('path', '')[:80]}")
-            await _respond(send, 413, f"{rule}; this one is larger.")
-            return None
+            if not started:
+                refusal(f"refused: a body over {limit:,} bytes for {path[:80]}")
+                await _respond(send, 413, f"{rule}; this one is larger.")
+        except Stalled as stalled:
+            if not started:
+                refusal(f"refused: a body that stalled after {stalled.args[0]:,} bytes for {path[:80]}")
+                await _respond(
+                    send,
+                    408,
+                    f"The request's body stopped arriving (no byte for {self.body_idle_s:g} s, or not whole after "
+                    f"{limits.BODY_S:g} s).",
+                )
+        finally:
+            reader.close()  # a body never read whole (refused by its route, say) is no longer arriving either
+            self.bodies.release(size)
+
+    async def _body(self, receive) -> bytes | None:
+        """The request's body (TooLarge and Stalled from its reader); None if the client went away."""
+        try:
+            return await _read_body(receive)
         except ConnectionError:
             return None
 
     # -- uploads ---------------------------------------------------------------------------------------------------
     async def _upload(self, scope, receive, send):
-        body = await self._body(
-            scope,
-            receive,
-            send,
-            self.upload_limit,
-            f"An upload carries one trace file of at most {limits.UPLOAD_MIB} MiB",
-        )
+        body = await self._body(receive)
         if body is None:
             return
         parts = multipart_parts(_header(scope, b"content-type"), body)
@@ -514,16 +638,15 @@ class Guard:
     async def _post(self, scope, receive, send, path: str):
         event = _EVENT.match(path)
         join = path.rstrip("/") == f"{API}/queue/join"
-        body = await self._body(
-            scope,
-            receive,
-            send,
-            MAX_BODY_BYTES,
-            f"A request body may be at most {MAX_BODY_BYTES // 2**20} MiB (a trace goes through the upload)",
-        )
+        body = await self._body(receive)
         if body is None:
             return
         replay = _replay(body, receive)
+        if path.rstrip("/") == f"{API}/cancel":
+            why_not = self._cancel_problem(body)
+            if why_not:
+                refusal(f"refused: {why_not[:160]}")
+                return await _respond(send, 404, why_not)
         if path.rstrip("/") == f"{API}/component_server":
             status, why_not = self._component_call(scope, body)
             if why_not:

@@ -50,10 +50,42 @@ RUN_BUDGET_S = 60.0
 # Engine jobs (Run, /generate, Auto) one client may have waiting or running at once (app/guard.py; a client is its
 # address, or X-Forwarded-For's when the operator trusts a proxy: app.py --trust-proxy, LADE_TRUST_PROXY).
 PER_CLIENT = 2
+# ... an IPv6 client counted by its network of this prefix (a home or a server gets a /64: millions of addresses)
+IPV6_PREFIX = 64
 # Jobs of any kind (uploads, the engine's) one client may have in the queue at once: one visitor cannot fill it.
 JOBS_PER_CLIENT = 4
 TEMP_BYTES = 1024 * 2**20  # Gradio's temp folder (uploads, served copies, downloads): the oldest go past it
 TEMP_FILES = 20_000  # ... and at most this many files in it (each costs an inode and a directory entry)
+
+# The expected wait (app/wait.py), asked outside the queue (it tokenises the prompt): per client at most WAIT_RATE
+# asks per WAIT_S seconds (a page asks on opening the sidebar, on each setting's change and every 10 s).
+WAIT_RATE, WAIT_S = 30, 10.0
+# Work the run routes do one at a time for everyone (app/routes.py `Turns`: reading a posted trace, rendering a
+# replay): each client one request waiting or at work (429), at most TURNS_WAITING waiting in all (503), told to try
+# again in TURN_RETRY_S; a file a client posts again is answered without reading it (KEPT_DIGESTS remembered), a
+# replay is rendered once per run (REPLAY_CACHE_BYTES of them kept).
+TURNS_WAITING = 4
+TURN_RETRY_S = 10
+KEPT_DIGESTS = 4096
+REPLAY_CACHE_BYTES = 32 * 2**20
+# Request bodies (app/bodies.py), counted before a byte is read: all the bodies arriving or held, at most
+# BODY_BYTES_IN_FLIGHT at their stated lengths (503 past it); BODIES_PER_CLIENT still arriving from one client (429);
+# a body with no byte for BODY_IDLE_S seconds, or not whole after BODY_S, refused (408).
+BODY_BYTES_IN_FLIGHT = 64 * 2**20
+BODIES_PER_CLIENT = 2
+BODY_IDLE_S = 10.0
+BODY_S = 120.0
+# The log (app/logs.py): a line is cut at LOG_LINE_CHARS characters; refusal lines, faults and uvicorn's error records
+# at most LOG_RECORDS_PER_MINUTE a minute between them (the rest counted); the log as a whole at most
+# LOG_BYTES_PER_MINUTE bytes a minute, whatever writes to it.
+LOG_LINE_CHARS = 2000
+LOG_RECORDS_PER_MINUTE = 60
+LOG_BYTES_PER_MINUTE = 128 * 2**10
+# A request's address (path and query) at most this many bytes (414 past it: Gradio answered a 64 KB one with a 500
+# and a traceback); a forwarded host (X-Forwarded-Host, X-Gradio-Server: Gradio builds its root URL from them) is
+# host[:port] of at most FORWARDED_HOST_CHARS characters.
+MAX_ADDRESS_BYTES = 8 * 2**10
+FORWARDED_HOST_CHARS = 255
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # C0 controls and DEL, except tab, newline, return
 
@@ -100,8 +132,8 @@ def check_request(prompt, window, ngram, guess, max_new_tokens, pool) -> tuple[s
     """(prompt, config, max new tokens) of a run request within the public limits; gr.Error otherwise. `pool` is
     a pool policy name, or a boolean for the prompt-seeded pool (older API clients send true/false or 0/1)."""
     prompt = clean_prompt(prompt)
-    values = check_form(LookaheadConfig, {"window": window, "ngram": ngram, "guess": guess}, PUBLIC, gr.Error)
-    max_new = form_value(max_new_tokens, int, "max new tokens", *MAX_NEW_TOKENS, gr.Error)
+    values = check_form(LookaheadConfig, {"window": window, "ngram": ngram, "guess": guess}, PUBLIC, refused)
+    max_new = form_value(max_new_tokens, int, "max new tokens", *MAX_NEW_TOKENS, refused)
     if pool is None:
         pool = LookaheadConfig().pool
     elif not isinstance(pool, str) and pool in (True, 1):
@@ -118,7 +150,7 @@ def check_sampling(temperature, top_p, sample_seed) -> Sampling:
     """The sampling settings of a request within the public limits (a value left out, None, is greedy's default);
     gr.Error otherwise."""
     given = {"temperature": temperature, "top_p": top_p, "sample_seed": sample_seed}
-    values = check_form(Sampling, {k: v for k, v in given.items() if v is not None}, PUBLIC_SAMPLING, gr.Error)
+    values = check_form(Sampling, {k: v for k, v in given.items() if v is not None}, PUBLIC_SAMPLING, refused)
     try:
         return Sampling(top_k=0, **values)
     except ConfigError as exc:

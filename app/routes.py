@@ -31,11 +31,13 @@ A file that cannot be opened answers 400 with one line saying why.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import re
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 
 from starlette.exceptions import HTTPException
@@ -63,6 +65,37 @@ ENGINE_BYTES, ENGINE_S = 450e6, 600.0  # engine file bytes per client: three who
 FORMS = ("multipart/", "application/x-www-form-urlencoded")
 MAX_LANES = 8  # lanes a `since` may name
 MAX_CLIENTS = 10_000  # buckets kept; the oldest go first
+
+
+class Turns:
+    """Work done one at a time for everyone (reading a posted file, rendering a replay), waited for in turn: each
+    client may have one request waiting or at work (a second is refused, 429), and at most `waiting` wait in all (one
+    more is refused, 503); either with the seconds to wait (a visitor's 3 KB file waited 26 to 54 s behind three
+    addresses posting the largest run)."""
+
+    def __init__(self, what: str, waiting: int = limits.TURNS_WAITING, retry_s: int = limits.TURN_RETRY_S):
+        self.what, self.waiting, self.retry_s = what, waiting, retry_s
+        self.lock = asyncio.Lock()
+        self.queued = 0
+        self.clients: set[str] = set()
+
+    def enter(self, client: str | None) -> JSONResponse | None:
+        """None if `client` may wait its turn (then `leave` it); else the answer refusing it."""
+        if client is not None and client in self.clients:
+            status, why = 429, f"You already have one {self.what} waiting or under way on this server"
+        elif self.queued >= self.waiting:
+            status, why = 503, f"{self.queued} {self.what}s are waiting on this server"
+        else:
+            self.queued += 1
+            if client is not None:
+                self.clients.add(client)
+            return None
+        refusal(f"refused: a {self.what} from {client or 'a client'} ({why})")
+        return _error(status, f"{why}; try again in {self.retry_s} s.", **{"Retry-After": str(self.retry_s)})
+
+    def leave(self, client: str | None) -> None:
+        self.queued -= 1
+        self.clients.discard(client)
 
 
 class Buckets:
@@ -141,7 +174,9 @@ def routes(
     reads, exports = Buckets(RATE, RATE_S), Buckets(EXPORT_RATE, EXPORT_S)  # read when the app is made
     uploads, engine_reads = Buckets(UPLOAD_RATE, UPLOAD_S), Buckets(ENGINE_BYTES, ENGINE_S)
     conditional = StaticFiles(directory=".", check_dir=False)  # only its reading of If-None-Match / If-Modified-Since
-    rendering, reading = asyncio.Semaphore(1), asyncio.Semaphore(1)
+    rendering, reading = Turns("replay"), Turns("file to read")
+    kept: OrderedDict[tuple[str | None, str], str] = OrderedDict()  # (client, sha256 of a file it posted) -> handle
+    replays: OrderedDict[str, bytes] = OrderedDict()  # handle -> its rendered replay (a run that cannot change)
 
     def limited(request: Request, buckets: Buckets, cost: float = 1, what: str = "runs") -> JSONResponse | None:
         if not per_client:
@@ -158,6 +193,10 @@ def routes(
             f"Too many requests for {what} from one visitor; try again in {seconds} s.",
             **{"Retry-After": str(seconds)},
         )
+
+    def counted(request: Request) -> str | None:
+        """The client, for the store's shares and the turns (None with `per_client` 0: not counted)."""
+        return client_of(request.scope, trust_proxy) if per_client else None
 
     def handle_of(request: Request) -> str | None:
         handle = request.path_params["handle"]
@@ -180,7 +219,8 @@ def routes(
         except ValueError as exc:
             return _error(400, str(exc))
         try:
-            answer = await asyncio.to_thread(STORE.get, handle, since)  # a gallery run is derived on first use
+            # a gallery run is derived on first use; the reader holds the run now (store.py's share rules)
+            answer = await asyncio.to_thread(STORE.get, handle, since, counted(request))
         except Gone:
             return _gone(handle)
         if "payload_text" in answer:
@@ -194,6 +234,28 @@ def routes(
             return handle
         return JSONResponse(STORE.held(handle), headers={"Cache-Control": "no-store"})
 
+    async def render(handle: str, run, client: str | None) -> bytes | Response:
+        """A run's replay page: rendered once per run that cannot change (a gallery run, a posted or finished one),
+        in turn with every other render."""
+        if handle in replays:
+            replays.move_to_end(handle)
+            return replays[handle]
+        refused = rendering.enter(client)
+        if refused:
+            return refused
+        try:
+            async with rendering.lock:
+                from .render.export import render_html
+
+                body = replays.get(handle) or (await asyncio.to_thread(render_html, run, handle)).encode("utf-8")
+        finally:
+            rendering.leave(client)
+        if not handle.startswith("live-"):  # a live run's replay changes while it records
+            replays[handle] = body
+            while sum(len(b) for b in replays.values()) > limits.REPLAY_CACHE_BYTES and len(replays) > 1:
+                replays.popitem(last=False)
+        return body
+
     async def download(request: Request, what: str) -> Response:
         refused = limited(request, exports)
         if refused:
@@ -205,10 +267,9 @@ def routes(
         if what == "trace":
             body, kind, name = run.to_json(), "application/json", f"{handle}.json"
         else:
-            from .render.export import render_html
-
-            async with rendering:
-                body = await asyncio.to_thread(render_html, run, handle)
+            body = await render(handle, run, counted(request))
+            if isinstance(body, Response):
+                return body
             kind, name = "text/html; charset=utf-8", f"{handle}.html"
         return Response(body, media_type=kind, headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
@@ -221,12 +282,25 @@ def routes(
             refusal(f"refused: a run posted as a form ({kind[:60]})")
             return _error(415, "Post the trace file itself as the request's body (its JSON), not as a form.")
         data = await request.body()  # at most limits.UPLOAD_BYTES: the guard refused a longer one
-        async with reading:
+        client = counted(request)
+        digest = (client, hashlib.sha256(data).hexdigest())  # per client: another's answer says nothing of it
+        handle = kept.get(digest)
+        if handle is not None and STORE.held(handle)["held"]:
+            STORE.get(handle, client=client)  # posted again: opened, as the page is about to open it
+        else:
+            refused = reading.enter(client)
+            if refused:
+                return refused
             try:
-                owner = client_of(request.scope, trust_proxy) if per_client else None  # its share of the store
-                handle = await asyncio.to_thread(keep_file, data, owner)
+                async with reading.lock:
+                    handle = await asyncio.to_thread(keep_file, data, client)  # in the client's share of the store
             except (TraceError, SchemaError, PayloadTooLarge, ValueError) as exc:
                 return _error(400, f"Could not open that file: {str(exc)[:300]}")
+            finally:
+                reading.leave(client)
+            kept[digest] = handle
+            while len(kept) > limits.KEPT_DIGESTS:
+                kept.popitem(last=False)
         return JSONResponse({"handle": handle}, status_code=201, headers={"Location": f"runs/{handle}.json"})
 
     async def trace(request: Request) -> Response:

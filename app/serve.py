@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
-from . import guard, limits, routes
+from . import guard, limits, logs, routes
 from .guard import trust_proxy_from_env
-from .logs import bounded
 from .render.engine_files import served
 from .ui import LAUNCH_OPTIONS, build_demo
 
@@ -56,6 +54,9 @@ def launch(args: argparse.Namespace, middleware: tuple = (), block: bool = True,
     demo = build_demo(model=args.model, browser_engine=engine[1] if engine else None)
     # api_open=False: no engine call skips the queue through /run/<api> (a Space's default, made explicit here)
     demo.queue(default_concurrency_limit=2, max_size=args.queue_size, api_open=False)
+    # uvicorn (as Gradio starts it) reads X-Forwarded-For from loopback peers and rewrites the client: a local process
+    # would pick its identity for every per-client limit. The guard is the one reader (`--trust-proxy`).
+    os.environ["FORWARDED_ALLOW_IPS"] = ""
     own = routes.routes(trust_proxy=args.trust_proxy, per_client=args.per_client, engine=engine[0] if engine else None)
     gate = guard.middleware(demo, trust_proxy=args.trust_proxy, per_client=args.per_client, own=own, **(gate or {}))
     demo.launch(
@@ -74,5 +75,5 @@ def launch(args: argparse.Namespace, middleware: tuple = (), block: bool = True,
 
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
-    sys.stdout, sys.stderr = bounded(sys.stdout), bounded(sys.stderr)  # a refused request is one line in the log
+    logs.install()  # a refused request is one line in the log, a fault one traceback, the whole log bounded a minute
     launch(args)

@@ -1,21 +1,28 @@
 """Runs the page pulls by handle: the one place the server keeps a run's view data, shared by every session.
 
 A handle names a run: a gallery run by its name; any other run (an uploaded trace, a finished live or ZeroGPU run)
-by a content hash (`u-...`); a live run still being recorded by a random token (`live-...`, unguessable, so one
-session cannot read another's race). The page reads a handle at its address, `runs/<handle>.json` (app/routes.py),
-and gets the run's payload, or, for a live run, the steps it does not have yet. The component value the server sends
-carries only the handle, so what a session costs the server does not depend on what its client does with it.
+by a keyed hash of its content (`u-...`: the same run always gets the same handle in this process, but a handle cannot
+be computed from a file without this server's key, so asking whether one is held says nothing of what others opened);
+a live run still being recorded by a random token (`live-...`, unguessable, so one session cannot read another's
+race). The page reads a handle at its address, `runs/<handle>.json` (app/routes.py), and gets the run's payload, or,
+for a live run, the steps it does not have yet. The component value the server sends carries only the handle, so what
+a session costs the server does not depend on what its client does with it.
 
 A finished run is kept as its payload's JSON text, zlib-compressed (a run's view data is 3.8 MB of JSON at the
 largest public settings, about ten times that as Python objects, and a tenth of it compressed), and is answered as
 that text (`payload_text`, which the route sends as it is). Bounds: at most `MAX_ENTRIES` runs and `MAX_BYTES` of
-compressed payloads, least recently used first out; a live run counts at its size when it finishes. A handle that
-was dropped answers with a message saying so.
+compressed payloads; a live run counts at its size when it finishes. A handle that was dropped answers with a
+message saying so. Which run goes, the share rules (a client is counted as the guard counts it,
+`guard.counted_client`: its address, an IPv6 address by its /64):
 
-Each client (counted as the guard counts it: `guard.counted_client`) has a share of the store: the runs it added
-count against at most 1/`SHARE` of both bounds, and past its share its own least recently used runs go, never
-another client's; so one client cannot empty the store for everyone (before, 260 small uploads in 20 s evicted
-every other visitor's run). A run added by two clients, or with no owner named, counts against the whole store only.
+1. **Share**: the runs a client added count against at most 1/`SHARE` of both bounds; past its share its own least
+   recently used runs go, never another client's (260 small uploads from one client in 20 s evicted every other
+   visitor's run). A run added by a second client stays its first owner's; with no owner named it is in no share.
+2. **At the store's bounds**, the run that goes is the least recently used of the client that holds the most runs
+   (the most bytes, when the bytes are past their bound), where a run is held by the client that last added *or
+   opened* it: so a flood from many addresses, each within its share, drops its own runs first (27 addresses evicted
+   every other visitor's run in 1 s), and a run someone opened recently (a lecture's link, opened by each student)
+   is held by a reader with few runs and stays.
 
 No run is promised a fixed time: a promise would have to refuse new runs once the store is full of young ones, which
 lets a flood lock every other visitor out (what the shares prevent). What a link can say instead is `held`: how full
@@ -26,6 +33,7 @@ to a live or opened run is copied).
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import secrets
 import threading
@@ -65,6 +73,8 @@ class RunStore:
             OrderedDict()
         )  # handle -> (packed payload or live run, bytes)
         self._owners: dict[str, str | None] = {}  # handle -> the client that added it first (None: none named)
+        self._holders: dict[str, str | None] = {}  # handle -> the client that last added or opened it
+        self._key = secrets.token_bytes(32)  # this process's: a content handle cannot be computed without it
         self._used: dict[str, float] = {}  # handle -> when it was last added or opened (time.monotonic)
         self._bytes = 0
         self._lock = threading.Lock()
@@ -77,19 +87,29 @@ class RunStore:
         return self._bytes
 
     def _put(self, handle: str, item, size: int, owner: str | None = None) -> None:
+        adder = owner  # holds the run now; `owner` stays the first adder's
         with self._lock:
             if handle in self._entries:
                 self._bytes -= self._entries.pop(handle)[1]
                 owner = self._owners.get(handle, owner)  # the run stays its first owner's: a second client's
                 # copy must not make it nobody's (and so outside every share)
             self._entries[handle] = (item, size)
+            self._holders[handle] = adder if adder is not None else self._holders.get(handle)
             self._owners[handle] = owner
             self._used[handle] = time.monotonic()
             self._bytes += size
             if owner is not None:
                 self._within_share(owner, handle)
             while len(self._entries) > 1 and (len(self._entries) > self.max_entries or self._bytes > self.max_bytes):
-                self._drop(next(iter(self._entries)))
+                self._drop(self._next_out(by_bytes=len(self._entries) <= self.max_entries))
+
+    def _next_out(self, by_bytes: bool = False) -> str:
+        """The run that goes next: the least recently used of the client holding the most runs (or bytes)."""
+        held: dict[str | None, list] = {}
+        for handle, (_, size) in self._entries.items():  # least recently used first
+            mine = held.setdefault(self._holders.get(handle), [0, 0, handle])
+            mine[0], mine[1] = mine[0] + 1, mine[1] + size
+        return max(held.values(), key=lambda h: (h[1] if by_bytes else h[0], -self._used[h[2]]))[2]
 
     def _within_share(self, owner: str, newest: str) -> None:
         """Drop `owner`'s least recently used runs (never `newest`) while its runs pass its share."""
@@ -104,12 +124,13 @@ class RunStore:
     def _drop(self, handle: str) -> None:
         self._bytes -= self._entries.pop(handle)[1]
         self._owners.pop(handle, None)
+        self._holders.pop(handle, None)
         self._used.pop(handle, None)
 
     def add_run(self, run: RunTrace, data: dict | None = None, owner: str | None = None) -> str:
         """Keep a finished run's payload, in `owner`'s share; its handle (the same run always gets the same handle)."""
         text = run.to_json()
-        handle = "u-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
+        handle = "u-" + hmac.new(self._key, text.encode("utf-8"), hashlib.sha256).hexdigest()[:20]
         blob = pack(data if data is not None else payload(run))
         self._put(handle, blob, len(blob), owner)
         return handle
@@ -126,9 +147,9 @@ class RunStore:
         blob = pack(payload(run))
         self._put(handle, blob, len(blob), owner)
 
-    def get(self, handle: str, since=None) -> dict:
+    def get(self, handle: str, since=None, client: str | None = None) -> dict:
         """{"payload_text": JSON} for a whole run, or {"delta": ...} of a live run's steps after `since` (steps per
-        lane the page has); Gone if there is no such run."""
+        lane the page has); Gone if there is no such run. Opened by `client`, who holds it now (None: as it was)."""
         if not isinstance(handle, str):
             raise Gone(handle)
         if handle in gallery.names():
@@ -139,6 +160,8 @@ class RunStore:
                 raise Gone(handle)
             self._entries.move_to_end(handle)
             self._used[handle] = time.monotonic()
+            if client is not None:
+                self._holders[handle] = client
         item = entry[0]
         if isinstance(item, bytes):
             return {"payload_text": unpack(item)}
@@ -151,7 +174,7 @@ class RunStore:
         Asking does not count as opening."""
         with self._lock:
             full = len(self._entries) >= self.max_entries or self._bytes > self.max_bytes - self.client_bytes
-            first = next(iter(self._entries), None)
+            first = self._next_out(by_bytes=len(self._entries) < self.max_entries) if full and self._entries else None
             return {
                 "held": handle in gallery.names() or handle in self._entries,
                 "gallery": handle in gallery.names(),

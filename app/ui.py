@@ -10,15 +10,17 @@ tokens-per-forward, gallery-run, open-run, run-files (its links download-trace, 
 from __future__ import annotations
 
 import gradio as gr
+from pydantic import TypeAdapter
 
 from lade_core import LookaheadConfig
 from lade_core.config import METHOD_NAMES, POOL_POLICIES
 from lade_core.measure.prompts import load_prompts
 
-from . import api, events, gallery, gradio_adapter, limits, stage, wait
+from . import api, events, gallery, gradio_adapter, guard, limits, stage, wait
 from .model import MODEL
 from .render import assets
 from .render.boot import boot_data, lab_data
+from .routes import Buckets
 
 PAGE_CSS = """
 /* the browser's own controls and scroll bars in the page's scheme (Lade.theme marks it; Gradio's frame has `dark`) */
@@ -217,7 +219,9 @@ def build_demo(model: str | None = None, preload: bool = True, browser_engine: d
 
 
 def _wire(demo, c: dict, page) -> None:
-    quiet = dict(show_progress="hidden")
+    # Every event of the page is private: the page calls it by its index, and the API lists `/generate` alone (a
+    # script gets no name for the page's internals; the guard refuses a call that names one).
+    quiet = dict(show_progress="hidden", api_visibility="private")
     # The light events (a slider's arithmetic, a gallery run: lookups, no work) answer at once outside the queue. Its
     # bound is for work that waits; a class arriving together must not be told the queue is full when they open a run.
     light = dict(quiet, queue=False)
@@ -229,11 +233,18 @@ def _wire(demo, c: dict, page) -> None:
     # a race's settings, in the order of the Run button's inputs (and `/generate`'s parameters)
     keys = ("prompt", "W", "N", "G", "max_new", "pool", "temperature", "top_p", "seed", "methods")
     settings = [c[k] for k in keys]
-    run_event = c["run"].click(events.run_live, settings, shown, show_progress="minimal", **engine)
+    run_event = c["run"].click(
+        events.run_live, settings, shown, show_progress="minimal", api_visibility="private", **engine
+    )
     races = (events.run_live, api.generate)  # the handlers whose queued jobs are races the wait can predict
 
-    def expected_wait(*values):
-        return wait.wait_text(values, gradio_adapter.queued(demo).values(), races)
+    asks = Buckets(limits.WAIT_RATE, limits.WAIT_S)  # per client, as the run routes' reads
+
+    def expected_wait(prompt, W, N, G, max_new, pool, temperature, top_p, seed, methods, request: gr.Request):
+        values = (prompt, W, N, G, max_new, pool, temperature, top_p, seed, methods)
+        return wait.too_often(asks, guard.counted_client(request)) or wait.wait_text(
+            values, gradio_adapter.queued(demo).values(), races
+        )
 
     waits = [c["sidebar"].expand, c["wait_timer"].tick, *(c[k].change for k in keys)]
     gr.on(waits, expected_wait, settings, c["wait"], trigger_mode="always_last", **light)
@@ -243,7 +254,7 @@ def _wire(demo, c: dict, page) -> None:
     # Stop is two listeners: the cancel first (the page runs a click's listeners in turn; it cancels the Run event
     # whether it waits in the queue or streams), then one that stops the engine at its next step (the engine runs in
     # its own thread, which the cancel does not reach). A run cut short is settled as it stood.
-    c["stop"].click(None, None, None, cancels=[run_event])
+    c["stop"].click(None, None, None, cancels=[run_event], api_visibility="private")
     c["stop"].click(events.stop_live, None, None, **quiet)
     run_event.failure(events.settle_run, None, shown, **quiet)
     c["auto"].click(
@@ -252,6 +263,9 @@ def _wire(demo, c: dict, page) -> None:
         [c["W"], c["N"], c["G"], c["pool"], c["auto_reason"]],
         show_progress="minimal",  # it waits its turn behind live runs: the queue's place shows where its answer goes
         show_progress_on=c["auto_reason"],
+        api_visibility="private",
         **engine,
     )
-    gr.api(api.generate, api_name="generate", **engine)
+    gr.api(api.generate, api_name="generate", api_description=api.DESCRIPTION, **engine)
+    returns = {**TypeAdapter(api.Summary).json_schema(), "description": api.Summary.__doc__.replace("\n    ", " ")}
+    gradio_adapter.describe(demo, "generate", api.parameters(), returns, "summary")

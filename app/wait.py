@@ -35,6 +35,7 @@ from lade_core.measure.costcurve import step_cost
 from lade_core.sizes import StepCost
 
 from . import gradio_adapter, limits, zerogpu
+from .logs import refusal
 from .model import MODEL
 
 REFRESH_S = 10  # the sidebar's wait is asked again this often while the sidebar is open (app/ui.py)
@@ -261,6 +262,20 @@ def expected(values: Sequence, lm, curve: dict | None) -> Race | None:
         return None
     overhead, slowdown = MODEL.pace(curve)
     return predict_race(*race_of(values, lm), curve, Pace(overhead, slowdown))
+
+
+def too_often(asks, client: str | None) -> str | None:
+    """What the sidebar says when `client` asks for the wait more often than `asks` (`routes.Buckets`: the
+    `limits.WAIT_RATE` per `limits.WAIT_S` a page asks well within) lets it, with one refusal line; None otherwise.
+    Each ask tokenises the prompt outside the queue, so it is rated like the run routes (None: a client not counted)."""
+    if client is None:
+        return None
+    seconds = asks.wait(client)
+    if not seconds:
+        return None
+    refusal(f"refused: {client} asked for the expected wait faster than {limits.WAIT_RATE} per {limits.WAIT_S:g} s")
+    again = max(1, round(seconds))
+    return f"**Expected wait: not asked again yet**: this visitor asked too often; ask again in {again} s."
 
 
 def wait_text(values: Sequence, jobs: Iterable, races: Sequence) -> str:

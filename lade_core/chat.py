@@ -8,13 +8,20 @@ between the last control token before the user's text and the first one after it
 `split_special_tokens=True`, the rest of the template with its control tokens. A tokenizer splits its input at
 special tokens before anything else, so for a prompt without special-token spellings the ids are exactly those of
 tokenising the whole rendered string (tests/test_chat.py checks this on the benchmark prompts).
+
+`split_special_tokens` is not an argument the tokenizer keeps to one call: a fast tokenizer sets it as one flag on
+its shared Rust object, then encodes. Two threads encoding at once (a run and the expected wait, say) could read each
+other's flag: a typed `<|im_start|>` became the real control token. Every tokenizer call here holds `LOCK` (one lock
+for every tokenizer: the calls are short, and the app has one); tests/test_chat_threads.py encodes from eight threads.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 
 PLACEHOLDER = "\ue000lade-user-text\ue001"  # private-use characters: no template or prompt carries them
+LOCK = threading.RLock()  # held around every tokenizer call in this module (its special-token flag is shared state)
 
 
 def special_texts(tokenizer) -> list[str]:
@@ -38,13 +45,16 @@ def special_ids(tokenizer) -> frozenset[int]:
 def _ids(tokenizer, text: str, split: bool) -> list[int]:
     if not text:
         return []
-    return [int(t) for t in tokenizer(text, add_special_tokens=False, split_special_tokens=split)["input_ids"]]
+    with LOCK:
+        ids = tokenizer(text, add_special_tokens=False, split_special_tokens=split)["input_ids"]
+    return [int(t) for t in ids]
 
 
 def _render(tokenizer, content: str) -> str:
-    return tokenizer.apply_chat_template(
-        [{"role": "user", "content": content}], add_generation_prompt=True, tokenize=False
-    )
+    with LOCK:
+        return tokenizer.apply_chat_template(
+            [{"role": "user", "content": content}], add_generation_prompt=True, tokenize=False
+        )
 
 
 def chat_frame(tokenizer) -> tuple[str, str, str, str]:
@@ -85,4 +95,6 @@ def encode_chat(tokenizer, text: str) -> list[int]:
 def encode_plain(tokenizer, text: str) -> list[int]:
     """Token ids of `text` with no chat template: the tokenizer's own added tokens (BOS, say) around it, the text as
     text."""
-    return [int(t) for t in tokenizer(text, add_special_tokens=True, split_special_tokens=True)["input_ids"]]
+    with LOCK:
+        ids = tokenizer(text, add_special_tokens=True, split_special_tokens=True)["input_ids"]
+    return [int(t) for t in ids]

@@ -8,10 +8,10 @@ flooder and the visitor are two clients, told apart by X-Forwarded-For), its out
 one kind of request, one after another, for `--seconds`, while a visitor (another client) loads the page (its HTML and
 a gallery run at its address) once every five seconds. The targets: `component` (a component server function that
 does not exist), the light events outside the queue (`arithmetic`: W/N/G's tokens per forward; `gallery`: a gallery
-run opened), and the run routes (`run`: a run's payload; `trace`: its download; `replay`: its HTML replay; `upload`:
-a trace file posted to `runs`). Reported per target: the requests sent and their statuses, the bytes the server wrote
-to its log (per minute), and the visitor's load times (each, and the slowest). One connection at a time: a flood is
-bounded by the time asked.
+run opened; `wait`: the expected wait), the run routes (`run`: a run's payload; `trace`: its download; `replay`: its
+HTML replay; `upload`: a trace file posted to `runs`), and `forwarded` (`config` with `X-Forwarded-Host: a:b:c`).
+Reported per target: the requests sent and their statuses, the bytes the server wrote to its log (per minute), and
+the visitor's load times (each, and the slowest). One connection at a time: a flood is bounded by the time asked.
 """
 
 from __future__ import annotations
@@ -32,9 +32,10 @@ from app.process import NO_MODEL, answers, free_port
 from lade_core.paths import ROOT
 
 GALLERY_RUN = "code-class-W7N4G7"
+WAIT_VALUES = ["Write a haiku about caches.", 7, 4, 7, 64, "prompt", 0.0, 1.0, 0, ["lookahead"]]
 
 
-TARGETS = ("component", "arithmetic", "gallery", "run", "trace", "replay", "upload")
+TARGETS = ("component", "arithmetic", "gallery", "wait", "run", "trace", "replay", "upload", "forwarded")
 
 
 def requests_for(url: str, config: dict) -> dict:
@@ -46,10 +47,12 @@ def requests_for(url: str, config: dict) -> dict:
         "component": ("POST", "gradio_api/component_server", {"json": {"component_id": 99999, "fn_name": "ls"}}),
         "arithmetic": ("POST", "gradio_api/run/predict", predict("tokens_per_forward", [7, 4, 7])),
         "gallery": ("POST", "gradio_api/run/predict", predict("open_gallery", [GALLERY_RUN])),
+        "wait": ("POST", "gradio_api/run/predict", predict("expected_wait", WAIT_VALUES)),
         "run": ("GET", f"runs/{GALLERY_RUN}.json", {}),
         "trace": ("GET", f"runs/{GALLERY_RUN}/trace.json", {}),
         "replay": ("GET", f"runs/{GALLERY_RUN}/replay.html", {}),
         "upload": ("POST", "runs", {"content": trace, "headers": {"content-type": "application/json"}}),
+        "forwarded": ("GET", "config", {"headers": {"x-forwarded-host": "a:b:c"}}),
     }
 
 
@@ -63,7 +66,10 @@ def flood(url: str, log: Path, target: tuple, seconds: float) -> dict:
     visiting = {"x-forwarded-for": "10.0.0.2"}
     with httpx.Client(timeout=30) as flooder, httpx.Client(timeout=60, headers=visiting) as visitor:
         while time.monotonic() - start < seconds:
-            statuses[flooder.request(method, url + path, **kwargs).status_code] += 1
+            try:
+                statuses[flooder.request(method, url + path, **kwargs).status_code] += 1
+            except httpx.HTTPError:  # the server broke the connection off
+                statuses["error"] += 1
             if time.monotonic() >= next_visit:
                 t0 = time.monotonic()
                 ok = visitor.get(url).status_code == visitor.get(f"{url}runs/{GALLERY_RUN}.json").status_code == 200

@@ -10,7 +10,8 @@ explorer, the speed lab, an embed, a chapter slide, Present, the whole-lesson ha
 setting's arithmetic, the expected wait, a gallery run, Auto, a live race to its end and one stopped, a saved run
 opened, its trace and replay downloaded, its link copied), "Race it in your browser" (the engine loaded and a short
 race), Gradio's "Use via API" page and a mistyped address; then a script with `gradio_client` (the API listing,
-`/generate` to its end, one streamed and cancelled, one refused). Each request is matched to the route template
+`/generate` to its end, one streamed and cancelled, one refused) and one with `@gradio/client` (the README's example:
+the same with the JavaScript client). Each request is matched to the route template
 Gradio or the app mounts (`gradio_adapter.mounted`).
 
 Written: the templates used (method and path) with their request counts and statuses, the templates the app mounts
@@ -23,6 +24,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import subprocess
 import sys
 import threading
 import time
@@ -180,16 +183,29 @@ def client_walk(url: str) -> dict:
 
     client = Client(url, verbose=False)
     listing = client.view_api(print_info=False, return_format="dict")
-    summary = client.predict(PROMPT, 4, 3, 4, 8, "prompt", api_name="/generate")
-    job = client.submit(PROMPT, 7, 4, 7, 128, "prompt", api_name="/generate")
+    summary = client.predict(prompt=PROMPT, window=4, ngram=3, guess=4, max_new_tokens=8, api_name="/generate")
+    job = client.submit(prompt=PROMPT, max_new_tokens=128, api_name="/generate")
     time.sleep(3)
     job.cancel()
     try:
-        client.predict(PROMPT, 99, 4, 7, 8, "prompt", api_name="/generate")
+        client.predict(prompt=PROMPT, window=99, max_new_tokens=8, api_name="/generate")
         refused = None
     except Exception as error:  # gradio_client raises AppError with the server's sentence
         refused = str(error)
     return {"endpoints": sorted(listing["named_endpoints"]), "exact": summary.get("exact"), "refused": refused}
+
+
+def js_walk(url: str) -> dict:
+    """The same with @gradio/client (a dev dependency): the README's JavaScript example, run as written."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    code = re.search(r"```js\n(.*?)```", text[text.index("### The API: `/generate`") :], re.S).group(1)
+    script = ROOT / "out" / "route-walk-client.mjs"  # under the repository: node finds its node_modules
+    script.parent.mkdir(exist_ok=True)
+    script.write_text(code.replace("http://127.0.0.1:7860/", url) + "\nconsole.log(JSON.stringify(summary));\n")
+    ran = subprocess.run(["node", str(script)], capture_output=True, text=True, timeout=600, cwd=ROOT, check=False)
+    lines = ran.stdout.strip().splitlines()
+    exact = json.loads(lines[-1]).get("exact") if ran.returncode == 0 and lines else None
+    return {"returncode": ran.returncode, "exact": exact, "refused": lines[-2] if len(lines) > 1 else None}
 
 
 def main() -> int:
@@ -209,7 +225,7 @@ def main() -> int:
         app_args, middleware=(Middleware(Recorder, seen=seen),), block=False, gate={"allow": None} if args.open else {}
     )
     errors = [] if args.no_browser else browser_walk(url)
-    client = client_walk(url)
+    client = {**client_walk(url), "javascript": js_walk(url)}
     time.sleep(2)
     mounted = gradio_adapter.mounted(demo)
     by_template: dict = defaultdict(Counter)

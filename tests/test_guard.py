@@ -23,6 +23,7 @@ from app import guard, limits, logs
 
 pytestmark = pytest.mark.server
 READ_WITHIN_S = 1.5
+BODY_BYTES, BODY_IDLE_S = 20 * 2**20, 1.0  # the toy's bodies in flight: two uploads' worth; a stall after 1 s
 SLOW_S = 20.0  # what a slow job would take if nothing stopped it
 
 
@@ -92,6 +93,8 @@ class Toy:
                         temp_folder=folder,
                         temp_bytes=64 * 2**20,
                         allow=None,  # every route: these tests reach what lies behind the allow-list
+                        body_bytes=BODY_BYTES,
+                        body_idle_s=BODY_IDLE_S,
                     )
                 ]
             },
@@ -556,3 +559,144 @@ def test_only_the_routes_the_page_and_the_api_use_answer(monkeypatch):
         assert page.status_code == 404 and "There is nothing at this address" in page.text
     finally:
         demo.close()
+
+
+def test_an_ipv6_client_is_its_64_network():
+    """Issue 54, item 6: one IPv6 client holds a /64 (millions of addresses), so every per-client limit counting
+    addresses counted it as millions of clients; a client is its /64 (an IPv4-mapped address, its IPv4 address)."""
+    one = [("2001:db8:1:2::5", 1), ("2001:db8:1:2:ffff:ffff:ffff:9", 2), ("2001:DB8:1:2:0::7", 3)]
+    clients = {guard.client_of({"client": c, "headers": []}) for c in one}
+    assert clients == {"2001:db8:1:2::/64"}, clients
+    assert guard.client_of({"client": ("2001:db8:1:3::5", 1), "headers": []}) == "2001:db8:1:3::/64"
+    assert guard.client_of({"client": ("::ffff:203.0.113.7", 1), "headers": []}) == "203.0.113.7"
+    forwarded = {"client": ("10.1.1.1", 5000), "headers": [(b"x-forwarded-for", b"2001:db8:9:9::1")]}
+    assert guard.client_of(forwarded, trust_proxy=1) == "2001:db8:9:9::/64"
+    odd = {"client": ("10.1.1.1", 5000), "headers": [(b"x-forwarded-for", b"not an address " + b"x" * 500)]}
+    assert len(guard.client_of(odd, trust_proxy=1)) <= guard.MAX_CLIENT_CHARS
+
+
+@pytest.fixture(scope="module")
+def real_app(tmp_path_factory):
+    """The app as app.py serves it (its guard, its routes, uvicorn as Gradio starts it), in this process, without
+    its model; the per-client limits on and no proxy trusted: (url, Blocks)."""
+    from app import serve
+    from lade_core import checkpoint
+
+    saved = checkpoint.bundled_gguf, os.environ.get("GRADIO_SERVER_PORT"), os.environ.get("FORWARDED_ALLOW_IPS")
+    checkpoint.bundled_gguf = lambda: None
+    os.environ.pop("FORWARDED_ALLOW_IPS", None)  # uvicorn's default: loopback peers trusted
+    port = _free_port()
+    os.environ["GRADIO_SERVER_PORT"] = str(port)
+    demo = serve.launch(serve.parser().parse_args(["--no-browser-engine", "--trust-proxy", "0"]), block=False)
+    try:
+        yield f"http://127.0.0.1:{port}", demo
+    finally:
+        demo.close()
+        checkpoint.bundled_gguf = saved[0]
+        for key, value in (("GRADIO_SERVER_PORT", saved[1]), ("FORWARDED_ALLOW_IPS", saved[2])):
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def test_without_a_trusted_proxy_a_client_is_the_connecting_address(real_app):
+    """Issue 54, item 7: Gradio starts uvicorn with its defaults (proxy headers read, loopback trusted), so with
+    `--trust-proxy 0` a local process picked its identity for every per-client limit with X-Forwarded-For (140
+    reads answered where 120 per 10 s is the limit). `--trust-proxy` is the one rule: FORWARDED_ALLOW_IPS is emptied
+    before launch, so uvicorn rewrites no client and the guard reads X-Forwarded-For only when told to."""
+    from app import routes
+
+    url, _ = real_app
+    name = "code-class-W7N4G7"
+    with httpx.Client(timeout=30) as client:
+        codes = [
+            client.get(f"{url}/runs/{name}/held.json", headers={"X-Forwarded-For": f"198.51.100.{i % 250}"}).status_code
+            for i in range(3 * routes.RATE)
+        ]
+    assert codes.count(429) > 0 and codes[: routes.RATE] == [200] * routes.RATE, (codes.count(200), codes.count(429))
+    assert os.environ["FORWARDED_ALLOW_IPS"] == ""
+
+
+# -- bodies in flight ------------------------------------------------------------------------------------------------
+def _partial(url: str, path: str, length: int, sent: int, client: str | None = None) -> socket.socket:
+    """A POST to `path` stating `length` bytes of body and sending `sent` of them, left open."""
+    host, port = url.split("//", 1)[1].split("/", 1)[0].split(":")
+    sock = socket.create_connection((host, int(port)), timeout=10)
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n"
+        + (f"X-Forwarded-For: {client}\r\n" if client else "")
+        + "\r\n"
+    )
+    sock.sendall(head.encode() + b" " * sent)
+    return sock
+
+
+def _status(sock: socket.socket, timeout: float) -> int | None:
+    """The status the server answered on `sock` within `timeout` seconds, or None."""
+    sock.settimeout(timeout)
+    try:
+        line = sock.recv(64).split(b"\r\n", 1)[0]
+    except OSError:
+        return None
+    finally:
+        sock.close()
+    return int(line.split()[1]) if line.startswith(b"HTTP/") else None
+
+
+def test_bodies_in_flight_are_bounded_per_client_and_in_all_and_a_stalled_one_is_timed_out(toy):
+    """Issue 54, item 2: every POST body was held whole before any check, with no bound on bodies in flight and no
+    timeout (uvicorn has none): 40 connections each holding back the last byte of an 8 MiB body cost +317 to +408 MB.
+    Before a byte is read, a client's third body still arriving is refused (429) and a body past what the server
+    holds at once (here 20 MiB, two uploads' worth) too (503); a body that stops arriving is answered 408."""
+    url = toy.url
+    held = [_partial(url, "/gradio_api/queue/join", 1000, 10, "10.9.0.1") for _ in range(2)]
+    started = time.monotonic()
+    assert _status(_partial(url, "/gradio_api/queue/join", 1000, 10, "10.9.0.1"), 0.8) == 429
+    big = [_partial(url, "/gradio_api/upload", 8 * 2**20, 1000, f"10.9.0.{i}") for i in (2, 3)]
+    assert _status(_partial(url, "/gradio_api/upload", 8 * 2**20, 1000, "10.9.0.4"), 0.8) == 503
+    assert time.monotonic() - started < BODY_IDLE_S  # both refused before the stalled ones time out
+    assert [_status(sock, BODY_IDLE_S + 5) for sock in held + big] == [408] * 4
+    time.sleep(0.2)
+    one, kind = _multipart([("ok.json", b'{"ok": 1}')])  # the bodies left: a whole one is taken again
+    assert httpx.post(f"{url}/upload", content=one, headers={"content-type": kind}).status_code == 200
+
+
+def test_a_posted_trace_is_refused_by_its_rate_before_its_body_is_read(real_app):
+    """Issue 54, item 2: the `runs` rate applied after the guard had read the whole body; a client past its rate is
+    now refused before a byte of its body is read (the route checks its rate, then reads through the guard)."""
+    from app import routes
+
+    url, _ = real_app
+    with httpx.Client(timeout=30) as http:
+        for _ in range(routes.UPLOAD_RATE):
+            http.post(f"{url}/runs", content=b"{}", headers={"content-type": "application/json"})
+    assert _status(_partial(url, "/runs", 8 * 2**20, 0), 3.0) == 429
+
+
+def test_a_job_is_cancelled_only_by_its_own_session(toy):
+    """Issue 54, observation: Gradio's `/cancel` took any job out of the queue, or stopped it, by its event id,
+    another session's included; a job waiting or running is cancelled only by its own session (404 otherwise)."""
+    fn_index = next(i for i, f in toy.demo.fns.items() if f.api_name == "slow")
+    toy.wait_idle()
+    try:
+        started = len(toy.started)
+        event = toy.call("slow", ["victim"]).json()["event_id"]
+        deadline = time.monotonic() + 10
+        while len(toy.started) == started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        closed = len(toy.closed)
+        other = httpx.post(
+            f"{toy.url}/cancel", json={"session_hash": "someone-else", "fn_index": fn_index, "event_id": event}
+        )
+        assert other.status_code == 404 and "no job" in other.json()["error"], other.text
+        time.sleep(1.0)
+        assert len(toy.closed) == closed and event in toy.demo._queue.event_ids_to_events  # still running
+        own = httpx.post(f"{toy.url}/cancel", json={"session_hash": event, "fn_index": fn_index, "event_id": event})
+        assert own.status_code == 200, own.text  # a job posted to call/<api> is a session of its own
+        deadline = time.monotonic() + 10
+        while len(toy.closed) == closed and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(toy.closed) > closed
+    finally:
+        toy.wait_idle()

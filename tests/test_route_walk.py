@@ -27,3 +27,6 @@ def test_the_page_and_gradio_client_use_only_the_allowed_routes(tmp_path):
     assert {(m, p) for m, p in used if p not in own} <= allowed, used - allowed  # nothing the walk asked was refused
     assert allowed - used <= CURL, allowed - used  # and the list is no longer than the walk needs
     assert walk["client"]["exact"] is True and "must be a whole number from 1 to 32" in walk["client"]["refused"]
+    assert walk["client"]["endpoints"] == ["/generate"]
+    js = walk["client"]["javascript"]
+    assert js["returncode"] == 0 and js["exact"] is True and "must be a whole number from 1 to 32" in js["refused"]

@@ -245,3 +245,97 @@ def test_the_engine_files_are_served_by_name_revalidated_and_bounded_in_bytes(tm
     refused = c.get("engine/model.gguf.000", headers=as_visitor("10.0.0.1"))
     assert "engine files" in refused.json()["error"] and int(refused.headers["retry-after"]) >= 1
     assert c.get("engine/model.gguf.000", headers=as_visitor("10.0.0.2")).status_code == 200
+
+
+# -- work done one at a time: reading posted files, rendering replays ----------------------------------------------
+def _async_client(**options):
+    import httpx
+
+    app = Starlette(routes=routes.routes(trust_proxy=1, **options))
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://app")
+
+
+def _slow_keep(monkeypatch, seconds: float, slow_for=lambda data: True) -> list:
+    """keep_file taking `seconds` for the bodies `slow_for` picks (a large file's parse); the bodies it read."""
+    import time as clock
+
+    real, read = routes.keep_file, []
+
+    def keep(data, owner=None):
+        read.append(data)
+        if slow_for(data):
+            clock.sleep(seconds)
+            return "u-" + "1" * 20
+        return real(data, owner)
+
+    monkeypatch.setattr(routes, "keep_file", keep)
+    return read
+
+
+def test_one_file_waits_per_client_and_a_few_in_all(monkeypatch):
+    """Issue 54, item 3: posted files were read one at a time for everyone while the rates were per address, so a
+    visitor's 3 KB file waited 26 to 54 s behind three addresses posting the largest run. Each client may have one
+    file waiting or being read (a second: 429), and at most TURNS_WAITING wait in all (one more: 503), each told when
+    to try again; nobody waits behind an unbounded line."""
+    import asyncio
+
+    _slow_keep(monkeypatch, 1.0)
+
+    async def race():
+        async with _async_client() as c:
+
+            async def post_as(ip: str, body: bytes, delay: float):
+                await asyncio.sleep(delay)
+                kind = {"Content-Type": "application/json"}
+                return await c.post("/runs", content=body, headers={**as_visitor(ip), **kind})
+
+            tasks = [post_as("10.7.0.1", b'{"a": 1}', 0.0), post_as("10.7.0.1", b'{"a": 2}', 0.2)]
+            tasks += [post_as(f"10.7.0.{i}", b'{"b": 1}', 0.3) for i in range(2, 2 + routes.limits.TURNS_WAITING + 1)]
+            return await asyncio.gather(*tasks)
+
+    answers = asyncio.run(race())
+    codes = [a.status_code for a in answers]
+    assert codes[1] == 429 and "already have one file to read" in answers[1].json()["error"], codes
+    assert sorted(codes[2:]).count(503) == 2 and codes.count(201) == routes.limits.TURNS_WAITING, codes
+    assert all(int(a.headers["retry-after"]) >= 1 for a in answers if a.status_code in (429, 503))
+
+
+def test_a_file_posted_again_is_not_read_again(monkeypatch):
+    """Issue 54, item 3: a file its client has posted and the store still holds is answered with its handle at
+    once, without waiting for the reader, busy with another client's large file (counted per client: what one client
+    posted says nothing of another's)."""
+    import asyncio
+    import time as clock
+
+    small = (RUNS / "code-fib-W7N4G7.json").read_bytes()
+    read = _slow_keep(monkeypatch, 1.5, slow_for=lambda data: data != small)
+
+    async def race():
+        async with _async_client() as c:
+            kind = {"Content-Type": "application/json"}
+            first = await c.post("/runs", content=small, headers={**as_visitor("10.7.1.1"), **kind})
+            busy = asyncio.create_task(c.post("/runs", content=b"{}", headers={**as_visitor("10.7.1.2"), **kind}))
+            await asyncio.sleep(0.2)
+            started = clock.monotonic()
+            again = await c.post("/runs", content=small, headers={**as_visitor("10.7.1.1"), **kind})
+            waited = clock.monotonic() - started
+            await busy
+            return first, again, waited
+
+    first, again, waited = asyncio.run(race())
+    assert first.status_code == again.status_code == 201 and first.json() == again.json()
+    assert waited < 0.5 and read.count(small) == 1, (waited, read.count(small))
+
+
+def test_a_replay_is_rendered_once_per_run(monkeypatch):
+    """Issue 54, item 3: every replay was rendered again, one at a time for everyone (a tiny one took 25 s behind
+    four addresses); a run that cannot change is rendered once and its page kept."""
+    import app.render.export as export
+
+    calls = []
+    real = export.render_html
+    monkeypatch.setattr(export, "render_html", lambda run, handle: calls.append(handle) or real(run, handle))
+    c = client()
+    pages = [c.get(f"/runs/{NAME}/replay.html", headers=as_visitor(f"10.7.2.{i}")) for i in range(3)]
+    assert [p.status_code for p in pages] == [200] * 3 and pages[0].content == pages[2].content
+    assert calls == [NAME]

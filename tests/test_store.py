@@ -214,3 +214,61 @@ def test_one_client_cannot_empty_the_store_for_everyone():
 
 def add_as(store, run, client: str, size: int = 1000) -> str:
     return store.add_run(run, stand_in(run.title, size), owner=client)
+
+
+def test_a_flood_from_many_clients_drops_its_own_runs_and_keeps_runs_opened_recently():
+    """Issue 54, item 6: each client's share held, but 27 addresses, each within its share, evicted every other
+    visitor's run in 1 s (the store dropped its least recently used run whoever held it). At the store's bounds the
+    run that goes is the least recently used of the client holding the most, a run held by whoever last added or
+    opened it: a visitor's run and a lecturer's run its students opened stay; the flood's runs go."""
+    store = RunStore(max_entries=16, max_bytes=10**9, share=4)
+    visitor = add_as(store, variant("the visitor's run"), "10.0.0.1")
+    lecture = add_as(store, variant("the lecture's run"), "10.0.0.2")
+    for student in range(3):
+        store.get(lecture, client=f"10.0.1.{student}")  # opened: held by its last reader
+    floods = [[add_as(store, variant(f"flood {k} {i}"), f"10.0.2.{k}") for i in range(4)] for k in range(8)]
+    assert visitor in store._entries and lecture in store._entries
+    assert len(store) == 16 and all(any(h in store._entries for h in flood) for flood in floods)
+    by_bytes = RunStore(max_entries=100, max_bytes=6 * len(pack(stand_in("a", 4000))), share=2)
+    kept = add_as(by_bytes, variant("kept"), "10.0.0.1", 4000)
+    for k in range(6):
+        for i in range(3):
+            add_as(by_bytes, variant(f"big {k} {i}"), f"10.0.3.{k}", 4000)
+    assert kept in by_bytes._entries
+
+
+def test_a_content_hash_names_no_run_here():
+    """Issue 54, observation: `held.json` answered whether any given content hash was held (the handle was the
+    run's sha256), an oracle for what others opened; a handle is keyed by this server's secret now, still one per
+    run (the same run posted twice is one entry)."""
+    import hashlib
+
+    store = RunStore()
+    run = variant("opened by someone")
+    handle = store.add_run(run, stand_in(run.title))
+    guessed = "u-" + hashlib.sha256(run.to_json().encode("utf-8")).hexdigest()[:20]
+    assert guessed != handle and store.held(guessed)["held"] is False and store.held(handle)["held"] is True
+    with pytest.raises(Gone):
+        store.get(guessed)
+    assert store.add_run(variant("opened by someone"), stand_in(run.title)) == handle and len(store) == 1
+
+
+def test_a_cancelled_run_is_not_kept_whole_for_settling(monkeypatch):
+    """Issue 54, observation: a cancelled live run stayed whole in `events._ended` (the last run of each of up to
+    300 sessions, about 0.5 GiB) until the page settled it, and an API client never does; the session keeps the
+    run's handle and a weak reference, so a run the app let go of is freed, and the store keeps what it recorded."""
+    import gc
+    import weakref
+
+    fake_lm = types.SimpleNamespace(encode_prompt=lambda prompt: [1, 2, 3], max_positions=8192)
+    monkeypatch.setattr(events.MODEL, "get", lambda: fake_lm)
+    monkeypatch.setattr(zerogpu, "available", lambda: True)  # nothing starts on the engine
+    live = events.start_run("Write fib", 5, 3, 4, 24, "paper", "ended-test")
+    ref, handle = weakref.ref(live), live.handle
+    events.forget("ended-test", live)  # cancelled: the job's generator let go of it, the store holds its record
+    events.STORE.finish(handle, SMALL, None)
+    del live
+    gc.collect()
+    assert ref() is None, gc.get_referrers(ref())
+    settled = events.settle_run(types.SimpleNamespace(session_hash="ended-test"))
+    assert json.loads(settled)["run"] == handle and json.loads(settled)["notice"] == "Live run stopped."

@@ -184,3 +184,25 @@ def test_without_a_curve_the_wait_says_it_is_not_predicted(monkeypatch):
 def test_text_from_files_and_refusals_is_shown_as_text():
     """A machine description or a refusal with Markdown or HTML in it reaches the page as the characters it is."""
     assert wait.plain("<b>*x*</b> [a](b)") == "&lt;b&gt;\\*x\\*&lt;/b&gt; \\[a\\](b)"
+
+
+def test_the_expected_wait_is_rated_per_client_like_the_run_routes():
+    """Issue 54, item 5: the expected wait tokenises the prompt outside the queue, and 30 concurrent asks from one
+    address were all answered; it is rated per client like the run routes (`limits.WAIT_RATE` per `WAIT_S`), a
+    client past it told when to ask again, another client still answered."""
+    import types
+
+    from app import limits
+    from app.ui import build_demo
+
+    (wait_fn,) = [f for f in build_demo(preload=False).fns.values() if f.api_name == "expected_wait"]
+    values = ("Hi", 7, 4, 7, 64, "prompt", 0.0, 1.0, 0, ["lookahead"])
+
+    def ask(client: str) -> str:
+        request = types.SimpleNamespace(state=types.SimpleNamespace(client=client, counted=True))
+        return wait_fn.fn(*values, request=request)
+
+    said = [ask("10.5.0.1") for _ in range(limits.WAIT_RATE + 3)]
+    assert all("asked too often" not in text for text in said[: limits.WAIT_RATE])
+    assert all("asked too often; ask again in" in text for text in said[limits.WAIT_RATE :]), said[-1]
+    assert "asked too often" not in ask("10.5.0.2")

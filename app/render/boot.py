@@ -19,15 +19,12 @@ from .views import VIEW_GROUPS, VIEW_IDS
 
 def lab_data() -> dict:
     """The speed lab's page data (lade_core.measure.labdata: everything that does not depend on the run), plus what
-    the lesson reads beside it: the noise band of a speed-up measured on this CPU (`app.speed`), the bench's medians
-    at the paper's two settings on this CPU, and what the numerics experiment measured in fp32 and bf16."""
+    the lesson reads beside it: the bench's medians at the paper's two settings on this CPU, and what the numerics
+    experiment measured in fp32 and bf16."""
     from lade_core.measure.labdata import lab_page_data
-
-    from ..speed import band
 
     return {
         **lab_page_data(),
-        "noise": band(),
         "cpu_choice": _cpu_choice(),
         "numerics": _numerics(),
         "second_race": second_race(),

@@ -408,6 +408,7 @@ const LadeEngine = (() => {
     copied: 0,
     ranks: [],
     overhead_s: 0,
+    kernels: "", // a CPU layout of the Python engine's (kernels.py); the browser's runtime has none
     ...fields,
   });
 
