@@ -66,7 +66,7 @@ const LadeStage = (() => {
       this.pulling = false;
       this.announceTimer = 0;
       this.standalone = source.kind === "inline";
-      this.addressed = false; // the address has been written once (the first write replaces the page's own)
+      this.landed = false; // the address the page opened on is shown: every change after it is the reader's own
       this.restoring = false; // following Back or Forward: the address is already the state's
       /** @type {Record<string, HTMLElement>} the views' containers, one per view id, moved between layouts */
       this.views = {};
@@ -128,7 +128,9 @@ const LadeStage = (() => {
             id: `mode-${mode}`,
             dataset: { mode },
             "aria-controls": "lade-main",
-            onclick: () => this.mode(mode),
+            // Enter or Space on a tab (no pointer: `detail` 0) keeps focus on the tab list, where arrows move between
+            // tabs; a pointer's click leaves focus where the arrows step
+            onclick: (/** @type {MouseEvent} */ ev) => this.mode(mode, ev.detail === 0),
           },
           label,
         );
@@ -165,7 +167,8 @@ const LadeStage = (() => {
       this.keysHint = h(
         "p",
         { class: "keys muted" },
-        "Keys: ← → step, Home / End first / last, Space play (not in a field), PageDown / PageUp a clicker's next / back.",
+        "Keys: ← → step (in a row of tabs they move between the tabs), Home / End first / last, Space play (not in a " +
+          "field), PageDown / PageUp a clicker's next / back.",
       );
       this.presentButton = h(
         "button",
@@ -370,8 +373,9 @@ const LadeStage = (() => {
 
     /** The address follows the state (`Lade.page.links.write`): a new chapter, mode or run is a new history entry,
      * a step or view replaces the entry, so reload, Back and Forward and a copied address land where the reader
-     * was. Not written while playing (browsers throttle the history), nor in the HTML export (one file, one run),
-     * and an embed only replaces (a slide's Back is the host's). @param {State} before */
+     * was. Opening the page's own address replaces (whatever it named), so the first change after it pushes and
+     * Back returns to it. Not written while playing (browsers throttle the history), nor in the HTML export (one
+     * file, one run), and an embed only replaces (a slide's Back is the host's). @param {State} before */
     address(before) {
       const s = this.state;
       if (this.standalone || s.playing || (!s.current && s.mode !== "lab")) return;
@@ -380,9 +384,8 @@ const LadeStage = (() => {
       if (url === location.href) return;
       const moved = before.mode !== s.mode || before.chapter !== s.chapter || before.current !== s.current;
       try {
-        if (moved && this.addressed && !this.restoring && !s.embed) history.pushState(null, "", url);
+        if (moved && this.landed && !this.restoring && !s.embed) history.pushState(null, "", url);
         else history.replaceState(null, "", url);
-        this.addressed = true;
       } catch {
         // an address the page may not write (a sandboxed frame): the state stays, unaddressed
       }
@@ -508,7 +511,7 @@ const LadeStage = (() => {
     /** @param {Mode} mode @param {boolean} [fromTab] */
     mode(mode, fromTab = false) {
       if (mode === "lesson") return this.chapter(this.state.chapter || 1, fromTab ? "mode-tab" : "chapter");
-      this.set({ mode }, fromTab ? "mode-tab" : undefined);
+      this.set({ mode }, fromTab ? "mode-tab" : "main");
     }
 
     /** The run a chapter reads: the lesson's own, or the reader's after "Open the lesson on this run". @param {Chapter} ch */
@@ -789,7 +792,8 @@ const LadeStage = (() => {
       this.main.focus();
     }
 
-    /** @param {string} where */
+    /** @param {string} where "chapter" (its heading), "answer", "chapter-tab" / "mode-tab" (the tab chosen),
+     * "explorer" (the run's title), "main" (the stage's main region, where the arrows step) */
     moveFocus(where) {
       const target =
         where === "chapter"
@@ -802,10 +806,12 @@ const LadeStage = (() => {
                 ? this.root.querySelector(".modes [aria-selected=true]")
                 : where === "explorer"
                   ? this.root.querySelector(".run-title")
-                  : null;
+                  : where === "main"
+                    ? this.main
+                    : null;
       if (target) {
         if (!target.hasAttribute("tabindex")) target.setAttribute("tabindex", "-1");
-        /** @type {HTMLElement} */ (target).focus({ preventScroll: false });
+        /** @type {HTMLElement} */ (target).focus({ preventScroll: where === "main" });
       }
     }
 
@@ -932,16 +938,18 @@ const LadeStage = (() => {
     return /** @type {Boot} */ (JSON.parse((el && el.textContent) || "{}"));
   };
 
-  /** Open what the address asks for, or `fallback`. @param {Stage} stage @param {() => void} fallback */
+  /** Open what the address asks for, or `fallback`; the page has then landed (`Stage.address`). @param {Stage} stage
+   * @param {() => any} fallback */
   async function follow(stage, fallback) {
     const link = Lade.page.links.read(location.search, stage.boot, Lade.lesson.CHAPTERS.length);
     await land(stage, link, fallback);
+    stage.landed = true;
     // `?race=1`: "Race it in your browser" open, where this page has the engine's files (a lecturer's link, an embed)
     if (link.race && stage.racePanel && stage.racePanel.hidden) stage.toggleRace(false);
   }
 
   /** Open the chapter, run or mode `link` names, else `fallback`. @param {Stage} stage @param {Link} link
-   * @param {() => void} fallback */
+   * @param {() => any} fallback */
   async function land(stage, link, fallback) {
     if (link.notice) stage.set({ notice: link.notice });
     if (link.present) stage.set({ present: true });
@@ -960,11 +968,11 @@ const LadeStage = (() => {
       await stage.open(link.run, link.step === null ? null : link.step, extra, true);
       return;
     }
-    fallback();
+    await fallback();
   }
 
   /** Back and Forward restore what the address says (no new history entry while restoring). @param {Stage} stage
-   * @param {() => void} fallback */
+   * @param {() => any} fallback */
   function followHistory(stage, fallback) {
     window.addEventListener("popstate", async () => {
       stage.restoring = true;
