@@ -1,12 +1,20 @@
 """In front of a class, second pass (issue 51), measured in Chromium on the app without its model and on the static
-site: Back after a copied link stays in the lesson and the address is the state after every action; the arrows step
-everywhere but in a row of tabs; the last chapter's Next looks disabled. Screenshots go to out/screenshots/.
+site (its own export, without the browser engine's files): a deck of four embeds walked by a clicker that sends
+PageDown and PageUp only, with nobody clicking into a frame; Back after a copied link stays in the lesson and the
+address is the state after every action; the arrows step everywhere but in a row of tabs; the last chapter's Next
+looks disabled. Screenshots go to out/screenshots/.
 """
 
+import subprocess
+import sys
+
 import pytest
-from conftest_app import new_page, open_app
+from conftest_app import SHOTS, answers, free_port, new_page, open_app
+
+from app.render.site import export_site
 
 pytest.importorskip("playwright.sync_api")
+pytestmark = [pytest.mark.server, pytest.mark.browser]
 
 # the address the page would write for its state, and the one it shows, read in one go (no wait between them)
 ADDRESS = """() => [location.href, Lade.page.links.url(Lade.page.links.write(window.ladeStage.state), true)]"""
@@ -15,6 +23,26 @@ ADDRESS = """() => [location.href, Lade.page.links.url(Lade.page.links.write(win
 @pytest.fixture(scope="module")
 def server(page_server):
     yield page_server[0]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """The exported site (no browser engine) behind `python -m http.server` on a free port; yields its index's URL."""
+    folder = tmp_path_factory.mktemp("lecture-site")
+    export_site(folder)
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "-d", str(folder)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/"
+    assert answers(url, proc, seconds=30), "the static server did not start"
+    try:
+        yield url + "index.html"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 def address_is_state(page, what: str) -> None:
@@ -126,3 +154,111 @@ def test_the_last_chapters_next_looks_disabled(chromium, server):
     assert off[0] == ground and off[1] == "dashed" and off[2] != active[2], (off, active, ground)
     assert page.errors == []
     page.close()
+
+
+# -- a deck of embeds and a clicker -------------------------------------------------------------------------------
+# A reveal.js-like host: one slide on screen, the others hidden (visibility and aria-hidden, as reveal.js does), its
+# own PageDown / PageUp on the document, and reveal.js's postMessage API ({"method": "next"} as JSON).
+DECK = """<!doctype html><html lang="en"><head><title>deck</title><style>
+body {{ margin: 0 }} .slides {{ position: relative; width: 960px; height: 540px }}
+section {{ position: absolute; inset: 0 }} section:not(.present) {{ visibility: hidden }}
+</style></head><body><div class="reveal"><div class="slides">{slides}</div></div><script>
+let at = 0; const slides = [...document.querySelectorAll('section')];
+function show(i) {{ if (i < 0 || i >= slides.length) return; at = i;
+  slides.forEach((s, n) => {{ s.classList.toggle('present', n === i); if (n === i) s.removeAttribute('aria-hidden');
+    else s.setAttribute('aria-hidden', 'true'); }}); }}
+show(0);
+document.addEventListener('keydown', e => {{
+  if (e.key === 'PageDown') show(at + 1); if (e.key === 'PageUp') show(at - 1); }});
+addEventListener('message', e => {{ if (typeof e.data !== 'string' || e.data[0] !== '{{') return;
+  const d = JSON.parse(e.data); if (d.method === 'next') show(at + 1); if (d.method === 'prev') show(at - 1); }});
+window.deckAt = () => at;
+</script></body></html>"""
+# what each slide's frame shows, read inside it
+SHOWS = "() => { const s = window.ladeStage.state; return [s.k, s.asked, !!s.answered]; }"
+FOCUS = """() => { const e = document.activeElement; if (!e || e.tagName !== 'IFRAME') return 'host';
+  return e.closest('section').classList.contains('present') ? 'shown frame' : 'hidden frame'; }"""
+
+
+def snippet(page, what: str) -> str:
+    """The code "Link or embed" writes for `what` at 960x540 (the chapter on screen, or one of its views)."""
+    if not page.locator("#embed-code").is_visible():
+        page.click(".share summary")
+    page.wait_for_selector("#embed-code")
+    page.select_option("#embed-size", "960x540")
+    page.select_option("#embed-what", what)
+    code = page.inner_text("#embed-code")
+    assert "<script>" in code and 'width="960" height="540"' in code, code
+    return code
+
+
+def test_a_clicker_walks_a_deck_of_embeds_with_nobody_clicking_into_a_frame(chromium, site):
+    """A lecturer's deck of four embeds (chapter 3, the mask from chapter 7, the window from chapter 3, the methods
+    table from chapter 6) at 960x540, and a clicker that sends PageDown and PageUp only. Focus entered an embed only
+    by a click, each press stepped once, "next" came after the run's last step (125 presses to leave the mask slide,
+    about 100 for chapter 3), and focus stayed in the hidden frame after. Now each snippet carries the host's key
+    forwarder: PageDown shows each slide's span from its first step to its last (a chapter's opening step to the step
+    its answer reveals) and moves the deck on, at most 12 presses a slide; PageUp walks the deck back; focus never
+    rests in a hidden frame; the snippet says how many presses its slide takes. A click into a frame is let go of
+    when its slide hands back."""
+    page = new_page(chromium, 1280, 800)
+    codes = []
+    for chapter, what in ((3, "chapter"), (7, "mask-view"), (3, "window-view"), (6, "relatives-view")):
+        page.goto(site + f"?lesson={chapter}")
+        page.wait_for_function(f"() => window.ladeStage && window.ladeStage.state.chapter === {chapter}")
+        codes.append(snippet(page, what))
+        said = page.inner_text("#embed-keys")
+        assert "presses of PageDown" in said or "press of PageDown" in said, said
+    page.close()
+    host = new_page(chromium, 1000, 600)
+    host.set_content(DECK.format(slides="".join(f"<section>{c}</section>" for c in codes)))
+    frames = [host.frames[i + 1] for i in range(4)]
+    for f in frames:
+        f.wait_for_function("() => window.ladeStage && window.ladeStage.run() && window.ladeStage.state.embed")
+    host.wait_for_timeout(500)
+    spans = [
+        f.evaluate("() => { const p = Lade.slide.place(window.ladeStage); return p.list.map(b => b.k); }")
+        for f in frames
+    ]
+    seen = [[f.evaluate(SHOWS)] for f in frames]
+    presses = [0, 0, 0, 0]
+    for _ in range(60):  # forward: to the last slide's last beat, and one press past it
+        at = host.evaluate("window.deckAt()")
+        host.keyboard.press("PageDown")
+        presses[at] += 1
+        host.wait_for_timeout(120)
+        seen[host.evaluate("window.deckAt()")].append(frames[host.evaluate("window.deckAt()")].evaluate(SHOWS))
+        assert host.evaluate(FOCUS) == "host", (at, presses)
+        if at == 3 and frames[3].evaluate(SHOWS) == seen[3][-2] and presses[3] > 1:
+            break
+    host.screenshot(path=str(SHOTS / "deck-last-slide.png"))
+    for i in range(4):
+        steps = [k for k, _, _ in seen[i]]
+        assert spans[i][0] in steps and spans[i][-1] in steps, (i, spans[i], seen[i])
+        assert presses[i] <= 12, (i, presses)
+    assert seen[0][-1][2], seen[0]  # the chapter's answer was revealed
+    back = [0, 0, 0, 0]
+    for _ in range(60):  # and back to the first slide's first beat
+        at = host.evaluate("window.deckAt()")
+        if at == 0 and frames[0].evaluate(SHOWS) == [spans[0][0], False, False]:
+            break
+        host.keyboard.press("PageUp")
+        back[at] += 1
+        host.wait_for_timeout(120)
+        assert host.evaluate(FOCUS) == "host", (at, back)
+    assert host.evaluate("window.deckAt()") == 0 and all(n <= 12 for n in back), back
+    print("presses a slide, forward", presses, "back", back, "spans", spans)
+    # someone clicks into the mask's frame: its slide's keys go to the frame, and when it hands back, focus leaves it
+    while host.evaluate("window.deckAt()") < 1:
+        host.keyboard.press("PageDown")
+        host.wait_for_timeout(120)
+    frames[1].click("h3.view-title")
+    assert host.evaluate(FOCUS) == "shown frame"
+    for _ in range(12):
+        host.keyboard.press("PageDown")
+        host.wait_for_timeout(120)
+        if host.evaluate("window.deckAt()") == 2:
+            break
+    assert host.evaluate("window.deckAt()") == 2 and host.evaluate(FOCUS) == "host"
+    assert host.errors == []
+    host.close()

@@ -77,7 +77,8 @@ const LadeLessonView = (() => {
         ? h(
             "p",
             { class: "answer", id: "lesson-answer", tabindex: -1, role: "status", dataset: { option: answer.option } },
-            answered.option === answer.option ? "✓ Right. " : "✗ Not this time. ",
+            // a clicker's reveal on a slide chose nothing (option -1, lade-slide.js): the trace's answer alone
+            answered.option === answer.option ? "✓ Right. " : answered.option < 0 ? "" : "✗ Not this time. ",
             "The trace says: ",
             answer.text,
           )

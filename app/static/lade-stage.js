@@ -21,6 +21,7 @@ const LadeStage = (() => {
     embed: null,
     own: null,
     answered: null,
+    asked: false,
     playing: false,
     speed: 6,
     notice: "",
@@ -46,12 +47,6 @@ const LadeStage = (() => {
     return !!el.closest(`${typing}, [role=tab], [role=region], [tabindex='0']`);
   }
 
-  /** Tell the page around an embed (a slide deck) to move on: reveal.js's postMessage API reads {method, args}
-   * as JSON; other hosts may listen for the same. @param {"next" | "prev"} method */
-  function tellHost(method) {
-    if (window.parent !== window) window.parent.postMessage(JSON.stringify({ method, args: [], from: "lade" }), "*");
-  }
-
   class Stage {
     /** @param {HTMLElement} root @param {{boot: Boot, source: Source}} options */
     constructor(root, { boot, source }) {
@@ -72,10 +67,14 @@ const LadeStage = (() => {
       this.views = {};
       /** @type {{run: Run, ids: string[], lanes: string[] | null} | null} what drawViews last put on screen */
       this.drawn = null;
+      this.slideAsks = false; // the slide on screen shows its question after its words (lade-layout.js chose it)
       this.build();
       document.addEventListener("keydown", (ev) => this.onKey(ev));
-      // a slide deck resizes its frames (full screen, overview): the embed fits its new size
+      Lade.slide.listen(this);
+      // a slide deck resizes its frames (full screen, overview): the embed fits its new size; and the page around a
+      // slide settles after it was first fitted (Gradio's parts appear and go): it fits what is left
       window.addEventListener("resize", () => Lade.layout.refit(this));
+      new ResizeObserver(() => Lade.layout.refit(this)).observe(document.body);
       // a printed page shows what a closed <details> holds (the chapter's secondary words), then closes them again
       // and a wide grid (the trajectories, a wide window) is shrunk to a printed page's width (about 700 px of A4 or
       // Letter at 96 dpi) rather than cut off
@@ -317,8 +316,9 @@ const LadeStage = (() => {
     set(patch, focus) {
       const before = this.state;
       const next = { ...before, ...patch };
-      const run = next.current ? this.runs.get(next.current) : null;
-      next.k = run ? Math.max(0, Math.min(Math.round(next.k), run.lastStep())) : 0;
+      const run = next.current ? this.runs.get(next.current) : null,
+        [lo, hi] = (run && Lade.slide.bounds(this, next)) || [0, run ? run.lastStep() : 0];
+      next.k = run ? Math.max(lo, Math.min(Math.round(next.k), hi)) : 0;
       if (patch.playing === undefined && (next.mode !== before.mode || next.current !== before.current))
         next.playing = false;
       this.state = next;
@@ -328,6 +328,7 @@ const LadeStage = (() => {
       if (focus) this.moveFocus(focus);
       if (before.k !== next.k && !next.playing) this.announce();
       if (before.playing && !next.playing) this.announce(true);
+      Lade.slide.tell(this);
     }
 
     run() {
@@ -531,7 +532,15 @@ const LadeStage = (() => {
       if (!run) return;
       const start = Lade.lesson.chapterStart(ch, run);
       this.set(
-        { ...extra, mode: "lesson", chapter: chapters.indexOf(ch) + 1, current: handle, k: start.k, answered: null },
+        {
+          ...extra,
+          mode: "lesson",
+          chapter: chapters.indexOf(ch) + 1,
+          current: handle,
+          k: start.k,
+          answered: null,
+          asked: false,
+        },
         how === "none" ? undefined : how,
       );
     }
@@ -574,7 +583,8 @@ const LadeStage = (() => {
     play() {
       const run = this.run();
       if (!run) return;
-      this.set({ playing: true, k: this.state.k >= run.lastStep() ? 0 : this.state.k });
+      const [lo, hi] = Lade.slide.bounds(this, this.state) || [0, run.lastStep()];
+      this.set({ playing: true, k: this.state.k >= hi ? lo : this.state.k });
       let last = performance.now(),
         owed = 0;
       const tick = (/** @type {number} */ now) => {
@@ -584,7 +594,7 @@ const LadeStage = (() => {
         if (owed >= 1) {
           const n = Math.floor(owed);
           owed -= n;
-          const end = this.state.k + n >= run.lastStep();
+          const end = this.state.k + n >= hi;
           this.set({ k: this.state.k + n, playing: !end });
           if (end) return;
         }
@@ -596,17 +606,12 @@ const LadeStage = (() => {
     /** @param {KeyboardEvent} ev */
     onKey(ev) {
       if (!this.root.isConnected || ev.altKey || ev.ctrlKey || ev.metaKey) return;
-      if (ev.key === "Escape" && this.state.embed) {
-        // keys do not leave a focused frame: Escape lets go of focus, for the slide software around the embed
-        const el = /** @type {HTMLElement | null} */ (document.activeElement);
-        if (el && el !== document.body) el.blur();
-        window.parent.focus();
-        return;
-      }
+      if (ev.key === "Escape" && this.state.embed) return Lade.slide.letGo(); // keys do not leave a focused frame
       if (this.state.mode === "lab" || owned(document.activeElement, ev.key)) return;
+      const slide = !!this.state.embed; // an embed's arrows walk its slide's beats and stay on it
       const moves = {
-        ArrowLeft: () => this.go(this.state.k - 1),
-        ArrowRight: () => this.go(this.state.k + 1),
+        ArrowLeft: () => (slide ? Lade.slide.press(this, -1, false) : this.go(this.state.k - 1)),
+        ArrowRight: () => (slide ? Lade.slide.press(this, 1, false) : this.go(this.state.k + 1)),
         Home: () => this.go(0),
         End: () => this.go(Infinity),
         " ": () => this.toggle(),
@@ -619,20 +624,20 @@ const LadeStage = (() => {
       move();
     }
 
-    /** A clicker's press (PageDown 1, PageUp -1): a chapter's open question is revealed first, then the steps
-     * move; past the last step (or before the first) an embed tells its host to move on, and the lesson turns the
-     * chapter. @param {1 | -1} way */
+    /** A clicker's press (PageDown 1, PageUp -1): on a slide (an embed, the lesson in Present) its next or previous
+     * beat (Lade.slide); in the page a chapter's open question is revealed first, then the steps move, and past the
+     * last step (or before the first) the lesson turns the chapter. @param {1 | -1} way */
     click(way) {
       const run = this.run(),
         s = this.state;
       if (!run) return;
+      if (Lade.slide.kind(s)) return Lade.slide.press(this, way);
       const ch = s.mode === "lesson" ? Lade.lesson.CHAPTERS[s.chapter - 1] : null;
       if (way > 0 && ch && ch.predict && !s.answered) {
         return this.answer(ch.predict.answer(run, s.k, this.lessonContext(run)).option);
       }
       const k = s.k + way;
       if (k >= 0 && k <= run.lastStep()) return this.go(k);
-      if (s.embed) return tellHost(way > 0 ? "next" : "prev");
       if (ch) {
         const n = s.chapter + way;
         if (n >= 1 && n <= Lade.lesson.CHAPTERS.length) this.chapter(n);
@@ -726,6 +731,7 @@ const LadeStage = (() => {
       // presenter mode: everything larger for a projector (body text about 24 px on a 1920-wide screen)
       document.body.classList.toggle("lade-present", s.present && !s.embed);
       this.frame.style.setProperty("--present-zoom", String(Math.max(1, Math.min(2.2, window.innerWidth / 1100))));
+      this.frame.style.setProperty("--slide-zoom", Lade.layout.presentZoom().toFixed(3)); // the lesson's, in Present
       this.presentButton.setAttribute("aria-pressed", s.present ? "true" : "false");
       if (s.theme !== before.theme) Lade.theme.apply(s.theme); // not on every step: `follow` applied the first
       this.themeMenu.value = Lade.theme.toChoice(s.theme);
@@ -742,7 +748,11 @@ const LadeStage = (() => {
       this.notice.textContent = s.notice;
       this.playButton.textContent = s.playing ? "⏸ Pause" : "▶ Play";
       if (run) {
-        this.slider.max = String(Math.max(run.lastStep(), 1));
+        // a slide's controls reach its span only (Lade.slide)
+        const [lo, hi] = Lade.slide.bounds(this, s) || [0, run.lastStep()];
+        this.slider.min = String(lo);
+        this.slider.max = String(Math.max(hi, lo + 1));
+        this.slider.disabled = hi === lo;
         this.slider.value = String(s.k);
         this.slider.setAttribute("aria-valuetext", `step ${s.k} of ${run.lastStep()}`);
         this.stepLabel.textContent = `clock step ${s.k} / ${run.lastStep()}`; // the race's clock: its slowest lane's
@@ -956,16 +966,24 @@ const LadeStage = (() => {
     const theme = stage.state.theme;
     if (link.theme && (link.theme.scheme !== theme.scheme || link.theme.contrast !== theme.contrast))
       stage.set({ theme: link.theme });
+    // an embed's slide spans `from` to `to` (a chapter's: from where it opens to its answer), at `step` within it
+    const from = link.embed && typeof link.from === "number" ? link.from : null;
     if (link.lesson) {
       await stage.chapter(link.lesson, "none", { embed: link.embed ? { lesson: true } : null });
-      if (typeof link.step === "number") stage.go(link.step);
+      const at = from !== null ? from : link.step;
+      if (typeof at === "number") stage.go(at);
+      if (link.embed) stage.set({ embed: { lesson: true, from: stage.state.k } });
       return;
     }
     if (link.run) {
       const embed = link.embed ? { view: link.view || "outputs" } : null;
       const extra = { embed, notice: link.notice, ...(link.mode ? { mode: link.mode } : {}) };
       if (link.mode === "lab") Object.assign(extra, { lab: { ...stage.state.lab, ...link.lab } });
-      await stage.open(link.run, link.step === null ? null : link.step, extra, true);
+      const step = typeof link.step === "number" ? link.step : from;
+      if (!(await stage.open(link.run, step, extra, true)) || !embed) return;
+      const start = from !== null ? from : stage.state.k,
+        to = typeof link.to === "number" ? Math.max(start, link.to) : start;
+      stage.set({ embed: { ...embed, from: start, to }, k: stage.state.k });
       return;
     }
     await fallback();
