@@ -5,11 +5,13 @@ address is the state after every action; the arrows step everywhere but in a row
 looks disabled. Screenshots go to out/screenshots/.
 """
 
+import re
 import subprocess
 import sys
 
 import pytest
 from conftest_app import SHOTS, answers, free_port, new_page, open_app
+from test_a11y_browser import run_axe
 
 from app.render.site import export_site
 
@@ -261,4 +263,102 @@ def test_a_clicker_walks_a_deck_of_embeds_with_nobody_clicking_into_a_frame(chro
             break
     assert host.evaluate("window.deckAt()") == 2 and host.evaluate(FOCUS) == "host"
     assert host.errors == []
+    host.close()
+
+
+# -- a chapter as a slide: in a frame, and in Present ------------------------------------------------------------
+# The size of each text node a reader reads inside `sel` as drawn (zoom included): marks drawn small on purpose (a
+# chart's ticks, a cell's position subscript, the ✓/✗ icons and change dots), text for screen readers and a beat
+# not on screen (`.beat-off`, a reveal's `.off`: hidden, keeping their room) left out.
+SIZES = """sel => { const out = []; for (const box of document.querySelectorAll(sel)) {
+  const walk = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+  while (walk.nextNode()) { const n = walk.currentNode, p = n.parentElement;
+    if (!n.data.trim() || !p.getClientRects().length || p.closest(
+        '.sr-only, [hidden], svg, sub, .icon, .dot, script, style, .ask .beat-off, .reveal > .off')) continue;
+    out.push(Math.round(parseFloat(getComputedStyle(p).fontSize) * (p.currentCSSZoom || 1) * 10) / 10); } }
+  return out.sort((a, b) => a - b); }"""
+# what of the slide is not on the first screen or is cut: the page scrolls, an element ends past the window, a scroll
+# box holds more than it shows, or the question or the main view is not wholly inside the window
+CUT = """() => { const root = document.scrollingElement, W = innerWidth, H = innerHeight, out = [];
+  if (root.scrollHeight > root.clientHeight + 1) out.push(`the page scrolls: ${root.scrollHeight} > ${H}`);
+  if (root.scrollWidth > root.clientWidth + 1) out.push(`the page scrolls sideways: ${root.scrollWidth} > ${W}`);
+  for (const el of document.querySelectorAll('.embed-box .scroll'))
+    if (el.getClientRects().length && el.scrollWidth > el.clientWidth + 1)
+      out.push(`${el.getAttribute('aria-label')} is cut: ${el.scrollWidth} > ${el.clientWidth}`);
+  for (const sel of ['.embed-box .view', '#lesson-predict:not(.beat-off)', '.embed-words']) {
+    const el = document.querySelector(sel); if (!el) continue; const r = el.getBoundingClientRect();
+    if (r.top < -1 || r.left < -1 || r.bottom > H + 1 || r.right > W + 1)
+      out.push(`${sel} is not whole on screen: ${[r.left, r.top, r.right, r.bottom].map(Math.round)}`); }
+  return out; }"""
+BEAT = "() => { const s = window.ladeStage.state; return [s.chapter, s.k, s.asked, !!s.answered]; }"
+
+
+def beats_of(page) -> int:
+    return page.evaluate("() => Lade.slide.place(window.ladeStage).list.length")
+
+
+@pytest.mark.parametrize("width, height, body, view", [(1280, 720, 18, 14), (1920, 1080, 24, 18)])
+def test_present_fits_the_projector_in_every_chapter(chromium, server, width, height, body, view):
+    """Present at 1280x720 drew 16.3 px body text (24.4 at 1920x1080), cut chapters 2, 3, 6 and 7's main view
+    sideways (chapter 6's table lost the columns its text cites) and put the question below the fold in 6 of 8
+    chapters. Now each chapter in Present is a slide fitted to the screen: at every beat a clicker walks (PageDown
+    through its question and answer to the next chapter), the words' text is at least 18 px (24 at 1920x1080), no
+    text in the view under 14 px (18), the main view and the question whole on the first screen, nothing cut."""
+    page = new_page(chromium, width, height)
+    open_app(page, server + "?lesson=1&present=1", "s.state.present && document.querySelector('.embed-box.present')")
+    seen = set()
+    for _ in range(40):
+        page.wait_for_timeout(250)  # fitted a frame after it is drawn
+        where = page.evaluate(BEAT)
+        if where[0] not in seen:
+            page.screenshot(path=str(SHOTS / f"present-{width}-chapter{where[0]}.png"))
+            if width == 1280:
+                assert run_axe(page, f"present-chapter{where[0]}") == [], where
+        seen.add(where[0])
+        words, views = page.evaluate(SIZES, ".embed-words"), page.evaluate(SIZES, ".embed-box .view")
+        assert words and words[0] >= body - 0.05, (where, words[:6])
+        assert not views or views[0] >= view - 0.05, (where, views[:6])
+        assert page.evaluate(CUT) == [], where
+        if where[0] == 9:
+            break
+        page.keyboard.press("PageDown")
+    assert seen == set(range(1, 10)), seen
+    assert page.errors == []
+    page.close()
+
+
+def test_every_chapter_is_a_slide_at_18_px_and_the_panel_says_so(chromium, server):
+    """`?lesson=3&embed=1` (its words, view and question) measured 11.1 px median (8.3 px smallest) at 960x540 where
+    "Link or embed" promised 12.1, and only single views reached 18 px. Now every chapter's slide in a 960x540 frame,
+    at each of its beats, has its median text at 18 px or more and none under 14 px, with nothing cut; and the panel
+    promises, for the chapter in that frame, what the frame draws (within 0.5 px)."""
+    page, host = new_page(chromium, 1280, 800), new_page(chromium, 1000, 600)
+    for chapter in range(1, 10):
+        open_app(page, server + f"?lesson={chapter}", f"s.state.chapter === {chapter}")
+        if not page.locator("#embed-code").is_visible():
+            page.click(".share summary")
+        page.wait_for_selector("#embed-code")
+        page.select_option("#embed-size", "960x540")
+        page.select_option("#embed-what", "chapter")
+        said = page.inner_text("#embed-fit")
+        shrunk = re.search(r"shrinks its text to ([\d.]+) px", said)
+        promised = float((shrunk or re.search(r"with its text at ([\d.]+) px", said)).group(1))
+        src = re.search(r'src="([^"]+)"', page.inner_text("#embed-code")).group(1).replace("&amp;", "&")
+        host.set_content(f'<iframe src="{src}" width="960" height="540" style="border:0" title="slide"></iframe>')
+        frame = host.frames[1]
+        frame.wait_for_function("() => window.ladeStage && window.ladeStage.run() && window.ladeStage.state.embed")
+        for beat in range(beats_of(frame)):
+            frame.wait_for_timeout(250)
+            sizes = frame.evaluate(SIZES, ".embed-box")
+            median = sizes[len(sizes) // 2]
+            where = (chapter, beat, frame.evaluate(BEAT))
+            if beat == 0:
+                assert abs(median - promised) <= 0.5, (where, said, median)
+                host.screenshot(path=str(SHOTS / f"slide-chapter{chapter}-960x540.png"))
+            assert median >= 18 - 0.05 and sizes[0] >= 14 - 0.05, (where, sizes[:6], median)
+            assert frame.evaluate(CUT) == [], where
+            assert run_axe(frame, f"slide-chapter{chapter}-beat{beat}") == [], where
+            frame.evaluate("() => Lade.slide.press(window.ladeStage, 1, false)")
+    assert page.errors == [] and host.errors == []
+    page.close()
     host.close()

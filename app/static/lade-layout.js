@@ -24,7 +24,7 @@ const LadeLayout = (() => {
   /** The zoom that sets a slide's body text at its frame's type. @param {number} height @param {number} [lines] */
   const slideZoom = (height, lines = SLIDE_LINES) => height / lines / BODY_PX;
   // marks drawn small on purpose, and text nobody sees, left out of a slide's type (`textSizes`)
-  const NOT_READ = ".sr-only, [hidden], svg, sub, .icon, .dot, script, style, .ask .off";
+  const NOT_READ = ".sr-only, [hidden], svg, sub, .icon, .dot, script, style, .ask .beat-off, .reveal > .off";
   /** A chapter slide's forms, tried in this order: its words above its view or beside it, its question with its words
    * or after them (a second reveal, lade-slide.js). */
   const FORMS = [
@@ -130,8 +130,9 @@ const LadeLayout = (() => {
       height = frame - top - INSET.y;
     let width = stage.main.clientWidth,
       got = fit(box, width, height, frame, lines);
+    // the page still scrolls (something of the page's own below the slide): the slide gives up that much height
     const over = root.scrollHeight - root.clientHeight;
-    if (over > 0) got = fit(box, width, height - over, frame, lines);
+    if (over > 0) got = fit(box, width, box.getBoundingClientRect().height - over, frame, lines);
     // a scroll bar the slide was too tall for before this fit is gone now: fit the width it left
     if (stage.main.clientWidth !== width) {
       width = stage.main.clientWidth;
@@ -366,10 +367,10 @@ const LadeLayout = (() => {
       turn = s.embed ? null : parts.head.querySelector(".turn"),
       tryIt = s.embed ? parts.nav.querySelector("#lesson-try") : null;
     const count = Lade.lesson.CHAPTERS.length;
-    // the inactive beat keeps its room (`.off`: hidden, not gone), so the slide does not move between beats
+    // the beat not shown keeps its room (`.beat-off`: hidden, not gone), so the slide does not move between beats
     const shown = s.asked || (s.answered && s.answered.chapter === s.chapter) ? "question" : "words";
-    parts.text.classList.toggle("off", shown === "question");
-    if (parts.question) parts.question.classList.toggle("off", shown === "words");
+    parts.text.classList.toggle("beat-off", shown === "question");
+    if (parts.question) parts.question.classList.toggle("beat-off", shown === "words");
     return {
       children: [
         h(

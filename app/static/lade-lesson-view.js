@@ -68,11 +68,7 @@ const LadeLessonView = (() => {
         right ? " (the trace's answer)" : chosen ? " (your answer)" : "",
       );
     });
-    return h(
-      "div",
-      { class: "predict", id: "lesson-predict", role: "group", "aria-labelledby": "lesson-question" },
-      h("p", { id: "lesson-question" }, h("b", {}, "Predict, then reveal: "), ch.predict.question),
-      h("div", { class: "options" }, options),
+    const said =
       answer && answered
         ? h(
             "p",
@@ -82,7 +78,25 @@ const LadeLessonView = (() => {
             "The trace says: ",
             answer.text,
           )
-        : null,
+        : null;
+    const choices = h("div", { class: "options" }, options);
+    // on a slide the answer takes the options' place and the room of the larger of the two is kept from the start
+    // (the one not shown is hidden, `.off`), so the slide's type holds through the reveal (lade-layout.js `fit`)
+    const slide = Lade.slide.kind(state) === "chapter";
+    const place = slide
+      ? h(
+          "div",
+          { class: "reveal" },
+          choices,
+          said || h("p", { class: "answer" }, "The trace says: ", ch.predict.answer(run, state.k, ctx).text),
+        )
+      : null;
+    if (place) (said ? choices : /** @type {HTMLElement} */ (place.lastChild)).classList.add("off");
+    return h(
+      "div",
+      { class: "predict", id: "lesson-predict", role: "group", "aria-labelledby": "lesson-question" },
+      h("p", { id: "lesson-question" }, h("b", {}, "Predict, then reveal: "), ch.predict.question),
+      place || [choices, said],
     );
   }
 

@@ -74,7 +74,8 @@ const LadeStage = (() => {
       // a slide deck resizes its frames (full screen, overview): the embed fits its new size; and the page around a
       // slide settles after it was first fitted (Gradio's parts appear and go): it fits what is left
       window.addEventListener("resize", () => Lade.layout.refit(this));
-      new ResizeObserver(() => Lade.layout.refit(this)).observe(document.body);
+      const settle = new ResizeObserver(() => Lade.layout.refit(this));
+      for (let el = /** @type {Element | null} */ (root); el; el = el.parentElement) settle.observe(el);
       // a printed page shows what a closed <details> holds (the chapter's secondary words), then closes them again
       // and a wide grid (the trajectories, a wide window) is shrunk to a printed page's width (about 700 px of A4 or
       // Letter at 96 dpi) rather than cut off
@@ -412,7 +413,10 @@ const LadeStage = (() => {
         if (!run) continue;
         const k = Lade.lesson.chapterStart(ch, run).k;
         /** @type {State} */
-        const s = { ...this.state, mode: "lesson", chapter: i + 1, current: handle, k, answered: null, embed: null };
+        const s = {
+          ...this.state,
+          ...{ mode: "lesson", chapter: i + 1, current: handle, k, answered: null, embed: null, present: false },
+        };
         const parts = Lade.lessonView.view({ ...this.lessonContext(run), state: s }),
           focus = parts.focus.filter((/** @type {string} */ id) => this.views[id]),
           into = Object.fromEntries(focus.map((id) => [id, h("div", { class: "view lesson-focus" })]));

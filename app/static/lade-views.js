@@ -366,7 +366,9 @@ const LadeViews = (() => {
       frame(
         "The methods side by side",
         muted(
-          `Each lane's whole run on ${Lade.notes.deviceName(run)}, the prompt's prefill included (a greedy decoding step, the prefill left out: ${fmt(1000 * base, 1)} ms here).`,
+          `Each lane's whole run on ${Lade.notes.deviceName(run)}, the prompt's prefill included`,
+          h("span", { class: "aside" }, ` (a greedy decoding step, the prefill left out: ${fmt(1000 * base, 1)} ms here)`),
+          ".",
         ),
 
         scroller(
@@ -388,11 +390,12 @@ const LadeViews = (() => {
               `Zoomed in to be read on a slide: ${shown.length} of the ${columns.length} columns (the app shows all ${columns.length}).`,
             )
           : null,
-        pos ? muted(pos) : null,
+        // asides a chapter's slide leaves out (lade.css): the per-position rates and the metrics' other names
+        pos ? h("p", { class: "muted aside" }, pos) : null,
         terms.length
           ? h(
               "details",
-              { class: "terms" },
+              { class: "terms aside" },
               h("summary", {}, "What these columns measure, and what others call them"),
               h(
                 "dl",
