@@ -282,10 +282,10 @@ SIZES = """sel => { const out = []; for (const box of document.querySelectorAll(
 CUT = """() => { const root = document.scrollingElement, W = innerWidth, H = innerHeight, out = [];
   if (root.scrollHeight > root.clientHeight + 1) out.push(`the page scrolls: ${root.scrollHeight} > ${H}`);
   if (root.scrollWidth > root.clientWidth + 1) out.push(`the page scrolls sideways: ${root.scrollWidth} > ${W}`);
-  for (const el of document.querySelectorAll('.embed-box .scroll'))
+  for (const el of document.querySelectorAll('.lade-stage .scroll'))
     if (el.getClientRects().length && el.scrollWidth > el.clientWidth + 1)
       out.push(`${el.getAttribute('aria-label')} is cut: ${el.scrollWidth} > ${el.clientWidth}`);
-  for (const sel of ['.embed-box .view', '#lesson-predict:not(.beat-off)', '.embed-words']) {
+  for (const sel of ['.lesson-focus', '#lesson-predict:not(.beat-off)', '#lesson-title', '#lesson-text']) {
     const el = document.querySelector(sel); if (!el) continue; const r = el.getBoundingClientRect();
     if (r.top < -1 || r.left < -1 || r.bottom > H + 1 || r.right > W + 1)
       out.push(`${sel} is not whole on screen: ${[r.left, r.top, r.right, r.bottom].map(Math.round)}`); }
@@ -294,7 +294,8 @@ BEAT = "() => { const s = window.ladeStage.state; return [s.chapter, s.k, s.aske
 
 
 def beats_of(page) -> int:
-    return page.evaluate("() => Lade.slide.place(window.ladeStage).list.length")
+    """How many beats the slide on screen has (one on a page that has no slides)."""
+    return page.evaluate("() => Lade.slide ? Lade.slide.place(window.ladeStage).list.length : 1")
 
 
 @pytest.mark.parametrize("width, height, body, view", [(1280, 720, 18, 14), (1920, 1080, 24, 18)])
@@ -305,7 +306,7 @@ def test_present_fits_the_projector_in_every_chapter(chromium, server, width, he
     through its question and answer to the next chapter), the words' text is at least 18 px (24 at 1920x1080), no
     text in the view under 14 px (18), the main view and the question whole on the first screen, nothing cut."""
     page = new_page(chromium, width, height)
-    open_app(page, server + "?lesson=1&present=1", "s.state.present && document.querySelector('.embed-box.present')")
+    open_app(page, server + "?lesson=1&present=1", "s.state.present && document.querySelector('#lesson-text')")
     seen = set()
     for _ in range(40):
         page.wait_for_timeout(250)  # fitted a frame after it is drawn
@@ -315,7 +316,8 @@ def test_present_fits_the_projector_in_every_chapter(chromium, server, width, he
             if width == 1280:
                 assert run_axe(page, f"present-chapter{where[0]}") == [], where
         seen.add(where[0])
-        words, views = page.evaluate(SIZES, ".embed-words"), page.evaluate(SIZES, ".embed-box .view")
+        words = page.evaluate(SIZES, "#lesson-title, #lesson-text, #lesson-predict")
+        views = page.evaluate(SIZES, ".lesson-focus")
         assert words and words[0] >= body - 0.05, (where, words[:6])
         assert not views or views[0] >= view - 0.05, (where, views[:6])
         assert page.evaluate(CUT) == [], where
@@ -349,7 +351,7 @@ def test_every_chapter_is_a_slide_at_18_px_and_the_panel_says_so(chromium, serve
         frame.wait_for_function("() => window.ladeStage && window.ladeStage.run() && window.ladeStage.state.embed")
         for beat in range(beats_of(frame)):
             frame.wait_for_timeout(250)
-            sizes = frame.evaluate(SIZES, ".embed-box")
+            sizes = frame.evaluate(SIZES, ".lade-stage")
             median = sizes[len(sizes) // 2]
             where = (chapter, beat, frame.evaluate(BEAT))
             if beat == 0:
@@ -358,7 +360,107 @@ def test_every_chapter_is_a_slide_at_18_px_and_the_panel_says_so(chromium, serve
             assert median >= 18 - 0.05 and sizes[0] >= 14 - 0.05, (where, sizes[:6], median)
             assert frame.evaluate(CUT) == [], where
             assert run_axe(frame, f"slide-chapter{chapter}-beat{beat}") == [], where
-            frame.evaluate("() => Lade.slide.press(window.ladeStage, 1, false)")
+            frame.evaluate("() => Lade.slide && Lade.slide.press(window.ladeStage, 1, false)")
     assert page.errors == [] and host.errors == []
     page.close()
     host.close()
+
+
+# -- handouts ------------------------------------------------------------------------------------------------------
+def printed(pdf: bytes) -> list[dict]:
+    """Each page of a PDF: its text and the size of every piece of text on it, in points, as printed."""
+    import io
+    import math
+
+    from pypdf import PdfReader
+
+    pages = []
+    for page in PdfReader(io.BytesIO(pdf)).pages:
+        sizes = []
+
+        def seen(text, cm, tm, _font, size, sizes=sizes):
+            if text.strip():
+                sizes.append((size * math.hypot(tm[2], tm[3]) * math.hypot(cm[2], cm[3]), text.strip()[:20]))
+
+        text = page.extract_text(visitor_text=seen)
+        pages.append({"text": text, "sizes": sorted(sizes), "tiles": tiles(page.get("/Resources"))})
+    return pages
+
+
+def tiles(resources) -> int:
+    """How many tiling patterns (an SVG <pattern>'s fill, a hatched key's) a PDF page's resources hold, its drawn
+    forms' included."""
+    res = resources.get_object() if resources else {}
+    patterns = res.get("/Pattern")
+    n = sum(p.get_object().get("/PatternType") == 1 for p in patterns.get_object().values()) if patterns else 0
+    forms = res.get("/XObject")
+    for form in forms.get_object().values() if forms else ():
+        if form.get_object().get("/Subtype") == "/Form":
+            n += tiles(form.get_object().get("/Resources"))
+    return n
+
+
+# every fill that names a pattern finds it inside the handout (the part of the page that prints)
+UNFILLED = """() => [...document.querySelectorAll('.handout [fill^="url(#"]')].filter(el => {
+  const target = document.getElementById(el.getAttribute('fill').slice(5, -1));
+  return !target || !target.closest('.handout'); }).length"""
+
+
+def test_the_whole_lesson_prints_right(chromium, site):
+    """ "Print the whole lesson" printed chapter 7's mask without its candidate cells (their fill named a pattern the
+    printed document did not hold), the mask key's chips pale grey (no backgrounds printed), chapter 3's trajectories
+    at 4.4 pt, and 9 chapters on 13 pages where the page promised one each. Read from the printed PDF now: no text
+    under 7 pt on Letter or A4 (a dense view prints its zoomed variant), the mask's candidate cells filled from a
+    pattern the handout holds, colours printed as on screen, and the page count the page states is the PDF's
+    (Letter; A4 at most that)."""
+    page = new_page(chromium, 1000, 800)
+    open_app(page, site + "?lesson=4", "s.state.chapter === 4")
+    page.evaluate("() => { window.print = () => { window.printed = (window.printed || 0) + 1; }; }")
+    page.click("#print-lesson")
+    page.wait_for_function("() => window.printed === 1")
+    assert page.evaluate(UNFILLED) == 0
+    page.evaluate("() => window.dispatchEvent(new Event('beforeprint'))")
+    page.emulate_media(media="print")
+    assert page.evaluate("() => getComputedStyle(document.querySelector('.handout .key.m-x')).printColorAdjust") == (
+        "exact"
+    )
+    letter = printed(page.pdf(path=str(SHOTS / "print-lesson-letter.pdf"), format="Letter"))
+    page.emulate_media(media="screen")
+    page.evaluate("() => window.ladeStage.handout()")  # printing ended the last one (afterprint)
+    page.evaluate("() => window.dispatchEvent(new Event('beforeprint'))")
+    page.emulate_media(media="print")
+    a4 = printed(page.pdf(path=str(SHOTS / "print-lesson-a4.pdf"), format="A4"))
+    for paper, pages in (("Letter", letter), ("A4", a4)):
+        least = min((p["sizes"][0], i) for i, p in enumerate(pages) if p["sizes"])
+        assert least[0][0] >= 7 - 0.01, (paper, least, pages[least[1]]["text"][:80])
+    mask = next(p for p in letter if "sees a candidate token" in p["text"])
+    assert mask["tiles"] >= 2, mask["tiles"]  # the mask's hatch and its key's, each a tiling pattern
+    said = page.inner_text(".notice")
+    n = int(re.search(r"(\d+) pages? of Letter paper, at most \1 of A4", said).group(1))
+    assert len(letter) == n and len(a4) <= n, (n, len(letter), len(a4))
+    assert page.errors == []
+    page.close()
+
+
+def test_the_screen_is_as_it_was_after_printing(chromium, site):
+    """After "Print the whole lesson", the screen's trajectories stayed shrunk until a reload: the browser asks the
+    page to get ready to print more than once (Chromium's print to PDF does), and each ask replaced the list of what
+    the last one shrank and opened, so printing undid only the last. Now, printed as Chromium prints, the screen is as
+    it was: no view zoomed, the same <details> open, the trajectories' ten steps drawn."""
+    page = new_page(chromium, 1280, 800)
+    open_app(page, site + "?lesson=3", "s.state.chapter === 3")
+    look = """() => [[...document.querySelectorAll('.lade-stage [style*="zoom"]')].map(e => e.tagName),
+      document.querySelectorAll('.lade-stage details[open]').length,
+      document.querySelectorAll('#trajectory-view tr.guess-row').length]"""
+    before = page.evaluate(look)
+    page.evaluate("() => { window.print = () => {}; }")
+    page.click("#print-lesson")
+    page.wait_for_selector(".handout", state="attached")
+    page.evaluate("() => dispatchEvent(new Event('beforeprint'))")
+    page.emulate_media(media="print")
+    page.pdf()  # asks the page to get ready again, then says it printed (afterprint)
+    page.emulate_media(media="screen")
+    assert page.locator(".handout").count() == 0
+    assert page.evaluate(look) == before, before
+    assert page.errors == []
+    page.close()

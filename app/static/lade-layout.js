@@ -61,19 +61,74 @@ const LadeLayout = (() => {
     return lo;
   }
 
+  /** An element's zoom as drawn, with every ancestor's (`currentCSSZoom`). @param {any} el @returns {number} */
+  const zoomOf = (el) => el.currentCSSZoom || 1;
+
   /** The sizes of the text a reader reads in `box` as drawn (zoom included), smallest first: words, captions, cells,
-   * tokens, controls. @param {Element} box */
-  function textSizes(box) {
+   * tokens, controls. `all`: every mark and label too, as a printed page holds them (an SVG's text at the scale it is
+   * drawn), not text for screen readers only. @param {Element} box @param {boolean} [all] */
+  function textSizes(box, all = false) {
     const out = [],
       walk = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
     while (walk.nextNode()) {
       const n = /** @type {Text} */ (walk.currentNode),
         p = n.parentElement;
-      if (!p || !n.data.trim() || !p.getClientRects().length || p.closest(NOT_READ)) continue;
-      const el = /** @type {any} */ (p); // its zoom as drawn, with every ancestor's (`currentCSSZoom`)
-      out.push(parseFloat(getComputedStyle(p).fontSize) * (el.currentCSSZoom || 1));
+      if (!p || !n.data.trim() || !p.getClientRects().length || p.closest(all ? NOT_PRINTED : NOT_READ)) continue;
+      // an SVG's text at the scale its drawing has on the page (its viewBox, its transforms), times the page's zoom
+      const graphic = /** @type {Element} */ (p) instanceof SVGGraphicsElement ? /** @type {any} */ (p) : null,
+        ctm = graphic && graphic.ownerSVGElement ? graphic.getCTM() : null,
+        scale = ctm ? Math.hypot(ctm.a, ctm.b) * zoomOf(graphic.ownerSVGElement) : zoomOf(p);
+      out.push(parseFloat(getComputedStyle(p).fontSize) * scale);
     }
     return out.sort((a, b) => a - b);
+  }
+
+  // A printed page: the width and height that A4 and Letter both hold inside the page's 12 mm margins (lade.css
+  // @page), in CSS pixels, and the smallest text a page may print (7 pt, in CSS pixels).
+  const PAGE = { width: 700, height: 960 },
+    PRINT_PX = 7 / 0.75,
+    NOT_PRINTED = ".sr-only, [hidden], script, style";
+
+  /** Shrink the wide grids in `root` (what its scroll boxes hold) to a printed page's width, never so far that any of
+   * their text prints under 7 pt. Returns the grids it zoomed and those still wider than a page.
+   * @param {Element} root */
+  function printWidth(root) {
+    /** @type {HTMLElement[]} */
+    const zoomed = [],
+      over = [];
+    for (const el of /** @type {NodeListOf<HTMLElement>} */ (root.querySelectorAll(".scroll > :not(.sr-only)"))) {
+      const wide = el.scrollWidth;
+      if (wide <= PAGE.width) continue;
+      const least = textSizes(el, true)[0] || BODY_PX,
+        z = Math.max(PAGE.width / wide, Math.min(1, PRINT_PX / least));
+      el.style.setProperty("zoom", z.toFixed(3));
+      zoomed.push(el);
+      if (wide * z > PAGE.width + 1) over.push(el);
+    }
+    return { zoomed, over };
+  }
+
+  /** How many printed pages `section` takes from a new page: its blocks in turn, a view or table moved whole to the
+   * next page where it does not fit the rest of this one (lade.css: they do not break inside). @param {Element} section */
+  function printPages(section) {
+    let pages = 1,
+      used = 0;
+    for (const block of section.children) {
+      const r = block.getBoundingClientRect(),
+        style = getComputedStyle(block),
+        tall = r.height + parseFloat(style.marginTop) + parseFloat(style.marginBottom);
+      if (!r.height) continue;
+      if (block.matches(".view, table, figure") && used > 0 && used + tall > PAGE.height) {
+        pages += 1;
+        used = 0;
+      }
+      used += tall;
+      while (used > PAGE.height) {
+        pages += 1;
+        used -= PAGE.height;
+      }
+    }
+    return pages;
   }
 
   /** Zoom a box up or down to fit `width` x `height` pixels: the slide's type where the box fits at it, else the
@@ -457,6 +512,6 @@ const LadeLayout = (() => {
   /** The zoom of the lesson's slide type in Present, for the screen it is on. */
   const presentZoom = () => slideZoom(window.innerHeight, PRESENT_LINES);
 
-  return { render, refit, measure, slideZoom, presentZoom, textSizes };
+  return { render, refit, measure, slideZoom, presentZoom, textSizes, PAGE, printWidth, printPages };
 })();
 window.Lade.layout = LadeLayout;

@@ -205,7 +205,7 @@ const LadeMask = (() => {
     const zoom =
       keep.length < layout.size &&
       muted(
-        `Zoomed in for a slide: ${keep.length} of the ${layout.size} tokens (x, columns 0 to ${ZOOM_COLUMNS - 1} of each `,
+        `Zoomed in: ${keep.length} of the ${layout.size} tokens (x, columns 0 to ${ZOOM_COLUMNS - 1} of each `,
         `level${candidate}) as the model used them; the app shows all ${layout.size}.`,
       );
     return h(

@@ -68,6 +68,7 @@ const LadeStage = (() => {
       /** @type {{run: Run, ids: string[], lanes: string[] | null} | null} what drawViews last put on screen */
       this.drawn = null;
       this.slideAsks = false; // the slide on screen shows its question after its words (lade-layout.js chose it)
+      this.handoutPages = 0; // the printed pages of the last handout (`handout`)
       this.build();
       document.addEventListener("keydown", (ev) => this.onKey(ev));
       Lade.slide.listen(this);
@@ -76,30 +77,36 @@ const LadeStage = (() => {
       window.addEventListener("resize", () => Lade.layout.refit(this));
       const settle = new ResizeObserver(() => Lade.layout.refit(this));
       for (let el = /** @type {Element | null} */ (root); el; el = el.parentElement) settle.observe(el);
-      // a printed page shows what a closed <details> holds (the chapter's secondary words), then closes them again
-      // and a wide grid (the trajectories, a wide window) is shrunk to a printed page's width (about 700 px of A4 or
-      // Letter at 96 dpi) rather than cut off
-      /** @type {HTMLDetailsElement[]} */
-      let opened = [];
-      /** @type {HTMLElement[]} */
-      let shrunk = [];
-      const PRINTED_WIDTH = 700;
+      // printing: a closed <details> shows what it holds (the chapter's secondary words), a wide grid (the
+      // trajectories, a wide window) is shrunk to a printed page's width but never under 7 pt, and a dense view too
+      // wide even so prints its zoomed variant (Lade.layout.printWidth); all undone after, however many times the
+      // browser asked to print
+      /** @type {{opened: HTMLDetailsElement[], zoomed: HTMLElement[], dense: boolean} | null} */
+      let printing = null;
       window.addEventListener("beforeprint", () => {
-        opened = [...this.root.querySelectorAll("details:not([open]):not(.share)")].map((d) => {
+        if (printing) return;
+        const opened = [...this.root.querySelectorAll("details:not([open]):not(.share)")].map((d) => {
           /** @type {HTMLDetailsElement} */ (d).open = true;
           return /** @type {HTMLDetailsElement} */ (d);
         });
-        shrunk = [...this.root.querySelectorAll(".scroll > *")]
-          .map((el) => /** @type {HTMLElement} */ (el))
-          .filter((el) => el.scrollWidth > PRINTED_WIDTH);
-        for (const el of shrunk) el.style.setProperty("zoom", String(PRINTED_WIDTH / el.scrollWidth));
+        let fitted = Lade.layout.printWidth(this.main);
+        const views = fitted.over.map((el) => el.closest(".view")),
+          dense = [...new Set(views.map((v) => (v ? v.id : "")))].filter(Boolean);
+        const drawn = this.drawn;
+        if (dense.length && drawn) {
+          this.drawViews(drawn.run, dense, drawn.lanes, undefined, undefined, true);
+          this.drawn = drawn;
+          fitted = { zoomed: [...fitted.zoomed, ...Lade.layout.printWidth(this.main).zoomed], over: [] };
+        }
+        printing = { opened, zoomed: fitted.zoomed, dense: dense.length > 0 };
       });
       window.addEventListener("afterprint", () => {
         this.handoutDone();
-        for (const d of opened) d.open = false;
-        for (const el of shrunk) el.style.removeProperty("zoom");
-        opened = [];
-        shrunk = [];
+        if (!printing) return;
+        for (const d of printing.opened) d.open = false;
+        for (const el of printing.zoomed) el.style.removeProperty("zoom");
+        if (printing.dense) this.redraw();
+        printing = null;
       });
       this.actions = {
         go: (/** @type {number} */ k) => this.go(k),
@@ -393,20 +400,32 @@ const LadeStage = (() => {
       }
     }
 
-    /** The whole lesson as one handout, then the browser's print dialog (the handout goes once printed). */
+    /** The whole lesson as one handout, then the browser's print dialog (the handout goes once printed); the page
+     * says how many pages it takes. */
     async printLesson() {
       await this.handout();
+      const n = this.handoutPages;
+      this.set({
+        notice:
+          `The whole lesson prints each chapter from a new page: ${plural(n, "page")} of Letter paper, ` +
+          `at most ${n} of A4.`,
+      });
       window.print();
     }
 
     /**
-     * One handout of the whole lesson for print: every chapter on a page of its own, opened where the lesson opens
-     * it, with its words, its question (without the answer: a handout is for predicting) and its views as drawn at
-     * that step; the page prints only it (lade.css) until `handoutDone`. Built in the page, off screen and inert.
+     * One handout of the whole lesson for print: every chapter from a page of its own, opened where the lesson opens
+     * it, with its words (the secondary ones too), its question (without the answer: a handout is for predicting) and
+     * its views as drawn at that step, each as wide as a printed page holds with no text under 7 pt (a dense view
+     * in its zoomed variant); the page prints only it (lade.css) until `handoutDone`. Built in the page, off screen
+     * and inert, a printed page wide, so that its pages can be counted (`handoutPages`).
      */
     async handout() {
       this.handoutDone();
-      const book = h("div", { class: "handout", inert: "", "aria-hidden": "true" });
+      const { PAGE, printWidth, printPages } = Lade.layout;
+      const book = h("div", { class: "handout", inert: "", "aria-hidden": "true", style: `width:${PAGE.width}px` });
+      this.frame.append(book);
+      let pages = 0;
       for (const [i, ch] of Lade.lesson.CHAPTERS.entries()) {
         const handle = this.chapterRun(ch),
           run = handle ? await this.load(handle) : null;
@@ -420,25 +439,40 @@ const LadeStage = (() => {
         const parts = Lade.lessonView.view({ ...this.lessonContext(run), state: s }),
           focus = parts.focus.filter((/** @type {string} */ id) => this.views[id]),
           into = Object.fromEntries(focus.map((id) => [id, h("div", { class: "view lesson-focus" })]));
-        this.drawViews(run, focus, parts.lanes, into, k, false);
-        // a copy of what was drawn: a drawing built once per layout moves to wherever it is drawn next
-        const page = h(
-          "section",
-          { class: "handout-chapter" },
-          parts.head,
-          parts.where,
-          parts.text,
-          parts.question,
-          focus.map((id) => into[id].cloneNode(true)),
-        );
+        const page = h("section", { class: "handout-chapter" }, parts.head, parts.where, parts.text, parts.question);
+        book.append(page);
+        // paper has no controls: gone before the page is measured (lade.css hides the same in any print)
+        for (const el of page.querySelectorAll(".chapters, .turn, .options, button:not(.term), select, input"))
+          el.remove();
+        for (const d of page.querySelectorAll("details")) /** @type {HTMLDetailsElement} */ (d).open = true;
+        // a copy of what was drawn (a drawing built once per layout moves to wherever it is drawn next)
+        const copy = (/** @type {string} */ id, /** @type {boolean} */ zoomed) => {
+          this.drawViews(run, [id], parts.lanes, into, k, zoomed);
+          return /** @type {HTMLElement} */ (into[id].cloneNode(true));
+        };
+        for (const id of focus) {
+          const full = page.appendChild(copy(id, false));
+          if (printWidth(full).over.length) {
+            full.remove();
+            printWidth(page.appendChild(copy(id, true)));
+          }
+        }
+        // a printed copy keeps no id but its patterns', each renamed so its cells fill from its own
         for (const el of page.querySelectorAll("[id], [aria-labelledby]")) {
+          if (el.closest("defs")) {
+            const id = el.id,
+              own = `${id}-print-${i + 1}`;
+            for (const use of page.querySelectorAll(`[fill="url(#${id})"]`)) use.setAttribute("fill", `url(#${own})`);
+            el.id = own;
+            continue;
+          }
           el.removeAttribute("id");
           el.removeAttribute("aria-labelledby");
         }
-        book.append(page);
+        pages += printPages(page);
       }
       this.redraw();
-      this.frame.append(book);
+      this.handoutPages = pages;
       document.body.classList.add("lade-handout");
       return book.children.length;
     }

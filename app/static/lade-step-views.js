@@ -271,7 +271,7 @@ const LadeStepViews = (() => {
         ),
         compact && upto > TRAJECTORY_STEPS_ZOOMED
           ? muted(
-              `Zoomed in to be read on a slide: steps ${steps[0].index} to ${last.index}, the last ${plural(steps.length, "step")} `,
+              `Zoomed in: steps ${steps[0].index} to ${last.index}, the last ${plural(steps.length, "step")} `,
               `(the app shows the last ${TRAJECTORY_STEPS}).`,
             )
           : null,

@@ -367,7 +367,11 @@ const LadeViews = (() => {
         "The methods side by side",
         muted(
           `Each lane's whole run on ${Lade.notes.deviceName(run)}, the prompt's prefill included`,
-          h("span", { class: "aside" }, ` (a greedy decoding step, the prefill left out: ${fmt(1000 * base, 1)} ms here)`),
+          h(
+            "span",
+            { class: "aside" },
+            ` (a greedy decoding step, the prefill left out: ${fmt(1000 * base, 1)} ms here)`,
+          ),
           ".",
         ),
 
@@ -386,9 +390,7 @@ const LadeViews = (() => {
           ),
         ),
         compact
-          ? muted(
-              `Zoomed in to be read on a slide: ${shown.length} of the ${columns.length} columns (the app shows all ${columns.length}).`,
-            )
+          ? muted(`Zoomed in: ${shown.length} of the ${columns.length} columns (the app shows all ${columns.length}).`)
           : null,
         // asides a chapter's slide leaves out (lade.css): the per-position rates and the metrics' other names
         pos ? h("p", { class: "muted aside" }, pos) : null,
