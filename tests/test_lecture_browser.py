@@ -464,3 +464,149 @@ def test_the_screen_is_as_it_was_after_printing(chromium, site):
     assert page.evaluate(look) == before, before
     assert page.errors == []
     page.close()
+
+
+# -- phones --------------------------------------------------------------------------------------------------------
+PHONE_VIEWS = """() => { const shown = [...document.querySelectorAll('.lesson-focus')].filter(v => v.offsetParent);
+  return { top: shown.length ? shown[0].getBoundingClientRect().top + scrollY : null,
+    boxes: [...document.querySelectorAll('.lesson-focus .scroll')].filter(b => b.offsetParent)
+      .map(b => [b.getAttribute('aria-label'), b.clientWidth, b.scrollWidth]),
+    ticks: [...document.querySelectorAll('.lesson-focus svg.chart text')]
+      .filter(t => t.textContent.trim() && t.getClientRects().length).map(t =>
+      parseFloat(getComputedStyle(t).fontSize) * Math.hypot(t.getCTM().a, t.getCTM().b)
+        * (t.ownerSVGElement.currentCSSZoom || 1)),
+    text: Lade.layout.textSizes(document.querySelector('.lesson-views') || document.body, true) }; }"""
+
+
+def test_on_a_phone_every_chapter_is_laid_out_for_a_column(chromium, site):
+    """At 390 px chapter 3's window showed column 0 of 7, chapter 6's methods table no number, the charts' ticks
+    were 5.7 px and chapter 6's figure started about 1,244 px down. Now, in every chapter: the first view starts
+    within the first screen (after the chapter's first paragraph), no scroll box shows less than half of what it
+    holds (the window's levels and the methods table reflow; the mask and the trajectories are zoomed), every text
+    in the views is at least 10.5 px and a chart's ticks at least 10 px; the window shows all its columns and the
+    methods table every lane's tokens per step."""
+    page = new_page(chromium, 390, 844)
+    for chapter in range(1, 10):
+        open_app(page, site + f"?lesson={chapter}", f"s.state.chapter === {chapter}")
+        page.wait_for_timeout(300)
+        got = page.evaluate(PHONE_VIEWS)
+        page.screenshot(path=str(SHOTS / f"phone-chapter{chapter}.png"), full_page=True)
+        if chapter == 9:  # "Play with it" puts no view in focus
+            continue
+        assert got["top"] is not None and got["top"] < 844, (chapter, got["top"])
+        assert all(shown >= 0.5 * whole for _, shown, whole in got["boxes"]), (chapter, got["boxes"])
+        assert got["text"] and got["text"][0] >= 10.5 - 0.05, (chapter, got["text"][:4])
+        assert all(t >= 10 for t in got["ticks"]), (chapter, sorted(got["ticks"])[:3])
+        if chapter == 3:
+            window = next(b for b in got["boxes"] if b[0].startswith("window"))
+            assert window[2] <= window[1] + 1, window  # every column in view
+        if chapter == 6:
+            values = page.evaluate(
+                "() => [...document.querySelectorAll('#relatives-view td[data-label=\"tokens/step\"]')]"
+                ".map(td => { const r = td.getBoundingClientRect(); return r.right <= innerWidth && r.width > 0; })"
+            )
+            assert values and all(values), values
+    assert page.errors == []
+    page.close()
+
+
+# -- the smaller items ------------------------------------------------------------------------------------------
+def test_the_step_shown_is_outlined_clear_of_its_neighbours(chromium, site):
+    """Chapter 5's outlined tokens (the step shown) overlapped one another and cut their glyphs (the "f" of "def").
+    Now each outline (2 px, 1 px off the token) lies clear of the next one's on its line."""
+    page = new_page(chromium, 1280, 800)
+    open_app(page, site + "?lesson=5", "s.state.chapter === 5")
+    boxes = page.evaluate(
+        "() => [...document.querySelectorAll('#la-output .tk.now')].map(t => { const r = t.getBoundingClientRect(),"
+        " s = getComputedStyle(t), o = parseFloat(s.outlineWidth) + parseFloat(s.outlineOffset);"
+        " return [r.left - o, r.right + o, Math.round(r.top)]; })"
+    )
+    assert len(boxes) >= 2, boxes
+    for a, b in zip(boxes, boxes[1:], strict=False):
+        if a[2] == b[2]:
+            assert a[1] <= b[0] + 0.5, (a, b)
+    assert page.errors == []
+    page.close()
+
+
+def test_chapter_3_answers_no_later_question_and_says_its_multi_token_step_plainly(chromium, site):
+    """Chapter 3's trajectories (the ten steps the explorer shows, read aloud as "it kept #24 ,") showed what the
+    step chapter 5 asks about kept, before chapter 5 asks it; and its paragraph on how far the window's guesses move
+    after a step that accepts several tokens ran to one sentence of 60 words. Now chapter 3 shows its last three
+    steps, none a later chapter asks about, a token read aloud in quotes, and that paragraph in sentences of at
+    most 30 words."""
+    page = new_page(chromium, 1280, 800)
+    asked = []
+    for chapter in range(4, 9):
+        open_app(page, site + f"?lesson={chapter}", f"s.state.chapter === {chapter}")
+        asked.append(
+            page.evaluate("""() => { const s = window.ladeStage, ch = Lade.lesson.CHAPTERS[s.state.chapter - 1];
+          return ch.predict ? ch.predict.answer(s.run(), s.state.k, s.lessonContext(s.run())).step : null; }""")
+        )
+    open_app(page, site + "?lesson=3", "s.state.chapter === 3")
+    rows = page.evaluate(
+        "() => [...document.querySelectorAll('#trajectory-view tr.kept-row th')].map(t => t.textContent)"
+    )
+    said = page.text_content("#trajectory-view ul.sr-only")
+    assert len(rows) == 3, rows
+    for step in [a for a in asked if a is not None]:
+        assert f"step {step} kept" not in rows and f"Step {step} guessed" not in said, (step, rows)
+    assert "kept #" in said and "“" in said, said[:200]
+    paragraph = page.evaluate(
+        "() => document.querySelector('#lesson-text [data-fact=multi_step]').closest('p').textContent"
+    )
+    sentences = [s for s in re.split(r"(?<=[.:;])\s+", paragraph) if s]
+    assert max(len(s.split()) for s in sentences) <= 30, sentences
+    assert page.errors == []
+    page.close()
+
+
+def test_chapter_4_says_why_its_lookup_found_nothing(chromium, site):
+    """Chapter 4's feedback on a wrong answer said "The trace says: 0 candidates" and never why. Now it says the
+    pool held no n-gram under x, and, as x = "class" has a twin in the prompt ("␣class"), that a key is one exact
+    token, its leading space included."""
+    page = new_page(chromium, 1280, 800)
+    open_app(page, site + "?lesson=4", "s.state.chapter === 4")
+    right = page.evaluate("""() => { const s = window.ladeStage, ch = Lade.lesson.CHAPTERS[3];
+      return ch.predict.answer(s.run(), s.state.k, s.lessonContext(s.run())).option; }""")
+    page.click(f"#lesson-predict button.option:not([data-option='{right}'])")
+    said = page.inner_text("#lesson-answer")
+    assert said.startswith("✗ Not this time. The trace says: 0 candidates.") and "held no n-gram under x = “" in said
+    assert "a key is one exact token, its leading space included" in said and "“␣class”" in said, said
+    assert page.errors == []
+    page.close()
+
+
+def test_acceptance_length_is_explained_where_it_stands(chromium, site):
+    """ "acceptance length" stood beside "tokens/step" in chapter 6's methods table with no word on how they differ
+    (the definitions were in a closed <details>). Now a line under the table says what each counts, in the metrics
+    register's words."""
+    page = new_page(chromium, 1280, 800)
+    open_app(page, site + "?lesson=6", "s.state.chapter === 6")
+    text = page.inner_text("#relatives-view")  # what is shown: a closed <details> is not
+    terms = {t["id"]: t for t in page.evaluate("() => window.ladeStage.run().d.metric_terms")}
+    for key in ("tokens_per_step", "mean_acceptance_length"):
+        assert f"{terms[key]['label']}: {terms[key]['ours']}" in text, (key, text[:600])
+    assert page.errors == []
+    page.close()
+
+
+def test_the_batch_charts_examples_are_labelled_above_the_plot(chromium, site):
+    """The lab's batch chart stacked its three servers' example labels over its band and lines in small type. Now
+    they stand in rows above the plot, apart from one another, at 12 px or more as drawn."""
+    page = new_page(chromium, 1280, 900)
+    open_app(page, site + "?run=code-class&mode=lab&device=h100&size=7B&batch=1&devices=1", "s.state.mode === 'lab'")
+    page.wait_for_selector("#lab-prediction")
+    got = page.evaluate("""() => { const svg = [...document.querySelectorAll('.lab-text svg.chart')]
+        .find(s => /batch/.test(s.getAttribute('aria-label')));
+      const plot = svg.querySelector('rect').getBoundingClientRect();
+      return { plot: plot.top, labels: [...svg.querySelectorAll('text.rule-label')].map(t => {
+        const r = t.getBoundingClientRect();
+        return [r.left, r.right, r.top, r.bottom, parseFloat(getComputedStyle(t).fontSize) * t.getCTM().a]; }) }; }""")
+    labels = got["labels"]
+    assert len(labels) >= 3, got
+    assert all(b[3] <= got["plot"] + 1 and b[4] >= 12 - 0.05 for b in labels), got
+    apart = lambda a, b: a[1] <= b[0] or b[1] <= a[0] or a[3] <= b[2] or b[3] <= a[2]  # noqa: E731
+    assert all(apart(a, b) for i, a in enumerate(labels) for b in labels[i + 1 :]), labels
+    assert page.errors == []
+    page.close()

@@ -498,7 +498,7 @@ def test_on_a_phone_tips_stay_on_screen_and_targets_are_big_enough(chromium, sit
         page.mouse.click(5, 5)  # a tap elsewhere
         assert page.locator("#lesson-text .term.open").count() == 0
     # a view that holds more than a phone shows says so in words (chapter 3's window showed column 0 of 7 with no
-    # sign); one that fits shows no cue
+    # sign; its trajectories still hold more); one that fits shows no cue (chapter 6's methods table reflows now)
     for chapter in (3, 6):
         page.evaluate("n => window.ladeStage.chapter(n, 'none')", chapter)
         at_chapter(page, chapter)
@@ -507,7 +507,7 @@ def test_on_a_phone_tips_stay_on_screen_and_targets_are_big_enough(chromium, sit
             "() => [...document.querySelectorAll('.lade-stage .scroll')].filter(b => b.offsetParent !== null)"
             ".map(b => [b.scrollWidth > b.clientWidth + 2, !b.querySelector(':scope > .scroll-hint').hidden])"
         )
-        assert boxes and any(more for more, _ in boxes), (chapter, boxes)
+        assert boxes and (chapter != 3 or any(more for more, _ in boxes)), (chapter, boxes)
         assert all(more == cue for more, cue in boxes), (chapter, boxes)
     assert page.errors == [] and page.foreign == []
     page.close()

@@ -220,6 +220,13 @@ const LadeLayout = (() => {
     return children.length ? fill(box, ...children) : box;
   }
 
+  // On a phone (lade.css's 480 px) a chapter shows these views zoomed: drawn whole they are read only shrunk (the
+  // mask's labels at 6 px) or a column at a time (the trajectories); the window and the methods table reflow instead.
+  const PHONE = "(max-width: 480px)",
+    PHONE_ZOOMED = ["mask-view", "trajectory-view"];
+  /** The views a chapter draws zoomed here: its own (`zoomed`), and on a phone the dense ones. @param {string[]} own */
+  const zoomedHere = (own) => (window.matchMedia(PHONE).matches ? [...own, ...PHONE_ZOOMED] : own);
+
   /** @param {any} stage @param {State} before @param {Run} run */
   function lesson(stage, before, run) {
     const s = stage.state,
@@ -270,7 +277,7 @@ const LadeLayout = (() => {
       );
     }
     shareBody(stage, { run, state: s, boot: stage.boot, actions: stage.actions, standalone: stage.standalone });
-    stage.drawViews(run, focus, parts.lanes);
+    stage.drawViews(run, focus, parts.lanes, undefined, undefined, zoomedHere(parts.zoomed));
   }
 
   /** @param {any} stage @param {State} before @param {Run} run */
@@ -512,6 +519,6 @@ const LadeLayout = (() => {
   /** The zoom of the lesson's slide type in Present, for the screen it is on. */
   const presentZoom = () => slideZoom(window.innerHeight, PRESENT_LINES);
 
-  return { render, refit, measure, slideZoom, presentZoom, textSizes, PAGE, printWidth, printPages };
+  return { render, refit, measure, slideZoom, presentZoom, textSizes, PAGE, printWidth, printPages, PHONE };
 })();
 window.Lade.layout = LadeLayout;

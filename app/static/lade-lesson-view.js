@@ -178,7 +178,10 @@ const LadeLessonView = (() => {
         ? h("span", { class: "muted" }, " On your run: ", Lade.dom.label(run.title), ".")
         : null,
     );
-    return { head, where, text, question: question(ctx, ch), nav, focus: ch.focus, lanes: ch.lanes || null };
+    return {
+      ...{ head, where, text, question: question(ctx, ch), nav },
+      ...{ focus: ch.focus, zoomed: ch.zoomed || [], lanes: ch.lanes || null },
+    };
   }
 
   /** A chapter condensed for a slide: its heading and the paragraph that states this step's facts. @param {LessonContext} ctx */

@@ -65,7 +65,8 @@ const LadeStage = (() => {
       this.restoring = false; // following Back or Forward: the address is already the state's
       /** @type {Record<string, HTMLElement>} the views' containers, one per view id, moved between layouts */
       this.views = {};
-      /** @type {{run: Run, ids: string[], lanes: string[] | null} | null} what drawViews last put on screen */
+      /** @type {{run: Run, ids: string[], lanes: string[] | null, compact: boolean | string[]} | null} what drawViews
+       * last put on screen */
       this.drawn = null;
       this.slideAsks = false; // the slide on screen shows its question after its words (lade-layout.js chose it)
       this.handoutPages = 0; // the printed pages of the last handout (`handout`)
@@ -75,6 +76,8 @@ const LadeStage = (() => {
       // a slide deck resizes its frames (full screen, overview): the embed fits its new size; and the page around a
       // slide settles after it was first fitted (Gradio's parts appear and go): it fits what is left
       window.addEventListener("resize", () => Lade.layout.refit(this));
+      // a window turned from a phone's width to a wider one (or back) draws its views for that width
+      window.matchMedia(Lade.layout.PHONE).addEventListener("change", () => this.set({}));
       const settle = new ResizeObserver(() => Lade.layout.refit(this));
       for (let el = /** @type {Element | null} */ (root); el; el = el.parentElement) settle.observe(el);
       // printing: a closed <details> shows what it holds (the chapter's secondary words), a wide grid (the
@@ -95,7 +98,7 @@ const LadeStage = (() => {
         const drawn = this.drawn;
         if (dense.length && drawn) {
           this.drawViews(drawn.run, dense, drawn.lanes, undefined, undefined, true);
-          this.drawn = drawn;
+          this.drawn = drawn; // afterwards the screen is drawn as it was
           fitted = { zoomed: [...fitted.zoomed, ...Lade.layout.printWidth(this.main).zoomed], over: [] };
         }
         printing = { opened, zoomed: fitted.zoomed, dense: dense.length > 0 };
@@ -447,7 +450,7 @@ const LadeStage = (() => {
         for (const d of page.querySelectorAll("details")) /** @type {HTMLDetailsElement} */ (d).open = true;
         // a copy of what was drawn (a drawing built once per layout moves to wherever it is drawn next)
         const copy = (/** @type {string} */ id, /** @type {boolean} */ zoomed) => {
-          this.drawViews(run, [id], parts.lanes, into, k, zoomed);
+          this.drawViews(run, [id], parts.lanes, into, k, zoomed || parts.zoomed.includes(id));
           return /** @type {HTMLElement} */ (into[id].cloneNode(true));
         };
         for (const id of focus) {
@@ -803,20 +806,24 @@ const LadeStage = (() => {
     }
 
     /** The views of `ids` for the run at the state's step, into their containers (compact in an embed). `into`, `k`
-     * and `compact`: other containers, step and form (an embed measured off screen, a chapter of the handout).
+     * and `compact`: other containers, step and form (an embed measured off screen, a chapter of the handout);
+     * `compact` may name the views to draw zoomed (a chapter's `zoomed`).
      * @param {Run} run @param {string[]} ids @param {string[] | null} [lanes]
-     * @param {Record<string, HTMLElement>} [into] @param {number} [k] @param {boolean} [compact] */
+     * @param {Record<string, HTMLElement>} [into] @param {number} [k] @param {boolean | string[]} [compact] */
     drawViews(run, ids, lanes = null, into = undefined, k = undefined, compact = !!this.state.embed) {
-      if (!into) this.drawn = { run, ids, lanes };
+      if (!into) this.drawn = { run, ids, lanes, compact };
       for (const id of ids) {
-        const view = Lade.views.render[id];
-        if (view) fill((into || this.views)[id], view({ run, k: k === undefined ? this.state.k : k, lanes, compact }));
+        const view = Lade.views.render[id],
+          zoomed = Array.isArray(compact) ? compact.includes(id) : compact;
+        if (view)
+          fill((into || this.views)[id], view({ run, k: k === undefined ? this.state.k : k, lanes, compact: zoomed }));
       }
     }
 
     /** The views on screen drawn again (a drawing built once per layout is moved wherever it is drawn). */
     redraw() {
-      if (this.drawn) this.drawViews(this.drawn.run, this.drawn.ids, this.drawn.lanes);
+      const d = this.drawn;
+      if (d) this.drawViews(d.run, d.ids, d.lanes, undefined, undefined, d.compact);
     }
 
     /** Linked highlighting: a window column or a candidate hovered lights up its n-gram in the pool, and the other

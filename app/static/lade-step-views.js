@@ -233,11 +233,13 @@ const LadeStepViews = (() => {
             .sort((a, b) => a.pos - b.pos)
             .map(
               (c) =>
-                `#${run.outputIndex(c.pos)} ${Lade.dom.spoken(run.text(c.token))} (${c.right ? "right" : "wrong"})`,
+                `#${run.outputIndex(c.pos)} “${Lade.dom.spoken(run.text(c.token))}” (${c.right ? "right" : "wrong"})`,
             )
             .join(", "),
           "; it kept ",
-          [...kept.entries()].map(([pos, t]) => `#${run.outputIndex(pos)} ${Lade.dom.spoken(run.text(t))}`).join(", "),
+          [...kept.entries()]
+            .map(([pos, t]) => `#${run.outputIndex(pos)} “${Lade.dom.spoken(run.text(t))}”`)
+            .join(", "),
           ".",
         ),
       ),

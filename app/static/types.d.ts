@@ -253,6 +253,8 @@ interface Chapter {
   start: StartRule[];
   text: (run: Run, k: number, ctx: LessonContext) => any[];
   predict?: Prediction;
+  /** views the chapter shows in their zoomed variant (the lesson, its handout) */
+  zoomed?: string[];
 }
 
 interface LadeNamespace {
