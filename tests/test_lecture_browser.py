@@ -475,7 +475,11 @@ PHONE_VIEWS = """() => { const shown = [...document.querySelectorAll('.lesson-fo
       .filter(t => t.textContent.trim() && t.getClientRects().length).map(t =>
       parseFloat(getComputedStyle(t).fontSize) * Math.hypot(t.getCTM().a, t.getCTM().b)
         * (t.ownerSVGElement.currentCSSZoom || 1)),
-    text: Lade.layout.textSizes(document.querySelector('.lesson-views') || document.body, true) }; }"""
+    text: [...document.querySelectorAll('.lesson-focus *')].filter(e => [...e.childNodes].some(n =>
+        n.nodeType === 3 && n.data.trim()) && e.getClientRects().length && !e.closest('.sr-only, [hidden]'))
+      .map(e => parseFloat(getComputedStyle(e).fontSize) * (e instanceof SVGGraphicsElement
+        ? Math.hypot(e.getCTM().a, e.getCTM().b) * (e.ownerSVGElement.currentCSSZoom || 1) : (e.currentCSSZoom || 1)))
+      .sort((a, b) => a - b) }; }"""
 
 
 def test_on_a_phone_every_chapter_is_laid_out_for_a_column(chromium, site):
@@ -600,7 +604,8 @@ def test_the_batch_charts_examples_are_labelled_above_the_plot(chromium, site):
     got = page.evaluate("""() => { const svg = [...document.querySelectorAll('.lab-text svg.chart')]
         .find(s => /batch/.test(s.getAttribute('aria-label')));
       const plot = svg.querySelector('rect').getBoundingClientRect();
-      return { plot: plot.top, labels: [...svg.querySelectorAll('text.rule-label')].map(t => {
+      return { plot: plot.top, labels: [...svg.querySelectorAll('text')].filter(t => /example/.test(t.textContent))
+        .map(t => {
         const r = t.getBoundingClientRect();
         return [r.left, r.right, r.top, r.bottom, parseFloat(getComputedStyle(t).fontSize) * t.getCTM().a]; }) }; }""")
     labels = got["labels"]
