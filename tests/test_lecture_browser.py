@@ -209,6 +209,8 @@ def test_a_clicker_walks_a_deck_of_embeds_with_nobody_clicking_into_a_frame(chro
         page.goto(site + f"?lesson={chapter}")
         page.wait_for_function(f"() => window.ladeStage && window.ladeStage.state.chapter === {chapter}")
         codes.append(snippet(page, what))
+        if what == "window-view":  # the panel with a view's span of steps to choose
+            assert run_axe(page, "link-or-embed-a-view") == []
         said = page.inner_text("#embed-keys")
         assert "presses of PageDown" in said or "press of PageDown" in said, said
     page.close()
@@ -501,6 +503,8 @@ def test_on_a_phone_every_chapter_is_laid_out_for_a_column(chromium, site):
         assert all(shown >= 0.5 * whole for _, shown, whole in got["boxes"]), (chapter, got["boxes"])
         assert got["text"] and got["text"][0] >= 10.5 - 0.05, (chapter, got["text"][:4])
         assert all(t >= 10 for t in got["ticks"]), (chapter, sorted(got["ticks"])[:3])
+        if chapter in (3, 6, 7):  # the views laid out anew for a phone
+            assert run_axe(page, f"phone-chapter{chapter}") == [], chapter
         if chapter == 3:
             window = next(b for b in got["boxes"] if b[0].startswith("window"))
             assert window[2] <= window[1] + 1, window  # every column in view
