@@ -232,7 +232,7 @@ def test_deep_links_and_embeds(chromium, server):
     open_app(page, server + "?run=code-fib&step=12", "s.state.current === 'code-fib-W7N4G7' && s.state.k === 12")
     assert state(page, "mode") == "explorer" and page.get_attribute(".lade-host", "data-step") == "12"
     open_app(page, server + "?run=code-class&step=9&view=mask-view&embed=1", "s.state.embed && s.state.k === 9")
-    assert state(page, "embed") == {"view": "mask-view"}
+    assert state(page, "embed") == {"view": "mask-view", "from": 9, "to": 9}  # a slide of its one step
     assert page.locator("#mask-view").is_visible() and page.locator("#step-slider").is_visible()
     for hidden in ("#window-view", "#ar-output", ".modes", "#sidebar", "#lab"):
         assert page.locator(hidden).count() == 0 or page.locator(hidden).first.is_hidden(), hidden
