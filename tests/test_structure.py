@@ -168,3 +168,11 @@ def test_every_colour_of_the_stage_is_declared_once_in_its_palette():
     for path in (ROOT / "app" / "static").glob("lade-*.js"):
         text = path.read_text(encoding="utf-8")
         assert not re.findall(r"""["'`]#[0-9a-fA-F]{3,8}["'`]""", text), path.name
+
+
+def test_the_readme_file_map_names_every_browser_file():
+    """A newcomer finds each of the browser's files in the README's file map (it had left out the theme and the
+    whole in-browser race)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    missing = [p.stem for p in sorted((ROOT / "app" / "static").glob("*.js")) if f"`{p.stem}`" not in readme]
+    assert missing == [], missing
