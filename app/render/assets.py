@@ -26,6 +26,7 @@ SCRIPTS = (
     "lade-lesson.js",
     "lade-lesson-view.js",
     "lade-page.js",
+    "lade-race-keep.js",
     "lade-browser-race.js",
     "lade-layout.js",
     "lade-pictures.js",

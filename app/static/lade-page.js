@@ -497,6 +497,8 @@ const LadePage = (() => {
         run = names.find((n) => n.toLowerCase() === w || n.replace(/-W\d+N\d+G\d+$/, "").toLowerCase() === w) || null;
         // a run the server holds (a live race, an opened file) is asked of it; one it no longer holds says so
         if (!run && boot.source === "server" && HANDLE.test(wanted.trim())) run = wanted.trim();
+        // a race this browser keeps (lade-race-keep.js) is asked of its storage
+        if (!run && boot.engine && Lade.raceKeep.HANDLE.test(wanted.trim())) run = wanted.trim();
         if (!run) notices.push(`No gallery run is called “${shown(wanted)}”; the explorer's gallery menu lists them.`);
       }
       const mode = q.get("mode"),

@@ -263,6 +263,8 @@ interface LadeNamespace {
   tokenizer: typeof LadeTokenizer;
   derive: typeof LadeDerive;
   browserRace: typeof LadeBrowserRace;
+  raceKeep: typeof LadeRaceKeep;
+  auto: typeof LadeAuto;
 }
 interface Window {
   Lade: LadeNamespace;
