@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from . import guard, limits, logs, routes
+from . import guard, isolation, limits, logs, routes
 from .guard import trust_proxy_from_env
 from .render.engine_files import served
 from .ui import LAUNCH_OPTIONS, build_demo
@@ -64,7 +64,8 @@ def launch(args: argparse.Namespace, middleware: tuple = (), block: bool = True,
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
         prevent_thread_lock=not block,
         app_kwargs={
-            "middleware": [*middleware, gate],
+            # the cross-origin-isolation headers on every answer, the guard's too (the race's threads: isolation.py)
+            "middleware": [*middleware, isolation.middleware(), gate],
             "routes": own,  # every run at one address (before Gradio's own)
             "exception_handlers": routes.EXCEPTION_HANDLERS,  # a mistyped path gets a page, not raw JSON
         },
