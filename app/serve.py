@@ -11,7 +11,7 @@ import argparse
 import os
 from pathlib import Path
 
-from . import guard, isolation, limits, logs, routes
+from . import guard, isolation, limits, logs, routes, space
 from .guard import trust_proxy_from_env
 from .render.engine_files import served
 from .store import STORE
@@ -88,4 +88,5 @@ def launch(args: argparse.Namespace, middleware: tuple = (), block: bool = True,
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
     logs.install()  # a refused request is one line in the log, a fault one traceback, the whole log bounded a minute
+    space.prepare()  # on a Hugging Face Space: the model's GGUF and the browser engine's runtime, fetched and checked
     launch(args)
