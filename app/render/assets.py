@@ -27,6 +27,7 @@ SCRIPTS = (
     "lade-lesson-view.js",
     "lade-page.js",
     "lade-race-keep.js",
+    "lade-race-words.js",
     "lade-browser-race.js",
     "lade-layout.js",
     "lade-pictures.js",

@@ -264,6 +264,7 @@ interface LadeNamespace {
   derive: typeof LadeDerive;
   browserRace: typeof LadeBrowserRace;
   raceKeep: typeof LadeRaceKeep;
+  raceWords: typeof LadeRaceWords;
   auto: typeof LadeAuto;
 }
 interface Window {
