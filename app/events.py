@@ -125,19 +125,26 @@ def run_live(
                 yield stage.live(live.handle, status)
         finished(session, live)
         # Stop may reach the engine before it cancels this event: the run then ends here, stopped, and says so
-        if live.cancelled:
-            value = stage.show(live.handle, "last", notice="Live run stopped.")
-        elif live.out_of_budget:
-            value = stage.show(live.handle, "last", notice=limits.budget_text())
-        else:
-            value = stage.live(live.handle, live.status(), done=True)
-        yield value
+        yield (
+            stopped(live.handle, limits.budget_text() if live.out_of_budget else STOPPED)
+            if (live.cancelled or live.out_of_budget)
+            else stage.live(live.handle, live.status(), done=True)
+        )
     except (ValueError, RuntimeError) as exc:  # the engine's: logged once with its traceback, the visitor told why
         fault(f"a live run failed ({guard.client_name(request)})")
         raise limits.refused(f"The run failed: {exc}") from None
     finally:
         live.stop()
         forget(session, live)
+
+
+STOPPED = "Live run stopped."
+
+
+def stopped(handle: str, why: str = STOPPED):
+    """The stage's value for a run that ended before its last token (Stop, the budget): the run at its last step,
+    with the sentence saying why."""
+    return stage.show(handle, "last", notice=why)
 
 
 def finished(session: str, live: LiveRun) -> None:
@@ -160,7 +167,7 @@ def settle_run(request: gr.Request):
         handle, ref = _ended.pop(session_of(request), (None, lambda: None))
     live = ref()
     if handle is not None and live is None:  # it ended and was let go of: what it recorded is in the store
-        return stage.show(handle, "last", notice="Live run stopped.") if STORE.held(handle)["held"] else gr.skip()
+        return stopped(handle) if STORE.held(handle)["held"] else gr.skip()
     if live is None:  # it never started: say so where it stays, if the model is the reason
         try:
             MODEL.get()
@@ -170,7 +177,7 @@ def settle_run(request: gr.Request):
     live.wait(timeout=30)  # the engine stops at its next step
     if live.result is None or not live.steps["parallel"]:
         return gr.skip()
-    return stage.show(live.handle, "last", notice="Live run stopped.")
+    return stopped(live.handle)
 
 
 AUTO_WHAT = (

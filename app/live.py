@@ -18,6 +18,7 @@ A run given a `budget_s` ends at its first step past that many seconds on the en
 
 from __future__ import annotations
 
+import dataclasses
 import queue
 import threading
 import time
@@ -116,13 +117,12 @@ class LiveRun:
                     self.specs,
                     self.max_new_tokens,
                     self.sampling,
-                    title="live",
                     on_step=lambda lane, step: self._queue.put((page_lane(lane), step)),
                     should_stop=self._should_stop,
                     machine=self.machine,
                 )
                 self._engine_until = time.monotonic()
-            self.result = run
+            self.result = dataclasses.replace(run, title="live")
             if self.on_done:
                 self.on_done(run)
         except Exception as exc:  # handed to the follower, which reports it

@@ -48,10 +48,10 @@ def test_a_sliding_window_cache_is_refused_with_a_message():
 
 def test_auto_measures_the_cost_curve_once_per_process(monkeypatch):
     """Auto measures this machine's cost curve once per process, not on every click where no saved one matches."""
-    from lade_core.measure import autoconfig
+    from lade_core.measure import calibrate
 
     calls = []
-    monkeypatch.setattr(autoconfig, "curve_for", lambda lm: calls.append(lm) or {"greedy_s": 1.0, "points": []})
+    monkeypatch.setattr(calibrate, "process_curve", lambda lm: calls.append(lm) or {"greedy_s": 1.0, "points": []})
     model = SharedModel()
     model._lm = object()
     for _ in range(5):

@@ -29,6 +29,7 @@ SCRIPTS = (
     "lade-race-keep.js",
     "lade-race-words.js",
     "lade-browser-race.js",
+    "lade-slide.js",
     "lade-layout.js",
     "lade-pictures.js",
     "lade-stage.js",
