@@ -103,13 +103,23 @@ const LadeAuto = (() => {
     };
   }
 
-  /** Every swept setting (of `pool`, or all) with its prediction, best median first (autoconfig.py `rank_configs`).
+  /** Python's round(x, 3) for the medians ranked here: the multiple of 0.001 nearest x's exact value (toFixed's
+   * rule; at an exact binary half, which no ratio of measured seconds lands on, toFixed goes up where Python goes to
+   * the even one). @param {number} x */
+  const round3 = (x) => Number(x.toFixed(3));
+
+  /** Every swept setting (of `pool`, or all) with its prediction, best median first, a tie in the median (to three
+   * decimals) to the higher mean (autoconfig.py `rank_configs`).
    * @param {any[]} points @param {StepCost} cost @param {string | null} [pool] */
   const rankConfigs = (points, cost, pool = null) =>
     points
       .filter((p) => pool === null || p.pool === pool)
       .map((p) => predictPoint(p, cost))
-      .sort((a, b) => b.predicted_speedup_median - a.predicted_speedup_median);
+      .sort(
+        (a, b) =>
+          round3(b.predicted_speedup_median) - round3(a.predicted_speedup_median) ||
+          b.predicted_speedup - a.predicted_speedup,
+      );
 
   /** The best swept setting under `curve` (autoconfig.py `best`). @param {any[]} points @param {any} curve
    * @param {string | null} [pool] */
