@@ -417,7 +417,7 @@ def test_the_app_serves_the_browser_engines_files_and_offers_the_race(chromium, 
             urllib.request.urlopen(model_server + bad)
         assert refused.value.code == 404, bad
     page = new_page(chromium)
-    open_app(page, model_server + "?race=1", "document.querySelector('#browser-race')")
+    open_app(page, model_server + "?race=1", "s.landed && document.querySelector('#browser-race')")
     assert page.is_visible("#browser-race") and page.get_attribute("#race-browser", "aria-expanded") == "true"
     assert page.errors == []
     page.close()

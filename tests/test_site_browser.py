@@ -821,7 +821,7 @@ def test_race_1_in_the_address_opens_the_race_in_a_page_and_in_an_embed(chromium
     """`?race=1` opens "Race it in your browser" (a lecturer's link to it), and in an embed on a slide too, without
     taking focus from the page around it; nothing is downloaded until the visitor races."""
     page = site_page(chromium, site)
-    opened(page, site + "index.html?race=1", "document.querySelector('#browser-race')")
+    opened(page, site + "index.html?race=1", "s.landed && document.querySelector('#browser-race')")
     assert page.is_visible("#browser-race") and page.get_attribute("#race-browser", "aria-expanded") == "true"
     assert "race=1" in page.url
     host = site_page(chromium, site, 1000, 600)

@@ -115,7 +115,7 @@ def test_a_space_built_from_this_repository_serves_the_race(chromium, tmp_path):
             assert status == 200 and hashlib.sha256(body).hexdigest() == manifest["files"][binary]
             page = new_page(chromium)
             page.set_extra_http_headers(PROXY)
-            open_app(page, url + "?race=1", "document.querySelector('#browser-race')")
+            open_app(page, url + "?race=1", "s.landed && document.querySelector('#browser-race')")
             assert page.is_visible("#browser-race") and page.get_attribute("#race-browser", "aria-expanded") == "true"
             assert page.evaluate("() => self.crossOriginIsolated")
             assert page.errors == []
