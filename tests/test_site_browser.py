@@ -28,6 +28,7 @@ from lade_core.lookahead import lookahead_generate
 pytest.importorskip("playwright.sync_api")
 pytestmark = [pytest.mark.server, pytest.mark.browser]
 LIVE_URL = "https://example.invalid/spaces/lade"
+SERVED = {}  # the static server's request log, by the site's URL (what the browser asked of the host)
 
 
 @pytest.fixture(scope="module")
@@ -38,12 +39,15 @@ def site(tmp_path_factory):
     engine_files = sum(1 for p in (folder / "engine").rglob("*") if p.is_file())
     assert written["files"] == len(gallery.names()) + 2 + engine_files  # index.html and the service worker
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "-d", str(folder)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    log = folder.parent / f"{folder.name}-requests.log"
+    with open(log, "w") as said:  # http.server writes a line per request to stderr
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "-d", str(folder)],
+            stdout=subprocess.DEVNULL,
+            stderr=said,
+        )
     url = f"http://127.0.0.1:{port}/"
+    SERVED[url] = log
     assert answers(url, proc, seconds=30), "the static server did not start"
     try:
         yield url
@@ -697,7 +701,8 @@ def test_a_prompt_made_now_races_in_the_page_as_in_python(chromium, site, lm, tm
     tokens and step records are the Python engine's. (3) Steps were drawn while the race ran. (4) It ends with a
     summary checked sentence by sentence against its trace by the one noise rule. (5) Kept in the browser, its
     address reopens it after a reload; downloaded, its trace file opens in Python. (6) Stop ends a second race
-    within a step and it says how it ended; a reload says it dropped that race."""
+    within a step and it says how it ended; a reload says it dropped that race. (7) A race after the reload
+    asks the host for none of the model's files again (the GGUF, the graphs, the tokenizer, the runtime's binary)."""
     from app.render.engine_files import race_sweeps
     from lade_core.measure.autoconfig import best
     from lade_core.tracefile import parse_run
@@ -779,6 +784,16 @@ def test_a_prompt_made_now_races_in_the_page_as_in_python(chromium, site, lm, tm
     assert notice.startswith("Reloading dropped the race run in this browser at") and "W=5, N=4, G=5" in notice
     assert page.evaluate("() => window.ladeStage.run().t.parallel.tokens") == trace["parallel"]["tokens"]
     assert run_axe(page, "browser-race-reopened") == []
+    # (7) after the reload, a race reads every file the manifest hashes and the GGUF from the browser's storage: the
+    # host is asked for none of them (on the landed code the runtime's binary and the tokenizer, 16 MB, came again)
+    before = SERVED[site].stat().st_size
+    race_in_page(page, prompt, 2, 2, 2, 4)
+    asked = SERVED[site].read_text()[before:]
+    stored = re.findall(
+        r'"GET /engine/(model\.gguf\.\d+|forward\.onnx|keep\.onnx|tokenizer\.json|ort/[^ ]+\.wasm) ', asked
+    )
+    cold = SERVED[site].read_text()[:before]  # the log sees the worker's requests: the first race downloaded them
+    assert re.search(r'"GET /engine/model\.gguf\.000', cold) and stored == [], (stored, asked[-2000:])
     assert page.errors == [] and page.foreign == [], (page.errors, page.foreign)
     page.close()
 
