@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 
-from . import guard, limits, logs, routes
+from . import guard, isolation, limits, logs, routes, space
 from .guard import trust_proxy_from_env
 from .render.engine_files import served
+from .store import STORE
 from .ui import LAUNCH_OPTIONS, build_demo
 
 
@@ -40,6 +42,13 @@ def parser() -> argparse.ArgumentParser:
         "from the right, not the connecting address (default: $LADE_TRUST_PROXY, else 0)",
     )
     p.add_argument(
+        "--runs-dir",
+        default=os.environ.get("LADE_RUNS_DIR") or None,
+        metavar="DIR",
+        help="keep finished runs in DIR (an SQLite database), so their links work after a restart, within the "
+        "same bounds as in memory; a Space's persistent storage is /data (default: $LADE_RUNS_DIR, else memory only)",
+    )
+    p.add_argument(
         "--no-browser-engine",
         action="store_true",
         help="leave out 'Race it in your browser' and the engine files it downloads (engine/, about 115 MB)",
@@ -50,6 +59,8 @@ def parser() -> argparse.ArgumentParser:
 def launch(args: argparse.Namespace, middleware: tuple = (), block: bool = True, gate: dict | None = None):
     """Build the app for `args` (from `parser()`) and serve it; the Gradio Blocks (serving in a thread when
     `block` is False). `gate`: the guard's options beyond those `args` set."""
+    if args.runs_dir:
+        STORE.persist(Path(args.runs_dir))  # before the first run: links made before a restart open after it
     engine = None if args.no_browser_engine else served()  # (files by name, the page's boot.engine) or None
     demo = build_demo(model=args.model, browser_engine=engine[1] if engine else None)
     # api_open=False: no engine call skips the queue through /run/<api> (a Space's default, made explicit here)
@@ -64,7 +75,8 @@ def launch(args: argparse.Namespace, middleware: tuple = (), block: bool = True,
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
         prevent_thread_lock=not block,
         app_kwargs={
-            "middleware": [*middleware, gate],
+            # the cross-origin-isolation headers on every answer, the guard's too (the race's threads: isolation.py)
+            "middleware": [*middleware, isolation.middleware(), gate],
             "routes": own,  # every run at one address (before Gradio's own)
             "exception_handlers": routes.EXCEPTION_HANDLERS,  # a mistyped path gets a page, not raw JSON
         },
@@ -76,4 +88,5 @@ def launch(args: argparse.Namespace, middleware: tuple = (), block: bool = True,
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
     logs.install()  # a refused request is one line in the log, a fault one traceback, the whole log bounded a minute
+    space.prepare()  # on a Hugging Face Space: the model's GGUF and the browser engine's runtime, fetched and checked
     launch(args)

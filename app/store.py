@@ -26,8 +26,16 @@ message saying so. Which run goes, the share rules (a client is counted as the g
 
 No run is promised a fixed time: a promise would have to refuse new runs once the store is full of young ones, which
 lets a flood lock every other visitor out (what the shares prevent). What a link can say instead is `held`: how full
-the store is and, when full, how long ago the run it would drop next was last opened (the page says it when a link
-to a live or opened run is copied).
+the store is and, when full, how long ago the run it would drop next was last opened, and whether a restart keeps it
+(the page says it when a link to a live or opened run is copied).
+
+**Memory or disk.** By default the store is in memory, and a restart of the server drops every run. Where a folder is
+configured (`persist`: `python app.py --runs-dir DIR`, or `LADE_RUNS_DIR`; a Space's persistent `/data`), finished
+runs are kept there in an SQLite database (the standard library's `sqlite3`, written through as the store changes:
+each run's compressed payload, its size, owner, holder and when it was last used), within exactly the same bounds
+and share rules as in memory, and read back when the server starts; the handles' key is kept beside it (`store.key`,
+readable by the server's user alone), so a link made before a restart names the same run after it. A live run still
+recording is not kept on disk (a restart ends it).
 """
 
 from __future__ import annotations
@@ -35,11 +43,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 import secrets
+import sqlite3
 import threading
 import time
 import zlib
 from collections import OrderedDict
+from pathlib import Path
 
 from lade_core import RunTrace
 from lade_core.schema import build
@@ -50,6 +61,14 @@ from .render.payload import as_text, payload
 MAX_ENTRIES = 256
 MAX_BYTES = 48 * 2**20  # compressed
 SHARE = 8  # one client's runs: at most 1/SHARE of the runs and of the bytes (32 runs, 6 MiB)
+DATABASE, KEY = "runs.sqlite3", "store.key"  # in a persistent folder (`RunStore.persist`)
+
+
+class _OnDisk:
+    """An entry whose payload is in the database, read when asked for."""
+
+
+ON_DISK = _OnDisk()
 
 
 class Gone(KeyError):
@@ -75,9 +94,41 @@ class RunStore:
         self._owners: dict[str, str | None] = {}  # handle -> the client that added it first (None: none named)
         self._holders: dict[str, str | None] = {}  # handle -> the client that last added or opened it
         self._key = secrets.token_bytes(32)  # this process's: a content handle cannot be computed without it
-        self._used: dict[str, float] = {}  # handle -> when it was last added or opened (time.monotonic)
+        self._used: dict[str, float] = {}  # handle -> when it was last added or opened (`_now`)
         self._bytes = 0
         self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None  # where finished runs are kept across restarts (`persist`)
+
+    def _now(self) -> float:
+        """The store's clock: the wall's where runs outlive the process, else monotonic."""
+        return time.time() if self._db is not None else time.monotonic()
+
+    def persist(self, folder: Path) -> None:
+        """Keep finished runs in `folder` from now on (the module's docstring), and hold again the runs kept there
+        before, least recently used first out, within this store's bounds (a store made with smaller bounds drops the
+        excess as it would in memory). Call before the first run is added."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(folder / DATABASE, check_same_thread=False, isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS runs (handle TEXT PRIMARY KEY, payload BLOB NOT NULL, size INTEGER NOT NULL,"
+            " owner TEXT, holder TEXT, used REAL NOT NULL)"
+        )
+        with self._lock:
+            self._key, self._db = _kept_key(folder / KEY), db
+            rows = db.execute("SELECT handle, size, owner, holder, used FROM runs ORDER BY used").fetchall()
+            for handle, size, owner, holder, used in rows:
+                self._entries[handle] = (ON_DISK, size)
+                self._owners[handle], self._holders[handle], self._used[handle] = owner, holder, used
+                self._bytes += size
+            while len(self._entries) > 1 and (len(self._entries) > self.max_entries or self._bytes > self.max_bytes):
+                self._drop(self._next_out(by_bytes=len(self._entries) <= self.max_entries))
+
+    @property
+    def persistent(self) -> bool:
+        return self._db is not None
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -93,10 +144,16 @@ class RunStore:
                 self._bytes -= self._entries.pop(handle)[1]
                 owner = self._owners.get(handle, owner)  # the run stays its first owner's: a second client's
                 # copy must not make it nobody's (and so outside every share)
-            self._entries[handle] = (item, size)
             self._holders[handle] = adder if adder is not None else self._holders.get(handle)
             self._owners[handle] = owner
-            self._used[handle] = time.monotonic()
+            self._used[handle] = self._now()
+            if self._db is not None and isinstance(item, bytes):  # written through: the database is the store
+                self._db.execute(
+                    "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?)",
+                    (handle, item, size, owner, self._holders[handle], self._used[handle]),
+                )
+                item = ON_DISK
+            self._entries[handle] = (item, size)
             self._bytes += size
             if owner is not None:
                 self._within_share(owner, handle)
@@ -123,6 +180,8 @@ class RunStore:
 
     def _drop(self, handle: str) -> None:
         self._bytes -= self._entries.pop(handle)[1]
+        if self._db is not None:
+            self._db.execute("DELETE FROM runs WHERE handle = ?", (handle,))
         self._owners.pop(handle, None)
         self._holders.pop(handle, None)
         self._used.pop(handle, None)
@@ -159,13 +218,23 @@ class RunStore:
             if entry is None:
                 raise Gone(handle)
             self._entries.move_to_end(handle)
-            self._used[handle] = time.monotonic()
+            self._used[handle] = self._now()
             if client is not None:
                 self._holders[handle] = client
-        item = entry[0]
+            item = self._stored(handle) if entry[0] is ON_DISK else entry[0]
         if isinstance(item, bytes):
             return {"payload_text": unpack(item)}
         return item.pull(since)
+
+    def _stored(self, handle: str) -> bytes:
+        """A run's payload from the database, its use recorded there (under the lock)."""
+        db = self._db
+        assert db is not None
+        db.execute(
+            "UPDATE runs SET used = ?, holder = ? WHERE handle = ?",
+            (self._used[handle], self._holders.get(handle), handle),
+        )
+        return db.execute("SELECT payload FROM runs WHERE handle = ?", (handle,)).fetchone()[0]
 
     def held(self, handle: str) -> dict:
         """Whether the store holds `handle` (a gallery run always), how many runs it holds and its bounds (the whole
@@ -178,12 +247,13 @@ class RunStore:
             return {
                 "held": handle in gallery.names() or handle in self._entries,
                 "gallery": handle in gallery.names(),
+                "persistent": self._db is not None,  # whether a restart of the server keeps it
                 "runs": len(self._entries),
                 "most_runs": self.max_entries,
                 "most_mib": round(self.max_bytes / 2**20),
                 "client_runs": self.client_entries,
                 "client_mib": round(self.client_bytes / 2**20),
-                "next_out_opened_s": round(time.monotonic() - self._used[first]) if full and first else None,
+                "next_out_opened_s": round(self._now() - self._used[first]) if full and first else None,
             }
 
     def run(self, handle: str) -> RunTrace | None:
@@ -192,10 +262,27 @@ class RunStore:
             return gallery.load(handle)
         with self._lock:
             entry = self._entries.get(handle)
+            if entry is not None and entry[0] is ON_DISK:
+                entry = (self._db.execute("SELECT payload FROM runs WHERE handle = ?", (handle,)).fetchone()[0], 0)
         if entry is None:
             return None
         item = entry[0]
         return build(RunTrace, json.loads(unpack(item))["trace"], "run") if isinstance(item, bytes) else item.partial()
+
+
+def _kept_key(path: Path) -> bytes:
+    """The handles' key kept at `path` (made there the first time, readable by this user alone)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        key = path.read_bytes()
+        if len(key) != 32:
+            raise ValueError(f"{path}: a store's key is 32 bytes, this file has {len(key)}") from None
+        return key
+    key = secrets.token_bytes(32)
+    with os.fdopen(fd, "wb") as f:
+        f.write(key)
+    return key
 
 
 _gallery_packed: dict[str, bytes] = {}

@@ -401,22 +401,23 @@ def test_a_live_race_advances_both_lanes_and_ends_with_a_result(chromium, model_
 
 def test_the_app_serves_the_browser_engines_files_and_offers_the_race(chromium, model_server):
     """The app serves the browser engine's files at engine/ (only those: a path outside them is a 404), the manifest
-    naming the graphs' hashes, and its page offers "Race it in your browser" (the race itself: the soak tier, and
-    the site's race in make test)."""
+    naming the hashes of every file the race's worker reads besides the GGUF (the graphs, the tokenizer, the runtime's
+    binaries) and the runtime's builds, and its page offers "Race it in your browser" (the race itself: the soak tier,
+    and the site's race in make test)."""
     import urllib.error
     import urllib.request
 
     with urllib.request.urlopen(model_server + "engine/manifest.json") as res:
         manifest = json.loads(res.read())
-    assert (
-        manifest["chunks"] and manifest["weights"]["file"] and set(manifest["graphs"]) == {"forward.onnx", "keep.onnx"}
-    )
+    runtimes = {r["binary"] for r in manifest["runtimes"].values()}
+    assert manifest["chunks"] and manifest["weights"]["file"] and runtimes
+    assert set(manifest["files"]) == {"forward.onnx", "keep.onnx", "tokenizer.json", *runtimes}
     for bad in ("engine/../app.py", "engine/ort/../../README.md", "engine/nothing.bin"):
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(model_server + bad)
         assert refused.value.code == 404, bad
     page = new_page(chromium)
-    open_app(page, model_server + "?race=1", "document.querySelector('#browser-race')")
+    open_app(page, model_server + "?race=1", "s.landed && document.querySelector('#browser-race')")
     assert page.is_visible("#browser-race") and page.get_attribute("#race-browser", "aria-expanded") == "true"
     assert page.errors == []
     page.close()
@@ -442,7 +443,10 @@ def test_the_app_races_in_the_visitors_browser_from_its_own_files(chromium, mode
     assert status.startswith("Done on your browser's WebAssembly"), status
     run = page.evaluate("() => window.ladeStage.run().t")
     assert run["parallel"]["tokens"] == run["baseline"]["tokens"] and len(run["baseline"]["tokens"]) == 8
-    assert "greedy's speed" in status and "measured on your device" in status
+    said = page.inner_text("#browser-race-sentences")
+    threads = min(4, page.evaluate("() => navigator.hardwareConcurrency"))  # the app's page is isolated: all of them
+    machine = f"browser: WebAssembly, {threads} thread{'' if threads == 1 else 's'}"
+    assert "greedy's speed" in status and f"measured on your device: {machine}" in said, said
     assert origins == {model_server.split("/")[2]}, origins
     page.screenshot(path=str(SHOTS / "app-race-in-the-browser.png"))
     assert page.errors == []

@@ -173,3 +173,32 @@ def test_the_runner_refuses_a_step_fed_otherwise(cases, node, tmp_path):
     path.write_text(json.dumps([case]))
     done = subprocess.run([node, str(RUNNER), str(path)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and f"forward {k}: mask" in done.stderr
+
+
+def test_a_stop_between_steps_starts_no_further_step(node, tmp_path):
+    """Stop is honoured within one step (issue 50): the race polls it after each step is taken and before the next
+    begins, as Python's step loop does, so a Stop seen between two steps starts no further forward in either lane;
+    both lanes end "cancelled" with the steps they had. On the landed code the poll came before the step was handed
+    on, so each lane ran one more forward after the Stop. A forward here answers a fixed token; no model."""
+    script = tmp_path / "stop.cjs"
+    script.write_text(
+        "globalThis.window = globalThis;\n"
+        f"require('node:vm').runInThisContext(require('node:fs').readFileSync({json.dumps(str(ENGINE))}, 'utf8'));\n"
+        "const E = Lade.engine;\n"
+        "let forwards = 0, stop = false, after = 0, seen = 0;\n"
+        "const lane = () => ({ prefill: async () => (forwards++, 5), keep: () => {},\n"
+        "  step: async (input) => { forwards++; if (stop) after++; return input.rows.map(() => 7); } });\n"
+        "const prompt = [1, 2, 3, 4, 5, 6];\n"
+        "const decoders = { parallel: new E.Lookahead(lane(), prompt,\n"
+        "  { window: 3, ngram: 3, guess: 3, pool: 'prompt', tree: true, window_seed: 0 }, 100),\n"
+        "  baseline: new E.Greedy(lane(), prompt) };\n"
+        "E.race(decoders, new Set([99]), 50, async () => { if (++seen === 6) stop = true; }, () => stop)\n"
+        "  .then((runs) => process.stdout.write(JSON.stringify({ after, seen,\n"
+        "    reasons: [runs.parallel.stop_reason, runs.baseline.stop_reason],\n"
+        "    steps: runs.parallel.steps.length + runs.baseline.steps.length })));\n"
+    )
+    done = subprocess.run([node, str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    assert got["after"] == 0 and got["reasons"] == ["cancelled", "cancelled"], got
+    assert got["steps"] == got["seen"] == 6, got  # every step taken was handed on; none after the Stop

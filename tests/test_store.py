@@ -272,3 +272,56 @@ def test_a_cancelled_run_is_not_kept_whole_for_settling(monkeypatch):
     assert ref() is None, gc.get_referrers(ref())
     settled = events.settle_run(types.SimpleNamespace(session_hash="ended-test"))
     assert json.loads(settled)["run"] == handle and json.loads(settled)["notice"] == "Live run stopped."
+
+
+# -- a persistent folder (issue 50): runs kept on disk, within the bounds memory has ------------------------------
+def store_ops(store) -> list[str]:
+    """One sequence of adds and opens from several clients, past every bound (entries, bytes, a client's share);
+    the handles it made."""
+    made = [add_as(store, variant(f"visitor {i}"), f"10.0.0.{i % 3}", 3000) for i in range(9)]
+    store.get(made[-1], client="10.0.9.9")  # opened by a reader: held by it now
+    made += [add_as(store, variant(f"flood {i}"), "10.0.5.5", 3000) for i in range(12)]
+    made.append(store.add_run(variant("nobody's"), stand_in("nobody's", 3000)))
+    return made
+
+
+def on_disk(folder) -> tuple[int, int]:
+    import sqlite3
+
+    with sqlite3.connect(folder / "runs.sqlite3") as db:
+        return db.execute("SELECT count(*), coalesce(sum(size), 0) FROM runs").fetchone()
+
+
+def test_a_persistent_store_keeps_runs_across_a_restart_within_the_memory_bounds(tmp_path):
+    """With a folder the store keeps its finished runs on disk: the same runs as a store in memory after the same
+    adds and opens (the bounds and share rules are one code path), never more rows or bytes on disk than the bounds,
+    and after a restart (a new store on the same folder) every link still opens its run, the same file still gets
+    the same handle (the key is kept beside it, readable by its owner alone) and the store says a restart keeps
+    runs; in memory it says none survives. On the landed code a store had no folder to keep runs in."""
+    import stat
+
+    bounds = {"max_entries": 12, "max_bytes": 8 * len(pack(stand_in("a", 3000))), "share": 3}
+    memory, disk = RunStore(**bounds), RunStore(**bounds)
+    disk.persist(tmp_path)
+    kept = lambda store, made: [i for i, h in enumerate(made) if h in store._entries]  # noqa: E731
+    in_memory, made = store_ops(memory), store_ops(disk)  # each store its own key: its own handles
+    assert kept(disk, made) == kept(memory, in_memory) and len(kept(disk, made)) < len(made)  # some dropped
+    held = [made[i] for i in kept(disk, made)]
+    assert on_disk(tmp_path) == (len(disk), disk.bytes) and len(disk) <= 12 and disk.bytes <= bounds["max_bytes"]
+    assert memory.held(in_memory[-1])["persistent"] is False and disk.held(held[0])["persistent"] is True
+    assert stat.S_IMODE((tmp_path / "store.key").stat().st_mode) == 0o600
+    del disk
+    again = RunStore(**bounds)
+    again.persist(tmp_path)  # the server restarted
+    assert sorted(again._entries) == sorted(held) and again.bytes == memory.bytes
+    for handle in held:
+        assert payload_of(again.get(handle))["trace"]["title"].startswith(("visitor", "flood", "nobody"))
+    assert again.add_run(variant("visitor 8"), stand_in("visitor 8", 3000)) == made[8]
+    first, second = RunStore(), RunStore()
+    first.persist(tmp_path / "real")
+    real = first.add_run(SMALL)
+    second.persist(tmp_path / "real")
+    assert second.run(real).parallel.tokens == SMALL.parallel.tokens  # a trace comes back from disk for downloads
+    smaller = RunStore(max_entries=4, max_bytes=bounds["max_bytes"], share=3)
+    smaller.persist(tmp_path)  # restarted with smaller bounds: the excess goes, on disk too
+    assert len(smaller) == 4 and on_disk(tmp_path)[0] == 4

@@ -26,6 +26,8 @@ SCRIPTS = (
     "lade-lesson.js",
     "lade-lesson-view.js",
     "lade-page.js",
+    "lade-race-keep.js",
+    "lade-race-words.js",
     "lade-browser-race.js",
     "lade-slide.js",
     "lade-layout.js",

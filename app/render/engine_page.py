@@ -27,7 +27,7 @@ RACE = """async ([cases, config, context, eos, webgpu]) => {
     if (!adapter) throw new Error("no WebGPU adapter in this browser");
     gpu = [adapter.info.vendor, adapter.info.architecture, adapter.info.description].filter(Boolean).join(" ");
   }
-  const engine = await Lade.forward.load(ort, new URL("engine/", location.href).href, undefined, gpu);
+  const engine = await Lade.forward.load(ort, new URL("engine/", location.href).href, {gpu});
   if (webgpu && engine.fallback) throw new Error(`WebGPU would not start: ${engine.fallback}`);
   const E = Lade.engine, runs = [];
   for (const ids of cases)

@@ -3,6 +3,10 @@
     DIR/index.html          the renderer (the page's own scripts and CSS, inline) and the boot data: the gallery's
                             listing, the lesson's runs, the speed lab's data
     DIR/runs/<name>.json    every gallery run's payload, fetched by the page when it opens that run
+    DIR/engine/             with the browser engine (the default of `lade export-site`): its files
+                            (app/render/engine_files.py), and beside index.html its service worker
+                            (DIR/lade-isolation.js), which adds the cross-origin-isolation headers a static host does
+                            not send, so the race may use several threads (one reload on the first visit)
 
 The same URLs work as on the Gradio page (`?lesson=3`, `?run=code-class&step=12&view=mask-view&embed=1`), with the
 same renderer and no server: the page fetches only files beside it (its Content-Security-Policy allows requests to
@@ -25,8 +29,12 @@ CSP = (
     "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; "
     "font-src data:; connect-src 'self'"
 )
-# with the browser engine beside the page: its scripts and onnxruntime-web's from this site, and WebAssembly compiled
-ENGINE_CSP = CSP.replace("script-src 'unsafe-inline'", "script-src 'unsafe-inline' 'self' 'wasm-unsafe-eval'")
+# with the browser engine beside the page: its scripts and onnxruntime-web's from this site, WebAssembly compiled, and
+# its workers (the race's, onnxruntime-web's threads, the isolation service worker) from this site's own files
+ENGINE_CSP = CSP.replace("script-src 'unsafe-inline'", "script-src 'unsafe-inline' 'self' 'wasm-unsafe-eval'") + (
+    "; worker-src 'self'"
+)
+ISOLATION = "lade-isolation.js"  # the service worker, at the site's root so that its scope is the whole site
 
 
 def index_html(live_url: str | None, lab: dict | None, engine: dict | None = None) -> str:
@@ -50,6 +58,9 @@ def export_site(folder: Path, live_url: str | None = None, lab: dict | None = No
     folder, lab = Path(folder), lab if lab is not None else lab_data()
     folder.mkdir(parents=True, exist_ok=True)
     engine_info = engine_boot(write_engine_files(folder)) if engine else None
+    if engine_info:
+        shutil.copy(Path(__file__).resolve().parent.parent / "static" / ISOLATION, folder / ISOLATION)
+        engine_info["isolation"] = ISOLATION
     runs = folder / "runs"
     if runs.exists():
         shutil.rmtree(runs)

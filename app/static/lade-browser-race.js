@@ -1,38 +1,17 @@
 // @ts-check
 // "Race it in your browser" (`Lade.browserRace`): lookahead decoding against greedy decoding on the visitor's own
-// prompt, on the visitor's own device, with no server: the engine's files beside the page (engine/, written by
-// `lade export-site`: app/render/engine_files.py) are loaded on demand, the two lanes race on one clock as the
-// server's race does (record.py), and the run is drawn by the same renderer as any recorded run, its steps derived
-// with the engine's own rules (lade-derive.js). Every time shown is measured on the visitor's device, and the run
-// says which backend ran it. What the page states before anything downloads (sizes, memory) comes from the boot
-// (`boot.engine`, measured when the files were written).
+// prompt, on the visitor's own device, with no server. This file is the page's half and only draws: loading the
+// engine's files (engine/, written by `lade export-site`: app/render/engine_files.py), rebuilding the weights,
+// starting the session, measuring this device and racing all happen in a worker (lade-race-worker.js), which posts
+// progress, this device's cost curve with the setting Auto proposes from it, and the run as it grows; the page holds
+// each on the stage (the same views as any recorded run) and says how the race ended, sentence by sentence, from
+// its trace (lade-race-words.js). Every time shown is measured on the visitor's device, and the run names the
+// backend and threads that ran it. What the page states before anything downloads (sizes, memory) comes from the
+// boot (`boot.engine`).
 const LadeBrowserRace = (() => {
   "use strict";
   const Lade = /** @type {LadeNamespace} */ (window.Lade);
-  const { h, fmt } = Lade.dom;
-  const SCRIPTS = ["lade-weights.js", "lade-engine.js", "lade-forward.js"];
-  const RUNTIME = { wasm: "ort/ort.wasm.min.js", webgpu: "ort/ort.webgpu.min.js" }; // onnxruntime-web's builds
-
-  /** The GPU this browser offers through WebGPU, in words, or null (no WebGPU, no adapter, or it would not say). */
-  async function gpuAdapter() {
-    const gpu = /** @type {any} */ (navigator).gpu;
-    if (!gpu) return null;
-    try {
-      const adapter = await gpu.requestAdapter();
-      const info = (adapter && adapter.info) || {};
-      // a software adapter (SwiftShader and the like) runs on the CPU, many times slower than WebAssembly
-      if (!adapter || info.isFallbackAdapter || adapter.isFallbackAdapter) return null;
-      const words = [info.vendor, info.architecture, info.description].filter(Boolean).join(" ");
-      return Lade.dom.labelText(words || "an adapter that gives no name").slice(0, 60);
-    } catch {
-      return null;
-    }
-  }
-  const MORE = ["lade-tokenizer.js", "lade-derive.js"];
-
-  /** @type {Promise<any> | null} the engine, loaded once per page */
-  let loading = null;
-  let races = 0;
+  const { h, fmt, plural } = Lade.dom;
 
   /** A refusal the visitor can act on (a setting, the prompt): shown as it is, not blamed on the browser. */
   class Refused extends Error {}
@@ -40,229 +19,209 @@ const LadeBrowserRace = (() => {
   /** What this browser lacks to run the engine, or null. */
   function lacking() {
     if (typeof WebAssembly !== "object") return "WebAssembly";
+    if (typeof Worker !== "function") return "Web Workers";
     if (!window.isSecureContext || !crypto || !crypto.subtle)
       return "a secure page (https, or this machine's own address) to check the weights' hashes";
     return null;
   }
 
-  /** @param {string} src */
-  const script = (src) =>
-    new Promise((resolve, reject) => {
-      const el = document.createElement("script");
-      el.src = src;
-      el.onload = resolve;
-      el.onerror = () => reject(new Error(`could not load ${src}`));
-      document.head.append(el);
-    });
+  let override = 0; // threads asked for by a benchmark (`setThreads`); 0: as the page allows
 
-  /** The engine, its tokenizer and the derive rules, loaded once. @param {any} info @param {(stage: string, done: number, total: number) => void} progress */
-  function load(info, progress) {
-    if (!loading)
-      loading = (async () => {
-        const base = new URL(info.base, location.href).href;
-        const gpu = await gpuAdapter(); // WebGPU where the browser offers an adapter, else WebAssembly
-        for (const name of [RUNTIME[gpu !== null ? "webgpu" : "wasm"], ...SCRIPTS, ...MORE])
-          await script(new URL(name, base).href);
-        const tokens = await (await window.Lade.forward.fetched(new URL("tokenizer.json", base))).json();
-        const engine = await window.Lade.forward.load(/** @type {any} */ (window).ort, base, progress, gpu);
-        return { engine, tokenizer: new window.Lade.tokenizer.Tokenizer(tokens), eos: new Set(tokens.eos) };
-      })().catch((err) => {
-        loading = null;
-        throw err;
-      });
-    return loading;
+  /** The threads a race may use here, and why no more: several only where the page is cross-origin isolated. */
+  function threading() {
+    const cores = navigator.hardwareConcurrency || 1;
+    if (self.crossOriginIsolated) {
+      const threads = override || Math.min(4, cores);
+      return { threads, cores, why: "" };
+    }
+    const framed = window.top !== window;
+    return {
+      threads: 1,
+      cores,
+      why: framed
+        ? "this page is shown inside another page that is not cross-origin isolated (a slide, a Space's frame), so " +
+          "the browser lets it use one thread; open it in a tab of its own to race on more of your cores"
+        : "this page is not cross-origin isolated (its host sends no isolation headers, and this browser did not " +
+          "add them), so the browser lets it use one thread",
+    };
   }
 
-  /** The trace and payload of a race so far (the renderer's contract: trace.py, payload.py).
-   * @param {any} info @param {any} race @param {Record<string, any>} runs */
-  function payload(info, race, runs) {
-    const ids = new Set([...race.prompt_ids]);
-    for (const run of Object.values(runs))
-      for (const s of run.steps)
-        for (const t of [
-          s.input_token,
-          ...s.accepted,
-          ...s.new_level,
-          ...s.levels_before.flat(),
-          ...s.candidates.flat(),
-          ...s.predictions.flat(),
-          ...s.ngrams_added.flat(),
-          ...s.ngrams_evicted.flat(),
-        ])
-          ids.add(t);
-    /** @type {Record<string, string>} */
-    const text = {};
-    for (const id of [...ids].sort((a, b) => a - b)) text[id] = race.tokenizer.piece(id);
-    const lane = (/** @type {any} */ run) => ({ ...run, tokens: [...run.tokens], steps: [...run.steps] });
-    const trace = {
-      prompt: race.prompt,
-      prompt_ids: race.prompt_ids,
-      model: info.model,
-      device: race.device,
-      dtype: "float32",
-      vocab_size: info.vocab_size,
-      context: info.context,
-      method: "lookahead",
-      config: race.config,
-      sampling: info.sampling,
-      max_new_tokens: race.max_new_tokens,
-      parallel: lane(runs.parallel),
-      baseline: lane(runs.baseline),
-      token_text: text,
-      title: "Raced in your browser",
-      recorded_at: new Date().toISOString().slice(0, 10),
-      draft: info.draft,
-      lanes: [],
-    };
-    /** @type {Record<string, any>} */
-    const derived = { ...info.derived, ...window.Lade.derive.derive(trace) };
-    // a finished race is judged by the one noise rule (no spreads on file for this device: its own drift, with the
-    // project's machine's in-process spread as a floor); a race still running or stopped early is not (payload.py)
-    const whole = [trace.parallel, trace.baseline].every(
-      (m) => !["running", "cancelled", "budget"].includes(m.stop_reason),
-    );
-    const sp = whole ? window.Lade.derive.speed(trace) : null;
-    if (sp) derived.speed = sp;
-    return { trace, derived };
+  /** On a static host that sends no isolation headers, the site's service worker adds them (one reload on the
+   * first visit; never in a frame, which its host's isolation decides). @param {any} info */
+  function isolate(info) {
+    const sw = navigator.serviceWorker;
+    if (!info.isolation || self.crossOriginIsolated || !sw || window.top !== window || !window.isSecureContext) return;
+    const once = "lade-isolation-reloaded";
+    sw.register(new URL(info.isolation, location.href).href)
+      .then(() => {
+        if (sw.controller || sessionStorage.getItem(once)) return;
+        sw.addEventListener("controllerchange", () => {
+          sessionStorage.setItem(once, "1"); // once per tab: a browser that will not isolate is not reloaded again
+          location.reload();
+        });
+      })
+      .catch(() => {}); // no service worker here: one thread, and the panel says why
+  }
+
+  /** The worker and what it has loaded, kept for the page's life (the engine loads and the device is measured once).
+   * `on(message)` gets what the worker posts. */
+  class Session {
+    /** @param {any} info */
+    constructor(info) {
+      this.info = info;
+      this.base = new URL(info.base, location.href).href;
+      this.worker = new Worker(new URL("lade-race-worker.js", this.base));
+      /** @type {any} what the worker said when loaded: engine, machine, curve, auto */
+      this.ready = null;
+      /** @type {(m: any) => void} */
+      this.on = () => {};
+      this.worker.onmessage = (ev) => this.on(ev.data);
+      this.worker.onerror = (ev) => this.on({ type: "error", message: ev.message || "the worker would not start" });
+    }
+
+    /** Ask the worker and follow its answers until `until` says done. @param {any} msg
+     * @param {(m: any) => boolean} until @param {(m: any) => void} [each] */
+    ask(msg, until, each = () => {}) {
+      return new Promise((resolve, reject) => {
+        this.on = (m) => {
+          if (m.type === "error")
+            reject(Object.assign(m.refused ? new Refused(m.message) : new Error(m.message), { partial: m.partial }));
+          else if (until(m)) resolve(m);
+          else each(m);
+        };
+        this.worker.postMessage(msg);
+      });
+    }
+
+    /** @param {(m: any) => void} progress */
+    async load(progress) {
+      if (!this.ready) {
+        const msg = { type: "load", base: this.base, threads: threading().threads, info: this.info };
+        this.ready = await this.ask(msg, (m) => m.type === "ready", progress);
+      }
+      return this.ready;
+    }
+
+    /** @param {any} settings @param {(payload: any) => void} snapshot */
+    race(settings, snapshot) {
+      return this.ask(
+        { type: "race", settings },
+        (m) => m.type === "done",
+        (m) => snapshot(m.payload),
+      );
+    }
+  }
+
+  /** @type {Session | null} */
+  let session = null;
+
+  /** End the worker (Stop while loading or measuring, a failure): what waits on it is told, and the next race starts
+   * a new one. */
+  function endSession() {
+    if (session) {
+      session.worker.terminate();
+      session.on({ type: "error", message: "stopped" });
+    }
+    session = null;
   }
 
   /**
-   * The race itself: load (once), tokenise, race greedy and lookahead decoding, hold the run on the stage as it
-   * grows (as often as drawing stays under a fifth of the time) and open it when it ends. @param {any} stage @param {any} settings
-   * @param {{status: (text: string) => void, progress: (done: number, total: number, what: string) => void, stop: () => boolean}} ui
+   * The race itself: load (once), measure the device (once), race, holding the run on the stage as it grows (as
+   * often as drawing stays under a fifth of the time), and say how it ended. `ui.auto()` says whether Auto chooses W,
+   * N, G; `ui.proposed(ready)` shows what it measured and proposes, and returns the setting to race.
+   * @param {any} stage @param {any} settings
+   * @param {{status: (text: string) => void, progress: (done: number, total: number, what: string) => void,
+   *   proposed: (ready: any) => any, stopped: () => boolean}} ui
    */
   async function run(stage, settings, ui) {
     const info = stage.boot.engine;
     const missing = lacking();
     if (missing)
       throw new Refused(`This browser cannot race here: it needs ${missing}. The recorded runs still replay.`);
-    const gpuMore = (info.runtime_bytes.webgpu - info.runtime_bytes.wasm) / 1e6;
-    ui.status(
-      `Loading the engine: ${fmt(info.download_bytes / 1e6, 0)} MB the first time (${fmt(info.download_bytes / 1e6 + gpuMore, 0)} MB with WebGPU)…`,
-    );
+    if (!session) session = new Session(info);
+    const here = session;
     const t0 = performance.now();
     let said = "";
-    const { engine, tokenizer, eos } = await load(info, (stage, done, total) => {
+    const ready = await here.load((m) => {
       const what = {
         download: ["Downloading the model", "Downloading the model and its runtime…"],
         storage: ["Reading the model from this browser's storage", "Reading the model kept in this browser…"],
         rebuild: ["Rebuilding the weights", "Rebuilding the weights from the GGUF, each tensor checked…"],
-      }[stage] || [stage, stage];
-      ui.progress(done, total, what[0]);
-      const now = what[1];
-      if (now !== said) ui.status(now); // one announcement per stage; the numbers are the progress bar's
-      said = now;
+        measure: ["Measuring this device", "Measuring this device: forwards of each width a race feeds, in turn…"],
+      }[/** @type {string} */ (m.stage)] || [m.stage, m.stage];
+      ui.progress(m.done, m.total, what[0]);
+      if (what[1] !== said) ui.status(what[1]); // one announcement per stage; the numbers are the progress bar's
+      said = what[1];
     });
+    if (ui.stopped()) throw new Refused("Stopped before the race began; nothing was raced.");
+    const setting = { ...settings, ...ui.proposed(ready) };
+    const handle = `browser-${Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, "0")).join("")}`;
+    const e = ready.engine;
     const loaded = (performance.now() - t0) / 1000;
-    const E = window.Lade.engine;
-    const config = { ...info.config, window: settings.window, ngram: settings.ngram, guess: settings.guess };
-    const race = {
-      prompt: settings.prompt,
-      prompt_ids: tokenizer.encode(settings.prompt),
-      config,
-      tokenizer,
-      max_new_tokens: settings.max_new_tokens,
-      device: (engine.gpu !== null
-        ? `browser: WebGPU, ${engine.gpu}`
-        : `browser: WebAssembly, ${engine.threads} thread${engine.threads === 1 ? "" : "s"}`
-      ).slice(0, 40),
-    };
-    if (race.prompt_ids.length > info.limits.prompt_tokens)
-      throw new Refused(
-        `The prompt is ${race.prompt_ids.length} tokens with the chat template; a race here takes at most ${info.limits.prompt_tokens}. Shorten it.`,
-      );
-    const handle = `browser-${++races}`;
-    const lanes = [engine.lane(), engine.lane()]; // each its own K/V cache, freed when the race ends
-    const decoders = {
-      parallel: new E.Lookahead(lanes[0], race.prompt_ids, config, info.context),
-      baseline: new E.Greedy(lanes[1], race.prompt_ids),
-    };
-    let last = 0,
-      cost = 0,
-      made = 0;
-    const from = engine.stored_bytes ? "the model read from this browser's storage" : "the model downloaded";
-    const fell = engine.fallback ? ` WebGPU would not start here (${engine.fallback.slice(0, 120)}).` : "";
-    ui.status(`Racing on ${engine.backend} (loaded in ${fmt(loaded, 1)} s, ${from})…${fell}`);
-    /** @type {Record<string, any> | null} */
-    let latest = null;
-    let runs;
-    try {
-      runs = await E.race(
-        decoders,
-        eos,
-        race.max_new_tokens,
-        (_lane, _step, sofar) => {
-          latest = sofar;
-          made = sofar.parallel.tokens.length + sofar.baseline.tokens.length;
-          ui.progress(made, 2 * race.max_new_tokens, "Racing: tokens written by both lanes");
-          // redrawn as often as drawing stays under a fifth of the time (drawing falls between steps, outside the
-          // steps' measured times, but it delays the race's end)
-          if (performance.now() - last > Math.max(100, 4 * cost)) {
-            const t = performance.now();
-            stage.hold(handle, payload(info, race, sofar));
-            last = performance.now();
-            cost = last - t;
-          }
-        },
-        ui.stop,
-      );
-    } catch (err) {
-      // a race that failed half way is kept as it stood, its lanes cut (not "running" for ever)
-      const sofar = /** @type {Record<string, any> | null} */ (latest);
-      if (sofar && stage.runs.has(handle)) {
-        const cut = (/** @type {any} */ r) => ({
-          ...r,
-          stop_reason: r.stop_reason === "running" ? "cancelled" : r.stop_reason,
-        });
-        stage.hold(handle, payload(info, race, { parallel: cut(sofar.parallel), baseline: cut(sofar.baseline) }));
-      }
-      throw err;
-    } finally {
-      for (const lane of lanes) lane.close();
-    }
-    const done = payload(info, race, runs);
-    stage.hold(handle, done);
-    ui.progress(1, 1, "Race finished");
-    const stopped = runs.parallel.stop_reason === "cancelled" || runs.baseline.stop_reason === "cancelled";
-    const sp = done.derived.speed,
-      steps = `lookahead wrote ${runs.parallel.tokens.length} tokens in ${runs.parallel.steps.length} steps, greedy in ${runs.baseline.steps.length}`;
-    const plain = (/** @type {any[]} */ parts) => parts.flat(Infinity).join("");
     ui.status(
-      stopped
-        ? `Stopped on ${engine.backend}: both lanes stopped at once, so their times are no speed-up. Lookahead had written ${runs.parallel.tokens.length} tokens in ${runs.parallel.steps.length} steps, greedy ${runs.baseline.tokens.length}.`
-        : sp
-          ? `Done on ${engine.backend}: ${steps}. Lookahead ran at ${fmt(sp.lanes.parallel.speedup)}x greedy's speed, ${sp.lanes.parallel.verdict}: ${plain(Lade.lessonExtras.bandWords(sp.band, (_name, value) => String(value)))}. Every time was measured on your device.${fell}`
-          : `Done on ${engine.backend}: ${steps}. Greedy made too few steps to measure your device's noise, so the race gets no verdict; every time was measured on your device.${fell}`,
+      `Racing W=${setting.window}, N=${setting.ngram}, G=${setting.guess} on ${e.backend} (ready in ${fmt(loaded, 1)} s)…`,
     );
-    return handle;
+    let made = 0;
+    const payload = await here
+      .race(setting, (p) => {
+        const t = performance.now();
+        stage.hold(handle, p);
+        made = p.trace.parallel.tokens.length + p.trace.baseline.tokens.length;
+        ui.progress(made, 2 * setting.max_new_tokens, "Racing: tokens written by both lanes");
+        // the next drawing once this one is on screen (its layout and paint counted too) and has cost at most a
+        // fifth of the time since: drawing is the page's only work, and it shares the device with the race
+        requestAnimationFrame(() =>
+          setTimeout(() => {
+            const cost = performance.now() - t;
+            setTimeout(() => here.worker.postMessage({ type: "more" }), Math.max(100, 4 * cost));
+          }),
+        );
+      })
+      .then((m) => m.payload)
+      .catch((err) => {
+        if (err.partial) stage.hold(handle, err.partial); // kept as it stood, its lanes cut
+        throw err;
+      });
+    stage.hold(handle, payload);
+    ui.progress(1, 1, "Race finished");
+    return { handle, payload, ready };
   }
 
-  /** The panel: the prompt, W, N, G and new tokens within the public limits, what loading costs, Race and Stop.
-   * @param {any} stage */
+  /** A number field. @param {string} id @param {string} label @param {number} value @param {number} min @param {number} max */
+  const num = (id, label, value, min, max) =>
+    h(
+      "label",
+      { for: id },
+      label,
+      " ",
+      h("input", { id, type: "number", min, max, value, step: 1, inputmode: "numeric" }),
+    );
+
+  /** The panel: the prompt, Auto or W, N, G, new tokens within the public limits, what loading costs, the threads
+   * this page may use, Race and Stop; after a race, how it ended, and keeping it. @param {any} stage */
   function panel(stage) {
     const info = stage.boot.engine,
       lim = info.limits;
-    const num = (
-      /** @type {string} */ id,
-      /** @type {string} */ label,
-      /** @type {number} */ value,
-      /** @type {number} */ min,
-      /** @type {number} */ max,
-    ) =>
-      h(
-        "label",
-        { for: id },
-        label,
-        " ",
-        h("input", { id, type: "number", min, max, value, step: 1, inputmode: "numeric" }),
-      );
+    isolate(info);
     const status = h("p", { id: "browser-race-status", role: "status", "aria-live": "polite" }, "");
     const bar = h("progress", { id: "browser-race-progress", max: 1, value: 0, "aria-label": "Loading and racing" });
-    let stopped = false;
+    const why = h("div", { id: "browser-race-auto-why", class: "muted", hidden: true });
+    const ended = h("div", { id: "browser-race-summary", hidden: true });
+    let stopped = false,
+      busy = false;
     const go = h("button", { type: "submit", class: "primary", id: "browser-race-go" }, "Race in my browser");
     const stop = h(
       "button",
-      { type: "button", id: "browser-race-stop", disabled: true, onclick: () => (stopped = true) },
+      {
+        type: "button",
+        id: "browser-race-stop",
+        disabled: true,
+        onclick: () => {
+          stopped = true;
+          if (session && session.ready) session.worker.postMessage({ type: "stop" });
+          else endSession(); // still loading or measuring: that work ends now, and the next race starts afresh
+        },
+      },
       "Stop",
     );
     const forget = h(
@@ -272,9 +231,8 @@ const LadeBrowserRace = (() => {
         id: "browser-race-forget",
         onclick: async () => {
           try {
-            if (!window.Lade.forward) await script(new URL("lade-forward.js", new URL(info.base, location.href)).href);
-            const bytes = await window.Lade.forward.stored();
-            await window.Lade.forward.forget();
+            if (!session) session = new Session(info);
+            const { bytes } = await session.ask({ type: "forget" }, (m) => m.type === "forgot");
             status.textContent = bytes
               ? `Deleted the model kept in this browser (${fmt(bytes / 1e6, 0)} MB). The next race downloads it again.`
               : "This browser keeps no copy of the model.";
@@ -285,6 +243,13 @@ const LadeBrowserRace = (() => {
       },
       "Delete the stored model",
     );
+    const auto = h("input", { type: "checkbox", id: "browser-race-auto", checked: true });
+    const fields = ["w", "n", "g"].map((k) => `#browser-race-${k}`);
+    const lock = () => {
+      for (const f of fields) /** @type {HTMLInputElement} */ (form.querySelector(f)).disabled = auto.checked;
+    };
+    auto.addEventListener("change", lock);
+    const { threads, cores, why: oneThread } = threading();
     const form = h(
       "form",
       { id: "browser-race", class: "browser-race", novalidate: true },
@@ -298,31 +263,32 @@ const LadeBrowserRace = (() => {
         h("span", { class: "source" }, info.model),
         " and its runtime) and needs about ",
         h("strong", {}, `${fmt(info.memory_bytes / 1e9, 1)} GB`),
-        " of memory (Chromium's processes together, at most, while loading and racing: ",
+        " of memory (Chromium's processes together, at most, while loading and racing, measured ",
         h("span", { class: "source" }, info.memory_source),
         "). ",
         self.caches
           ? "It tries to keep the model in this browser's storage, so that a later visit reads it from disk (Delete below frees it). "
           : "This page cannot keep the model between visits (the browser's storage is off here). ",
-        "Where your browser offers a GPU through WebGPU it runs there (experimental: its runtime is ",
+        "Where your browser offers a GPU through WebGPU it runs there (experimental: ",
         fmt((info.runtime_bytes.webgpu - info.runtime_bytes.wasm) / 1e6, 0),
-        " MB more, and no figure has been measured on a real GPU yet); else on one WebAssembly thread, where ",
-        "lookahead's wider steps cost time: measured on the project's machine at W = ",
-        String(info.measured_setting.window),
-        ", N = ",
-        String(info.measured_setting.ngram),
-        ", G = ",
-        String(info.measured_setting.guess),
-        ", lookahead took ",
-        fmt(info.measured_ms.lookahead, 0),
-        " ms a token against greedy's ",
-        fmt(info.measured_ms.greedy, 0),
-        " (",
-        h("span", { class: "source" }, "BENCHMARKS.md §16"),
-        "). Expect it to lose on a CPU.",
+        " MB more, and no figure has been measured on a real GPU yet); else on WebAssembly. Before racing, the page ",
+        "times forwards of each width on your device, the way a race runs them, and Auto proposes the W, N, G ",
+        "predicted fastest there.",
+      ),
+      h(
+        "p",
+        { id: "browser-race-threads" },
+        oneThread
+          ? `One thread: ${oneThread}.`
+          : `This page is cross-origin isolated, so the race may use ${plural(threads, "thread")} of the ${plural(cores, "core")} your browser reports.`,
       ),
       h("label", { for: "browser-race-prompt" }, "Your prompt"),
       h("textarea", { id: "browser-race-prompt", rows: 3, maxlength: lim.prompt_chars, required: true }, ""),
+      h(
+        "p",
+        { class: "row" },
+        h("label", { for: "browser-race-auto" }, auto, " Auto: W, N, G for this device, from its own measured curve"),
+      ),
       h(
         "div",
         { class: "row" },
@@ -334,11 +300,88 @@ const LadeBrowserRace = (() => {
       h("div", { class: "row" }, go, stop, forget),
       bar,
       status,
+      why,
+      ended,
     );
+    lock();
+    const value = (/** @type {string} */ id) =>
+      Number(/** @type {HTMLInputElement} */ (form.querySelector(`#${id}`)).value);
+    const setValue = (/** @type {string} */ id, /** @type {number} */ v) => {
+      /** @type {HTMLInputElement} */ (form.querySelector(`#${id}`)).value = String(v);
+    };
+    /** The proposal shown, and (with Auto) put in the fields and raced. @param {any} ready */
+    const proposed = (ready) => {
+      why.replaceChildren(
+        h("p", { id: "browser-race-proposal" }, Lade.raceWords.autoWords(ready)),
+        Lade.raceWords.curveChart(ready, info),
+      );
+      why.hidden = false;
+      if (!auto.checked || !ready.auto) return {};
+      setValue("browser-race-w", ready.auto.window);
+      setValue("browser-race-n", ready.auto.ngram);
+      setValue("browser-race-g", ready.auto.guess);
+      return { window: ready.auto.window, ngram: ready.auto.ngram, guess: ready.auto.guess };
+    };
+    /** How the race ended, and the ways to keep it. @param {{handle: string, payload: any, ready: any}} done */
+    const finished = (done) => {
+      const sentences = Lade.raceWords.summary(done.payload, done.ready);
+      const t = done.payload.trace;
+      const note = h("p", { id: "browser-race-kept", role: "status" }, "");
+      const keep = h(
+        "button",
+        {
+          type: "button",
+          id: "browser-race-keep",
+          onclick: async () => {
+            const kept = await Lade.raceKeep.keep(done.handle, done.payload).catch(() => null);
+            if (!kept) {
+              note.textContent =
+                "This browser would not keep it (its storage is off here): download the trace instead.";
+              return;
+            }
+            note.textContent =
+              `Kept in this browser: its address opens it again here, and only here (${plural(kept.kept, "race")} kept, at most ${Lade.raceKeep.MOST}` +
+              `${kept.dropped ? `; the oldest ${plural(kept.dropped, "race")} went` : ""}).`;
+            if (stage.state.current === done.handle) stage.set({}); // the address now names it
+          },
+        },
+        "Keep in this browser",
+      );
+      const download = h(
+        "a",
+        {
+          class: "button",
+          id: "browser-race-download",
+          href: "#",
+          download: `${done.handle}.json`,
+          // the file is made when asked for (a trace's JSON is not made on every race)
+          onclick: (/** @type {MouseEvent} */ ev) => {
+            const link = /** @type {HTMLAnchorElement} */ (ev.currentTarget);
+            if (link.href.endsWith("#")) link.href = URL.createObjectURL(Lade.raceKeep.traceFile(t, info.trace_format));
+            Lade.raceKeep.settle(done.handle);
+          },
+        },
+        "Download the trace",
+      );
+      ended.replaceChildren(
+        h("h3", {}, "How the race ended"),
+        h(
+          "ul",
+          { id: "browser-race-sentences" },
+          sentences.map((s) => h("li", { dataset: { sentence: s.id } }, s.text)),
+        ),
+        h("p", {}, "This race lives only in this page: a reload drops it unless you keep it. ", keep, " ", download),
+        note,
+      );
+      ended.hidden = false;
+      const words = `W=${t.config.window}, N=${t.config.ngram}, G=${t.config.guess}, ${plural(t.parallel.tokens.length, "token")} of lookahead`;
+      Lade.raceKeep.unkept(done.handle, words);
+      const first = sentences.slice(0, 2).some((s) => s.text.includes("stopped by Stop")) ? "Stopped" : "Done";
+      status.textContent = `${first} on ${done.ready.engine.backend}. ${sentences[sentences.length - 2].text}`;
+    };
     form.addEventListener("submit", async (ev) => {
       ev.preventDefault();
-      const value = (/** @type {string} */ id) =>
-        Number(/** @type {HTMLInputElement} */ (form.querySelector(`#${id}`)).value);
+      if (busy) return;
       const prompt = /** @type {HTMLTextAreaElement} */ (form.querySelector("#browser-race-prompt")).value;
       if (!prompt.trim()) {
         status.textContent = "Type a prompt first.";
@@ -349,7 +392,7 @@ const LadeBrowserRace = (() => {
         ["browser-race-n", "N", 2, lim.ngram],
         ["browser-race-g", "G", 0, lim.guess],
         ["browser-race-tokens", "new tokens", 1, lim.tokens],
-      ]);
+      ]).filter(([id]) => !auto.checked || id === "browser-race-tokens");
       for (const [id] of ranges) form.querySelector(`#${id}`)?.removeAttribute("aria-invalid");
       const bad = ranges.find(([id, , lo, hi]) => !Number.isInteger(value(id)) || value(id) < lo || value(id) > hi);
       if (bad) {
@@ -360,8 +403,10 @@ const LadeBrowserRace = (() => {
         return;
       }
       stopped = false;
-      go.disabled = forget.disabled = true;
+      busy = true;
+      go.disabled = forget.disabled = auto.disabled = true;
       stop.disabled = false;
+      ended.hidden = true;
       try {
         const settings = {
           prompt,
@@ -370,28 +415,43 @@ const LadeBrowserRace = (() => {
           guess: value("browser-race-g"),
           max_new_tokens: value("browser-race-tokens"),
         };
-        await run(stage, settings, {
+        const done = await run(stage, settings, {
           status: (t) => (status.textContent = t),
           progress: (done, total, what) => {
             bar.max = total;
             bar.value = done;
             bar.setAttribute("aria-label", what);
           },
-          stop: () => stopped,
+          proposed,
+          stopped: () => stopped,
         });
+        await new Promise((next) => setTimeout(next)); // the summary in a task of its own, after the run is drawn
+        finished(done);
       } catch (err) {
+        if (!(err instanceof Refused) || !session || !session.ready) endSession();
         status.textContent =
           err instanceof Refused
             ? err.message
-            : `This browser could not run the engine (${/** @type {Error} */ (err).message}). The gallery's recorded runs still replay here.`;
+            : stopped
+              ? "Stopped while loading or measuring this device; nothing was raced."
+              : `This browser could not run the engine (${/** @type {Error} */ (err).message}). The gallery's recorded runs still replay here.`;
       } finally {
-        go.disabled = forget.disabled = false;
+        busy = false;
+        go.disabled = forget.disabled = auto.disabled = false;
         stop.disabled = true;
+        lock();
       }
     });
     return form;
   }
 
-  return { panel, run, payload };
+  /** Race on `n` threads from now on (where the page is isolated; a benchmark's switch): the engine loads afresh.
+   * @param {number} n */
+  function setThreads(n) {
+    override = n;
+    endSession();
+  }
+
+  return { panel, run, threading, setThreads };
 })();
 window.Lade.browserRace = LadeBrowserRace;

@@ -562,7 +562,8 @@ const LadeEngine = (() => {
   /**
    * A decoder's steps (decoding.py `steps`): each cut at EOS and the budget and committed before it is yielded;
    * `run` (a method run in the trace schema, its `stop_reason` "running" until the end) grows with them, its
-   * `wall_s` the sum of its steps' seconds (record.py's clock). `stop()` is polled between steps.
+   * `wall_s` the sum of its steps' seconds (record.py's clock). `stop()` is polled after each step is taken and
+   * before the next begins, as Python polls it: a Stop seen between steps starts no further step.
    * @param {Greedy} decoder @param {Set<number>} eos @param {number} maxNew
    * @param {{tokens: number[], steps: Step[], wall_s: number, stop_reason: string}} run @param {() => boolean} [stop]
    */
@@ -575,10 +576,10 @@ const LadeEngine = (() => {
       run.tokens.push(...emitted);
       run.steps.push(step);
       run.wall_s += seconds(step);
-      const reason = why || (stop && stop() ? "cancelled" : null);
-      if (reason) run.stop_reason = reason;
+      if (why) run.stop_reason = why;
       yield step;
-      if (reason) return;
+      if (!why && stop && stop()) run.stop_reason = "cancelled";
+      if (run.stop_reason !== "running") return;
       step = await decoder.step();
     }
   }
@@ -605,9 +606,10 @@ const LadeEngine = (() => {
   /**
    * Race decoders on one clock (record.py): the lane that has spent the least time makes the next step, so at every
    * moment the lanes stand where they would had they started together. `onStep(lane, step, runs)` gets each step
-   * and the lanes' runs so far.
+   * and the lanes' runs so far, and is awaited before the next step (a worker lets a Stop in there).
    * @param {Record<string, Greedy>} decoders @param {Set<number>} eos @param {number} maxNew
-   * @param {(lane: string, step: any, runs: Record<string, any>) => void} [onStep] @param {() => boolean} [stop]
+   * @param {(lane: string, step: any, runs: Record<string, any>) => void | Promise<void>} [onStep]
+   * @param {() => boolean} [stop]
    */
   async function race(decoders, eos, maxNew, onStep, stop) {
     /** @type {Record<string, ReturnType<typeof newRun>>} */
@@ -622,7 +624,7 @@ const LadeEngine = (() => {
       const lane = open.reduce((a, b) => (runs[b.name].wall_s < runs[a.name].wall_s ? b : a));
       const next = await lane.it.next();
       if (next.done) lane.done = true;
-      else if (onStep) onStep(lane.name, next.value, runs);
+      else if (onStep) await onStep(lane.name, next.value, runs);
     }
   }
 

@@ -97,6 +97,12 @@ const LadeForward = (() => {
         this.present.push(out[`present_key_${i}`].data, out[`present_value_${i}`].data);
     }
 
+    /** Forget the last forward's K/V without keeping any of it: the cache stays as it was (a cost curve's timed
+     * forwards, lade-auto.js, leave the prefix as Python's crop leaves it). */
+    drop() {
+      this.present = null;
+    }
+
     /** The lane is done: its cache goes. */
     close() {
       this.past = [];
@@ -233,6 +239,11 @@ const LadeForward = (() => {
       this.out = null;
     }
 
+    drop() {
+      for (const t of this.out || []) t.dispose();
+      this.out = null;
+    }
+
     /** Free the GPU buffers this lane holds (its cache and its last forward's K/V); the lane is done. */
     close() {
       for (const t of [...(this.out || []), ...(this.kv || [])]) t.dispose();
@@ -281,12 +292,13 @@ const LadeForward = (() => {
   }
 
   /**
-   * A graph's bytes, checked against the manifest's SHA-256: from the browser's storage where kept and whole, else
-   * downloaded (a stored copy that fails is deleted first).
+   * One of the engine's files the manifest hashes (the graphs, the tokenizer, the runtime's WebAssembly binary),
+   * checked against its SHA-256: from the browser's storage where kept and whole, else downloaded (a stored copy
+   * that fails is deleted first). So a returning visitor downloads none of them again.
    * @param {Cache | null} cache @param {string} base @param {string} name @param {any} manifest
    */
-  async function graphOf(cache, base, name, manifest) {
-    const want = (manifest.graphs || {})[name];
+  async function fileOf(cache, base, name, manifest) {
+    const want = (manifest.files || {})[name];
     for (const from of cache ? [cache, null] : [null]) {
       const { bytes, stored } = await bytesOf(from, new URL(name, base));
       if ((await window.Lade.weights.sha256(bytes)) === want) return bytes;
@@ -314,26 +326,39 @@ const LadeForward = (() => {
     if (self.caches) for (const name of await caches.keys()) if (name.startsWith(STORE)) await caches.delete(name);
   }
 
+  /** The manifest's text, fetched (the worker reads it first, to choose the runtime's build). @param {string} base */
+  async function manifestText(base) {
+    return (await fetched(new URL("manifest.json", base))).text();
+  }
+
   /**
    * Fetch the engine's files under `base` (the folder `lade export-site` writes as engine/: manifest, GGUF chunks,
-   * graph, runtime files), rebuild the weights and start one session. The GGUF's chunks and the graph are kept in
-   * the browser's Cache Storage (`storage`), so a later visit reads them from disk. `progress(stage, done, total)`
-   * reports the download ("download", or "storage" for bytes read from the browser's storage) and the rebuild
-   * (tensors). Returns the manifest, the seconds each stage took, the bytes read from storage and `lane()`, a fresh
-   * forward (its own K/V cache) on the one session, one per lane of a race.
-   * `gpu`: the WebGPU adapter's description where the page loaded onnxruntime-web's WebGPU build (`GpuForward`: the
-   * K/V cache stays on the GPU; experimental), else null for WebAssembly (`OrtForward`).
-   * @param {any} ort @param {string} base @param {(stage: string, done: number, total: number) => void} [progress]
-   * @param {string | null} [gpu]
+   * graph, tokenizer, runtime files), rebuild the weights and start one session. The GGUF's chunks, the graphs, the
+   * tokenizer and the runtime's WebAssembly binary are kept in the browser's Cache Storage (`storage`), so a later
+   * visit reads them from disk. `progress(stage, done, total)` reports the download ("download", or "storage" for
+   * bytes read from the browser's storage) and the rebuild (tensors). Returns the manifest, the tokenizer's data,
+   * the seconds each stage took, the bytes read from storage and `lane()`, a fresh forward (its own K/V cache) on
+   * the one session, one per lane of a race.
+   * `gpu`: the WebGPU adapter's description where onnxruntime-web's WebGPU build is loaded (`GpuForward`: the K/V
+   * cache stays on the GPU; experimental), else null for WebAssembly (`OrtForward`) on `threads` threads (more than
+   * one only where the page is cross-origin isolated). `text`: the manifest's text where it was read already.
+   * @param {any} ort @param {string} base
+   * @param {{progress?: (stage: string, done: number, total: number) => void, gpu?: string | null,
+   *   threads?: number, text?: string}} [opts]
    */
-  async function load(ort, base, progress = () => {}, gpu = null) {
+  async function load(ort, base, opts = {}) {
+    const progress = opts.progress || (() => {});
+    let gpu = opts.gpu ?? null;
     const t0 = performance.now();
     ort.env.wasm.wasmPaths = new URL("ort/", base).href;
     ort.env.logLevel = "error"; // not its warnings about shape operators it runs on the CPU beside WebGPU
-    ort.env.wasm.numThreads = self.crossOriginIsolated ? Math.min(4, navigator.hardwareConcurrency || 1) : 1;
-    const text = await (await fetched(new URL("manifest.json", base))).text();
+    ort.env.wasm.numThreads = self.crossOriginIsolated ? Math.max(1, opts.threads || 1) : 1;
+    const text = opts.text ?? (await manifestText(base));
     const manifest = JSON.parse(text),
       cache = await storage(text);
+    const runtime = manifest.runtimes[gpu !== null ? "webgpu" : "wasm"];
+    ort.env.wasm.wasmBinary = await fileOf(cache, base, runtime.binary, manifest);
+    const tokenizer = JSON.parse(new TextDecoder().decode(await fileOf(cache, base, "tokenizer.json", manifest)));
     const total = manifest.chunks.reduce((/** @type {number} */ a, /** @type {any} */ c) => a + c.bytes, 0);
     const gguf = new Uint8Array(total);
     let done = 0,
@@ -349,7 +374,7 @@ const LadeForward = (() => {
       if (stored) fromStore += bytes.length;
       progress(stored ? "storage" : "download", done, total);
     }
-    const graph = await graphOf(cache, base, "forward.onnx", manifest);
+    const graph = await fileOf(cache, base, "forward.onnx", manifest);
     const t1 = performance.now();
     let weights;
     try {
@@ -370,7 +395,7 @@ const LadeForward = (() => {
           ? await GpuForward.create(
               ort,
               graph,
-              await graphOf(cache, base, "keep.onnx", manifest),
+              await fileOf(cache, base, "keep.onnx", manifest),
               weights,
               manifest.shape,
               manifest.weights.file,
@@ -386,6 +411,7 @@ const LadeForward = (() => {
     const threads = ort.env.wasm.numThreads;
     return {
       manifest,
+      tokenizer,
       backend:
         gpu !== null
           ? `your GPU through WebGPU, experimental: ${gpu}`
@@ -402,7 +428,7 @@ const LadeForward = (() => {
     };
   }
 
-  return { OrtForward, GpuForward, load, fetched, stored, forget };
+  return { OrtForward, GpuForward, load, manifestText, fetched, stored, forget };
 })();
 window.Lade = window.Lade || /** @type {any} */ ({});
 window.Lade.forward = LadeForward;

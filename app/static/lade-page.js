@@ -112,14 +112,20 @@ const LadePage = (() => {
     if (!held.held) return " The server no longer holds this run: the link will not open it; open the file again.";
     const bounds =
       `${held.most_runs} runs or ${held.most_mib} MiB in all (${held.client_runs} runs or ` +
-      `${held.client_mib} MiB of one visitor's)`;
+      `${held.client_mib} MiB of one network address's, which everyone behind that address shares: a class behind ` +
+      "one router is one address)";
+    // whether a restart keeps it (app/store.py: a persistent folder, or memory only)
+    const restart = held.persistent
+      ? " The server keeps runs on disk, so a restart of the server keeps this one."
+      : " The server keeps runs in memory only: a restart of the server (a Space restarts after it sleeps and on " +
+        "every update) drops this run, and the link will not open it then.";
     if (typeof held.next_out_opened_s !== "number")
       return (
-        ` It opens this run while the server holds it. The server holds ${plural(held.runs, "run")} now and drops the least ` +
+        ` It opens this run while the server holds it.${restart} The server holds ${plural(held.runs, "run")} now and drops the least ` +
         `recently opened only when a new run would pass ${bounds}. Download the trace to keep it.`
       );
     return (
-      ` It opens this run while the server holds it. The server is at its bounds (${bounds}): each new run may now ` +
+      ` It opens this run while the server holds it.${restart} The server is at its bounds (${bounds}): each new run may now ` +
       `drop the run opened least recently, which was last opened ${duration(held.next_out_opened_s)} ago; how long ` +
       "this link works depends on how many runs others open. Download the trace to keep it."
     );
@@ -564,6 +570,8 @@ const LadePage = (() => {
         run = names.find((n) => n.toLowerCase() === w || n.replace(/-W\d+N\d+G\d+$/, "").toLowerCase() === w) || null;
         // a run the server holds (a live race, an opened file) is asked of it; one it no longer holds says so
         if (!run && boot.source === "server" && HANDLE.test(wanted.trim())) run = wanted.trim();
+        // a race this browser keeps (lade-race-keep.js) is asked of its storage
+        if (!run && boot.engine && Lade.raceKeep.HANDLE.test(wanted.trim())) run = wanted.trim();
         if (!run) notices.push(`No gallery run is called “${shown(wanted)}”; the explorer's gallery menu lists them.`);
       }
       const mode = q.get("mode"),

@@ -351,9 +351,9 @@ const LadeStage = (() => {
     async load(handle, fresh = false) {
       if (this.runs.has(handle) && !fresh) return /** @type {Run} */ (this.runs.get(handle));
       /** @type {Loaded} */
-      const got = await this.source
-        .load(handle, null)
-        .catch((/** @type {Error} */ err) => ({ error: `Could not load the run: ${err.message}` }));
+      const got = await (local(handle) ? Lade.raceKeep.load(handle) : this.source.load(handle, null)).catch(
+        (/** @type {Error} */ err) => ({ error: `Could not load the run: ${err.message}` }),
+      );
       const payload = got && (got.payload || (got.payload_text ? JSON.parse(got.payload_text) : null));
       if (!got || !payload) {
         this.set({ notice: (got && got.error) || `The run ${Lade.page.shown(handle)} is not in this page.` });
@@ -391,7 +391,8 @@ const LadeStage = (() => {
     address(before) {
       const s = this.state;
       if (this.standalone || s.playing || (!s.current && s.mode !== "lab")) return;
-      if (s.current && local(s.current)) return; // a run raced in this page has no address to reload it from
+      // a run raced in this page has no address to reload it from, unless this browser keeps it (lade-race-keep.js)
+      if (s.current && local(s.current) && !Lade.raceKeep.kept(s.current)) return;
       const url = Lade.page.links.url(Lade.page.links.write(s), true);
       if (url === location.href) return;
       const moved = before.mode !== s.mode || before.chapter !== s.chapter || before.current !== s.current;
@@ -497,8 +498,12 @@ const LadeStage = (() => {
 
     /** Copy the address of what is on screen (the chapter and step, or the run, step and mode), and say it. */
     copyLink() {
-      if (this.state.current && local(this.state.current)) {
-        this.set({ notice: "A run raced in your browser lives only in this page: it has no link to copy." });
+      const kept = !!this.state.current && Lade.raceKeep.kept(this.state.current);
+      if (this.state.current && local(this.state.current) && !kept) {
+        this.set({
+          notice:
+            "A run raced in your browser lives only in this page: keep it in this browser for a link, or download its trace.",
+        });
         return;
       }
       const url = Lade.page.links.url(Lade.page.links.write(this.state), true),
@@ -510,7 +515,7 @@ const LadeStage = (() => {
         ? fetch(`runs/${encodeURIComponent(handle)}/held.json`)
             .then((res) => (res.ok ? res.json() : null))
             .then(Lade.page.heldWords, () => Lade.page.heldWords(null))
-        : Promise.resolve("");
+        : Promise.resolve(kept ? " It opens this race in this browser only, which keeps it in its storage." : "");
       const copied =
         navigator.clipboard && window.isSecureContext
           ? navigator.clipboard.writeText(url).then(
@@ -998,6 +1003,8 @@ const LadeStage = (() => {
   async function follow(stage, fallback) {
     const link = Lade.page.links.read(location.search, stage.boot, Lade.lesson.CHAPTERS.length);
     await land(stage, link, fallback);
+    const dropped = Lade.raceKeep.dropped(); // a race this tab ran and did not keep, before a reload
+    if (dropped) stage.set({ notice: dropped });
     stage.landed = true;
     // `?race=1`: "Race it in your browser" open, where this page has the engine's files (a lecturer's link, an embed)
     if (link.race && stage.racePanel && stage.racePanel.hidden) stage.toggleRace(false);

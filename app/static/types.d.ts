@@ -282,6 +282,9 @@ interface LadeNamespace {
   tokenizer: typeof LadeTokenizer;
   derive: typeof LadeDerive;
   browserRace: typeof LadeBrowserRace;
+  raceKeep: typeof LadeRaceKeep;
+  raceWords: typeof LadeRaceWords;
+  auto: typeof LadeAuto;
 }
 interface Window {
   Lade: LadeNamespace;
