@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from . import guard, limits, logs, routes
+from . import gallery, guard, limits, logs, routes, store
 from .guard import trust_proxy_from_env
 from .render.engine_files import served
 from .ui import LAUNCH_OPTIONS, build_demo
@@ -51,6 +51,8 @@ def launch(args: argparse.Namespace, middleware: tuple = (), block: bool = True,
     """Build the app for `args` (from `parser()`) and serve it; the Gradio Blocks (serving in a thread when
     `block` is False). `gate`: the guard's options beyond those `args` set."""
     engine = None if args.no_browser_engine else served()  # (files by name, the page's boot.engine) or None
+    # every gallery run's view data, derived now in the background (the lesson's first), not for a class's first reader
+    store.warm_gallery([gallery.by_role(role) for role in ("lookahead", "jacobi", "race") if gallery.by_role(role)])
     demo = build_demo(model=args.model, browser_engine=engine[1] if engine else None)
     # api_open=False: no engine call skips the queue through /run/<api> (a Space's default, made explicit here)
     demo.queue(default_concurrency_limit=2, max_size=args.queue_size, api_open=False)
