@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from . import gallery, guard, limits, logs, routes, store
+from . import gallery, guard, limits, logs, routes, runqueue, store
 from .guard import trust_proxy_from_env
 from .render.engine_files import served
 from .ui import LAUNCH_OPTIONS, build_demo
@@ -23,7 +23,15 @@ def parser() -> argparse.ArgumentParser:
         default=os.environ.get("LADE_MODEL") or None,
         help="hub id or local folder for live runs (default: $LADE_MODEL, else the embedded SmolLM2-135M-Instruct)",
     )
-    p.add_argument("--queue-size", type=int, default=limits.QUEUE_SIZE, help="most events waiting in the queue")
+    p.add_argument(
+        "--queue-size", type=int, default=limits.QUEUE_SIZE, help="most events waiting in Gradio's queue (not runs)"
+    )
+    p.add_argument(
+        "--engine-queue",
+        type=int,
+        default=limits.ENGINE_WAITING,
+        help="most runs waiting for the engine (an identical request joins a run and takes no place)",
+    )
     p.add_argument(
         "--per-client",
         type=int,
@@ -51,6 +59,7 @@ def launch(args: argparse.Namespace, middleware: tuple = (), block: bool = True,
     """Build the app for `args` (from `parser()`) and serve it; the Gradio Blocks (serving in a thread when
     `block` is False). `gate`: the guard's options beyond those `args` set."""
     engine = None if args.no_browser_engine else served()  # (files by name, the page's boot.engine) or None
+    runqueue.QUEUE.most_waiting = max(1, args.engine_queue)
     # every gallery run's view data, derived now in the background (the lesson's first), not for a class's first reader
     store.warm_gallery([gallery.by_role(role) for role in ("lookahead", "jacobi", "race") if gallery.by_role(role)])
     demo = build_demo(model=args.model, browser_engine=engine[1] if engine else None)

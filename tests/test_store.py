@@ -5,6 +5,7 @@ same handle; live handles are unguessable; and every value a handler gives the s
 link it was given (so what Gradio keeps per session does not grow with the run; a posted file: tests/test_routes.py).
 """
 
+import asyncio
 import dataclasses
 import json
 import threading
@@ -165,6 +166,15 @@ def test_the_gallery_menu_gives_the_stage_a_small_value(name):
         assert len(notice) < 120
 
 
+def collect(generator) -> list:
+    """What an event's async generator yields (`events.run_live`), run to its end."""
+
+    async def drain():
+        return [value async for value in generator]
+
+    return asyncio.run(drain())
+
+
 def test_a_zerogpu_run_is_sent_by_handle(monkeypatch):
     """ZeroGPU computes the whole run in one call; the page still gets only its handle."""
     run = SMALL
@@ -172,23 +182,10 @@ def test_a_zerogpu_run_is_sent_by_handle(monkeypatch):
     monkeypatch.setattr(events.MODEL, "get", lambda: fake_lm)
     monkeypatch.setattr(zerogpu, "available", lambda: True)
     monkeypatch.setattr(zerogpu, "record_on_gpu", lambda *args: run)
-    outputs = list(
-        events.run_live(
-            "Write fib",
-            5,
-            3,
-            4,
-            24,
-            "paper",
-            0.0,
-            1.0,
-            0,
-            ["lookahead"],
-            types.SimpleNamespace(session_hash="store-test"),
-        )
-    )
-    assert len(outputs) == 1 and value_bytes(outputs[0]) < VALUE_BYTES
-    message = json.loads(outputs[0])
+    request = types.SimpleNamespace(session_hash="store-test")
+    outputs = collect(events.run_live("Write fib", 5, 3, 4, 24, "paper", 0.0, 1.0, 0, ["lookahead"], request))
+    assert len(outputs) == 1 and value_bytes(outputs[0][0]) < VALUE_BYTES
+    message = json.loads(outputs[0][0])
     assert message["run"].startswith("live-") and payload_of(events.STORE.get(message["run"]))
 
 
@@ -265,7 +262,7 @@ def test_a_cancelled_run_is_not_kept_whole_for_settling(monkeypatch):
     fake_lm = types.SimpleNamespace(encode_prompt=lambda prompt: [1, 2, 3], max_positions=8192)
     monkeypatch.setattr(events.MODEL, "get", lambda: fake_lm)
     monkeypatch.setattr(zerogpu, "available", lambda: True)  # nothing starts on the engine
-    live = events.start_run("Write fib", 5, 3, 4, 24, "paper", "ended-test")
+    live = events.start_run("Write fib", 5, 3, 4, 24, "paper", "ended-test").live
     ref, handle = weakref.ref(live), live.handle
     events.forget("ended-test", live)  # cancelled: the job's generator let go of it, the store holds its record
     events.STORE.finish(handle, SMALL, None)

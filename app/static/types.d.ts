@@ -263,6 +263,7 @@ interface LadeNamespace {
   tokenizer: typeof LadeTokenizer;
   derive: typeof LadeDerive;
   browserRace: typeof LadeBrowserRace;
+  handoff: typeof LadeHandoff;
 }
 interface Window {
   Lade: LadeNamespace;
