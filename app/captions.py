@@ -87,7 +87,8 @@ def _bench_rows() -> tuple[tuple[dict, dict], ...]:
 
 
 def bench_speedups(run: RunTrace) -> list[float]:
-    """Every bench row's speed-up for this run's prompt and settings (assets/bench/bench-*.json)."""
+    """Every bench row's speed-up for this run's prompt and settings (assets/bench/bench-*.json), measured on the
+    run's own machine, threads and layouts (a row from another machine or setting is never set beside the run)."""
     prompts = {p["prompt"]: p["id"] for p in load_prompts()}
     wanted = prompts.get(run.prompt)
     c = run.config
@@ -102,7 +103,9 @@ def bench_speedups(run: RunTrace) -> list[float]:
     found = [
         row["speedup"]
         for data, row in _bench_rows()
-        if wanted
+        if (data.get("machine"), data.get("threads"), data.get("kernels"))
+        == (run.machine.description, run.machine.threads, run.machine.kernels)
+        and wanted
         and row.get("id") == wanted
         and data.get("method", "lookahead") == run.method
         and data.get("sampling", {}).get("temperature") == run.sampling.temperature

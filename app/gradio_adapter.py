@@ -46,6 +46,41 @@ ROUTES: tuple[tuple[str, str], ...] = (
 )
 
 
+def events(blocks) -> dict:
+    """Index -> event (Gradio's `BlockFunction`) of every event the app declares, as the page and its API call them."""
+    return dict(getattr(blocks, "fns", {}) or {})
+
+
+def api_name(fn) -> str | None:
+    """The name an event answers to in the API (None for an event only the page calls, by its index)."""
+    return fn.api_name
+
+
+def group(fn) -> str | None:
+    """The concurrency group an event runs in (`concurrency_id=` where it was declared)."""
+    return getattr(fn, "concurrency_id", None)
+
+
+def in_queue(fn) -> bool:
+    """Whether an event runs in Gradio's queue (`queue=False` where it was declared answers at once)."""
+    return getattr(fn, "queue", True) is not False
+
+
+def inputs(fn) -> list:
+    """Every input of an event, state included, in the order its call's `data` carries them."""
+    return list(fn.inputs)
+
+
+def event_of(job):
+    """The event a queued job calls."""
+    return job.fn
+
+
+def request_of(job):
+    """The request a queued job came with (Gradio's `Request`, its client and headers as the route saw them)."""
+    return job.request
+
+
 def queued(blocks) -> dict:
     """Event id -> job, for the jobs waiting or running in the queue (each has `.fn` and `.request`)."""
     queue = getattr(blocks, "_queue", None)

@@ -398,10 +398,10 @@ class Guard:
         return self._temp
 
     def _fns(self) -> dict:
-        return dict(getattr(self.blocks, "fns", {}) or {})
+        return gradio_adapter.events(self.blocks)
 
     def _fn(self, api_name: str | None) -> object | None:
-        return next((f for f in self._fns().values() if f.api_name == api_name), None)
+        return next((f for f in self._fns().values() if gradio_adapter.api_name(f) == api_name), None)
 
     def _called(self, api_name: str | None, doc: dict, by_index: bool) -> tuple[object | None, int, str]:
         """The event a call reaches, found as Gradio finds it, or (None, status, why not). A join
@@ -449,7 +449,7 @@ class Guard:
 
     def _signature(self, fn) -> str:
         names = self._parameters(fn)
-        return f"{fn.api_name or 'this event'} takes {len(names)} argument{'s' * (len(names) != 1)}" + (
+        return f"{gradio_adapter.api_name(fn) or 'this event'} takes {len(names)} argument{'s' * (len(names) != 1)}" + (
             f" ({', '.join(names)})" if names else ""
         )
 
@@ -492,14 +492,16 @@ class Guard:
         return f"This session has no job {doc['event_id'][:40]!r} to cancel."
 
     def _is_engine(self, fn) -> bool:
-        return fn is not None and getattr(fn, "concurrency_id", None) == limits.ENGINE_GROUP
+        return fn is not None and gradio_adapter.group(fn) == limits.ENGINE_GROUP
 
     def _jobs(self, client: str) -> tuple[int, int]:
         """(all, engine) jobs of `client` waiting or running in Gradio's queue."""
         mine = [
-            e for e in gradio_adapter.queued(self.blocks).values() if client_of(e.request, self.trust_proxy) == client
+            e
+            for e in gradio_adapter.queued(self.blocks).values()
+            if client_of(gradio_adapter.request_of(e), self.trust_proxy) == client
         ]
-        return len(mine), sum(1 for e in mine if self._is_engine(e.fn))
+        return len(mine), sum(1 for e in mine if self._is_engine(gradio_adapter.event_of(e)))
 
     # -- the gate ------------------------------------------------------------------------------------------------
     async def __call__(self, scope, receive, send):
@@ -674,16 +676,17 @@ class Guard:
             refusal(f"refused: {problem}")
             return await _respond(send, 422, problem)
         engine = self._is_engine(fn)
-        if not engine and getattr(fn, "queue", True) is False:  # answered at once, outside the queue
+        if not engine and not gradio_adapter.in_queue(fn):  # answered at once, outside the queue
             await self._forward(scope, replay, send)
             return
         if direct and engine:
-            refusal(f"refused: a direct call to {fn.api_name}, which runs in the queue")
+            name = gradio_adapter.api_name(fn)
+            refusal(f"refused: a direct call to {name}, which runs in the queue")
             return await _respond(
                 send,
                 404,
-                f"{fn.api_name} runs in the queue: post to {API}/call/{fn.api_name} "
-                f"and read the result from {API}/call/{fn.api_name}/<event_id>, or use "
+                f"{name} runs in the queue: post to {API}/call/{name} "
+                f"and read the result from {API}/call/{name}/<event_id>, or use "
                 f"gradio_client.",
             )
         client = client_of(scope, self.trust_proxy)
@@ -745,10 +748,12 @@ class Guard:
         if not isinstance(data, list):
             return None  # Gradio's own check names the field
         shown = gradio_adapter.api_inputs(fn)
-        if len(data) not in {len(fn.inputs), len(shown)}:
+        every = gradio_adapter.inputs(fn)
+        if len(data) not in {len(every), len(shown)}:
             return f"{self._signature(fn)}, got {len(data)}."
         if len(data) != len(shown):  # every input's value, state included: keep those the API lists
-            data = [v for b, v in zip(fn.inputs, data, strict=True) if not getattr(b, "skip_api", False)]
+            listed = {id(b) for b in shown}
+            data = [v for b, v in zip(every, data, strict=True) if id(b) in listed]
         return self._check_values(fn, list(zip(params, data, strict=False)))
 
     def _check_values(self, fn, pairs: list[tuple[dict, object]]) -> str | None:
@@ -760,7 +765,8 @@ class Guard:
             want = types_fit(value, schema)
             if want:
                 name = param.get("parameter_name") or param.get("label") or "a value"
-                return f"{fn.api_name or 'this event'}: {name} takes {want}, got {json.dumps(value)[:60]}."
+                event = gradio_adapter.api_name(fn) or "this event"
+                return f"{event}: {name} takes {want}, got {json.dumps(value)[:60]}."
         return None
 
     async def _forward(self, scope, receive, send, capture: int = 4096) -> bytes:

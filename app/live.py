@@ -26,6 +26,7 @@ page's pulls (a job posted and never drawn is not kept running), for the API the
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import secrets
 import threading
 import time
@@ -181,13 +182,12 @@ class LiveRun:
                     self.specs,
                     self.max_new_tokens,
                     self.sampling,
-                    title="live",
                     on_step=lambda lane, step: self._append(page_lane(lane), step),
                     should_stop=self._should_stop,
                     machine=self.machine,
                 )
                 self._engine_until = time.monotonic()
-            self.result = run
+            self.result = dataclasses.replace(run, title="live")
             if self.on_done:
                 self.on_done(run)
         except Exception as exc:  # handed to the followers, which report it

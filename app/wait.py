@@ -193,7 +193,7 @@ def race_of(values: Sequence, lm) -> tuple[list[MethodSpec], int, int]:
 
 def ahead(jobs: Iterable, races: Sequence, lm, curve: dict | None, pace: Pace = AT_REST) -> tuple[int, list[float]]:
     """(engine jobs in the queue now, the predicted seconds of those that are races, each at most the budget)."""
-    engine = [j for j in jobs if getattr(j.fn, "concurrency_id", None) == limits.ENGINE_GROUP]
+    engine = [j for j in jobs if gradio_adapter.group(gradio_adapter.event_of(j)) == limits.ENGINE_GROUP]
     predicted = []
     for job in engine:
         fn, values = gradio_adapter.call_of(job)

@@ -9,6 +9,8 @@ decorator is left off, and the app streams live runs from the local device as us
 
 from __future__ import annotations
 
+import dataclasses
+
 from lade_core import RunTrace, Sampling, record_run
 
 from .model import MODEL
@@ -33,7 +35,8 @@ def on_gpu(fn):
 
 def _record(prompt: str, methods, max_new_tokens: int, sampling: Sampling | None = None) -> RunTrace:
     """The whole race (`methods`: a `LookaheadConfig` or `MethodSpec`s, as `record_run` takes them) in one call."""
-    return record_run(MODEL.get(), prompt, methods, max_new_tokens, sampling=sampling, title="live")
+    run = record_run(MODEL.get(), prompt, methods, max_new_tokens, sampling=sampling)
+    return dataclasses.replace(run, title="live")
 
 
 # Decorated at import, as ZeroGPU requires of the functions it lends a GPU to.

@@ -183,7 +183,7 @@ def load_model(
         switch = kernels.dual_linears(hf_model)
         plan = kernel_choice.choose(hf_model, switch, name, cache_root())[0]
         if plan.uniform is not None:  # one layout at every width: the other's memory is freed
-            kernels.single_layout(hf_model, plan.uniform)
+            switch.keep(plan.uniform)
             switch = None
     eos = set()
     for source in (tokenizer.eos_token_id, hf_model.generation_config.eos_token_id):

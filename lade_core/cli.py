@@ -151,7 +151,8 @@ def cmd_trace(args) -> int:
         print(_ranks(run.parallel), end="")
     else:
         machine = machine_record(lm)  # this process's curve, measured before the race (not during it)
-        run = record_run(lm, prompt, [spec, *also], args.max_new_tokens, sampling, args.title or "", machine=machine)
+        run = record_run(lm, prompt, [spec, *also], args.max_new_tokens, sampling, machine=machine)
+        run = replace(run, title=args.title or "")
     Path(args.out).write_text(run.to_json(), encoding="utf-8")
     for name, method in [*((lane.method, lane.run) for lane in run.all_lanes), ("greedy", run.baseline)]:
         print(

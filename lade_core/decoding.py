@@ -73,6 +73,31 @@ class StepClock:
         }
 
 
+@dataclass(frozen=True)
+class Feed:
+    """What a step feeds the model and how its answer is read: the tokens (x first, then the step's rows in the
+    layout's order), the layout, the candidates to verify, each candidate's prediction rows, and the rows the cache
+    keeps for a verdict. Each method builds one (its proposal); `DecoderState.forward_verify_keep` does the rest."""
+
+    tokens: list[int]
+    layout: object  # a `StepLayout`
+    candidates: tuple
+    rows: tuple  # rows[c]: the rows after x, then after each token of candidate c
+    keep: Callable[[Verdict], list[int]]
+
+
+def candidate_feed(tokens: list[int], layout, candidates) -> Feed:
+    """The feed of a step that verifies `candidates` laid out by `layout` (lookahead's verification branch, a
+    speculative draft): each candidate read at its prediction rows, the winner's accepted tokens kept."""
+    return Feed(
+        tokens,
+        layout,
+        tuple(candidates),
+        layout.prediction_rows,
+        lambda verdict: layout.cache_rows(max(verdict.winner, 0), verdict.matched),
+    )
+
+
 class DecoderState:
     """What every decoder keeps between steps: the model, its KV cache, the committed tokens (prompt first), the
     seeded random stream when it samples, the step counter; and the prefill and verification they share."""
@@ -95,6 +120,17 @@ class DecoderState:
         """Start the next step: (x, p), the last committed token and its position."""
         self.index += 1
         return self.committed[-1], len(self.committed) - 1
+
+    def forward_verify_keep(self, clock: StepClock, p: int, feed: Feed) -> tuple[np.ndarray, Verdict]:
+        """The tail every step shares: one forward pass over `feed.tokens` at position `p` (timed on `clock`), the
+        argmax of every row, verification of the candidates at their rows, and the cache keeping x and the accepted
+        tokens. Returns (argmax, verdict)."""
+        with clock.timed("forward", self.lm):
+            logits = self.lm.step_forward(self.cache, feed.tokens, feed.layout)
+        argmax = logits.argmax(dim=-1).cpu().numpy()
+        verdict = self.verify(feed.candidates, logits, argmax, feed.rows)
+        self.lm.keep_in_cache(self.cache, p, feed.keep(verdict))
+        return argmax, verdict
 
     def verify(self, candidates, logits, argmax: np.ndarray, rows) -> Verdict:
         """Greedy or sampled verification of `candidates` against the kept rows' logits (and their `argmax`):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 
 from .config import Sampling, jacobi_config
-from .decoding import DecoderState, StepCallback, StepClock, StopCheck, check_request, generate
+from .decoding import DecoderState, Feed, StepCallback, StepClock, StopCheck, check_request, generate
 from .layout import StepLayout
 from .model import LM
 from .trace import MethodRun, StepTrace
@@ -45,21 +45,15 @@ class JacobiDecoder(DecoderState):
         W = max(0, min(self.width, self.lm.max_positions - 1 - p))  # near the end of the context the block narrows
         guess = self.guess = self.guess[:W]
 
-        # 1-2. one forward pass over x and the guess block
+        # 1-3. one forward pass over x and the guess block; the guess verified as the one candidate; the KV cache
+        # keeps x and the accepted guess tokens
         layout = StepLayout.plain(1, W, 0, 0)
-        with clock.timed("forward", self.lm):
-            logits = self.lm.step_forward(self.cache, [x, *guess], layout)
-        argmax = logits.argmax(dim=-1).cpu().numpy()  # (W + 1,): after x, then after each guess token
-
-        # 3. verify the guess as the one candidate
-        verdict = self.verify([guess], logits, argmax, [layout.guess_rows()])
+        feed = Feed([x, *guess], layout, (guess,), (layout.guess_rows(),), lambda v: layout.guess_cache_rows(v.matched))
+        argmax, verdict = self.forward_verify_keep(clock, p, feed)
         predicted = layout.read(argmax, layout.guess_rows())  # the model's token after x, then after each guess
 
         # 4. Jacobi update: the model's tokens past the accepted prefix are the next guess, at their positions
         self.guess = self._fill(predicted[len(verdict.accepted) :])
-
-        # 5. the KV cache keeps x and the accepted guess tokens
-        self.lm.keep_in_cache(self.cache, p, layout.guess_cache_rows(verdict.matched))
         return StepTrace(
             index=self.index,
             kind="jacobi",

@@ -12,11 +12,11 @@ These are the two operators torch's own compiler uses for the same purpose on a 
 is pinned. Greedy output is token for token the same (tests/test_checkpoint.py, BENCHMARKS.md "CPU kernels").
 
 Which layout is faster depends on the width: on one 2-core host, at one thread, the stock layers took 59 ms for one
-token and 122 ms for eight, the packed ones 67 and 77. So `dual_linears` gives every layer both (`DualLinear`, about
-0.4 GB more for the default model) and a `Switch` that the model's adapter (`model.LM`) sets before each forward from
-the plan `kernel_choice.py` measured; one forward runs wholly on one layout.
+token and 122 ms for eight, the packed ones 67 and 77. So `dual_linears` keeps both layouts of every layer (about 0.4 GB
+more for the default model) and a `Switch` that puts one or the other in place; the model's adapter (`model.LM`) sets
+it before each forward from the plan `kernel_choice.py` measured, so one forward runs wholly on one layout.
 
-The model's code is untouched: its `nn.Linear` children are swapped for `PackedLinear` or `DualLinear` modules, as
+The model's code is untouched: its `nn.Linear` children are swapped for `PackedLinear` modules, as
 `torch.utils.mkldnn.to_mkldnn` does for its own (slower, per-call converting) `MkldnnLinear`; the attention function
 is registered with transformers' `AttentionInterface`, the documented way to supply one.
 """
@@ -66,25 +66,30 @@ def packing_available() -> bool:
 
 
 class Switch:
-    """Which layout the model's next forward runs on: set by `LM` before each forward (from its `KernelPlan`), read by
-    every `DualLinear` of that model."""
+    """Which layout a model's linear layers run on: both layouts of every layer are held, and setting `packed` puts
+    one or the other in each layer's place (only when it changes: a race alternates greedy's one-token forwards with
+    lookahead's wide ones, and a swap of every layer costs about a tenth of a millisecond, where a wrapper module
+    dispatching on every call cost about a millisecond a forward). Set by `LM` before each forward from its
+    `KernelPlan`."""
 
-    __slots__ = ("packed",)
+    def __init__(self, pairs):
+        self.pairs = pairs  # (parent, name, stock, packed) of every linear layer (`packed_pairs`)
+        self._packed = False
 
-    def __init__(self, packed: bool = False):
+    @property
+    def packed(self) -> bool:
+        return self._packed
+
+    @packed.setter
+    def packed(self, value: bool) -> None:
+        if value != self._packed:
+            swap(self.pairs, packed=value)
+            self._packed = value
+
+    def keep(self, packed: bool) -> None:
+        """Keep one layout in every layer's place for good and let go of the other (its memory is freed)."""
         self.packed = packed
-
-
-class DualLinear(torch.nn.Module):
-    """A linear layer held in both layouts, the stock `nn.Linear` and its `PackedLinear` twin; `switch` says which
-    one a call runs on. The same numbers up to the GEMM's rounding (tests/test_checkpoint.py)."""
-
-    def __init__(self, stock: torch.nn.Linear, packed: PackedLinear, switch: Switch):
-        super().__init__()
-        self.stock, self.packed, self.switch = stock, packed, switch
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.packed(x) if self.switch.packed else self.stock(x)
+        self.pairs = []
 
 
 def packed_pairs(model: torch.nn.Module) -> list[tuple[torch.nn.Module, str, torch.nn.Linear, PackedLinear]]:
@@ -121,27 +126,15 @@ def pack_linears(model: torch.nn.Module, pairs=None) -> torch.nn.Module:
 
 
 def dual_linears(model: torch.nn.Module) -> Switch:
-    """Swap every `nn.Linear` in `model` (in place) for a `DualLinear` holding it and its packed twin, for inference
-    only; the `Switch` that picks the layout (stock until set). What stays dense gets its own memory, as in
-    `pack_linears`."""
+    """Give every `nn.Linear` in `model` a packed twin, both held; the `Switch` that puts one or the other in place
+    (stock until set). For inference only; what stays dense gets its own memory, as in `pack_linears`."""
     model.requires_grad_(False)
-    switch = Switch()
-    for parent, name, stock, twin in packed_pairs(model):
-        setattr(parent, name, DualLinear(stock, twin, switch))
+    switch = Switch(packed_pairs(model))
     with torch.no_grad():
         for tensor in (*model.parameters(), *model.buffers()):
             if not tensor.is_mkldnn:
                 tensor.data = tensor.data.clone()
     return switch
-
-
-def single_layout(model: torch.nn.Module, packed: bool) -> None:
-    """Undo `dual_linears` keeping one layout (the other's memory is freed): a plan that uses one layout at every
-    width needs no switch."""
-    for parent in list(model.modules()):
-        for name, child in list(parent.named_children()):
-            if isinstance(child, DualLinear):
-                setattr(parent, name, child.packed if packed else child.stock)
 
 
 ATTENTION = "lade_cpu_gqa_sdpa"  # the name `load_model` registers `grouped_query_sdpa` under with transformers

@@ -15,7 +15,7 @@ the window narrows so that a step never writes past it.
 from __future__ import annotations
 
 from .config import DraftConfig, LookaheadConfig, Sampling
-from .decoding import DecoderState, StepCallback, StepClock, StopCheck, check_request, generate
+from .decoding import DecoderState, StepCallback, StepClock, StopCheck, candidate_feed, check_request, generate
 from .drafts import PromptLookup
 from .layout import StepLayout
 from .model import LM
@@ -108,18 +108,11 @@ class LookaheadDecoder(DecoderState):
         sizes, levels, candidates, _ = branches
         layout = StepLayout.for_candidates(len(levels), sizes.width, candidates, N - 1, self.config.tree)
 
-        # 2. one forward pass; argmax at the rows read
+        # 2-4. one forward pass; verification (the longest accepted prefix plus the model's next token); the KV
+        # cache keeps x and the accepted candidate tokens
         tokens = [x, *(t for level in levels for t in level), *layout.node_tokens(candidates)]
-        with clock.timed("forward", self.lm):
-            logits = self.lm.step_forward(self.cache, tokens, layout)
-        argmax = logits.argmax(dim=-1).cpu().numpy()
-
-        # 3. verification: the longest accepted prefix plus the model's next token
-        verdict = self.verify(candidates, logits, argmax, layout.prediction_rows)
+        argmax, verdict = self.forward_verify_keep(clock, p, candidate_feed(tokens, layout, candidates))
         self.sizes.observe(verdict, layout.size, [self.pool.source(x, c) for c in candidates])
-
-        # 4. the KV cache keeps x and the accepted candidate tokens
-        self.lm.keep_in_cache(self.cache, p, layout.cache_rows(max(verdict.winner, 0), verdict.matched))
 
         # 5. Jacobi update of the window; completed n-grams (and the text's, by policy) go to the pool
         predictions = layout.predictions(argmax)

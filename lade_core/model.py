@@ -31,7 +31,7 @@ class LM:
     dtype: torch.dtype
     eos_ids: frozenset[int] = field(default_factory=frozenset)
     kernels: str = "stock"  # the layouts of the linear layers: "stock", "onednn-packed" or a plan's label (CPU fp32)
-    plan: KernelPlan | None = None  # the layout of each width, where the layers hold both (`kernels.DualLinear`)
+    plan: KernelPlan | None = None  # the layout of each width, where the layers hold both (`kernels.Switch`)
     switch: Switch | None = None  # what the plan sets before each forward
 
     def __post_init__(self):

@@ -83,7 +83,6 @@ def record_run(
     methods: LookaheadConfig | MethodSpec | Sequence[MethodSpec],
     max_new_tokens: int,
     sampling: Sampling | None = None,
-    title: str = "",
     on_step: LaneCallback | None = None,
     should_stop: StopCheck | None = None,
     machine: Machine | None = None,
@@ -109,7 +108,7 @@ def record_run(
         step = lanes[name].advance()
         if step is not None and on_step:
             on_step(name, step)
-    request = RunRequest(prompt, tuple(prompt_ids), max_new_tokens, sampling, title)
+    request = RunRequest(prompt, tuple(prompt_ids), max_new_tokens, sampling)
     raced = [
         Lane(spec.method, spec.config, spec.draft, lanes[name].result())
         for name, spec in zip(lane_names(len(specs)), specs)

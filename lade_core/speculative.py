@@ -18,7 +18,7 @@ in a model trained to exit early); lookahead decoding needs nothing beside the m
 from __future__ import annotations
 
 from .config import DRAFT_KINDS, DraftConfig, Sampling
-from .decoding import DecoderState, StepClock
+from .decoding import DecoderState, StepClock, candidate_feed
 from .drafts import ModelDraft, PromptLookup
 from .layout import StepLayout
 from .model import LM
@@ -59,16 +59,10 @@ class SpeculativeDecoder(DecoderState):
         candidates = proposal.candidates
         layout = StepLayout.tree(0, 0, candidates)
 
-        # 2. one forward pass over x and the draft
-        with clock.timed("forward", self.lm):
-            logits = self.lm.step_forward(self.cache, [x, *layout.node_tokens(candidates)], layout)
-        argmax = logits.argmax(dim=-1).cpu().numpy()
-
-        # 3. verification: the longest accepted prefix plus the model's next token
-        verdict = self.verify(candidates, logits, argmax, layout.prediction_rows)
-
-        # 4. the KV cache keeps x and the accepted draft tokens; the schedule sets the next draft's length
-        self.lm.keep_in_cache(self.cache, p, layout.cache_rows(max(verdict.winner, 0), verdict.matched))
+        # 2-4. one forward pass over x and the draft; verification; the KV cache keeps x and the accepted draft
+        # tokens; then the schedule sets the next draft's length
+        feed = candidate_feed([x, *layout.node_tokens(candidates)], layout, candidates)
+        argmax, verdict = self.forward_verify_keep(clock, p, feed)
         k, proposed = self.k, len(candidates[0]) if candidates else 0
         self.k = self.draft.next_tokens(k, proposed, verdict.matched)
         return StepTrace(

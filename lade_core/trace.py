@@ -5,10 +5,10 @@ and drafting: a draft model's passes or prompt lookup's search), and a run's `wa
 
 Both are frozen plain data (ints, strings, tuples), so a view can draw a step without torch or the model, and a run
 saved as JSON loads back equal. Each field is declared once, here: its type in the annotation and its range in the
-`spec` beside it; the JSON, the loader (`load.parse_run`) and the browser's renderer all use these names. Token text
-lives once per run in `RunTrace.token_text` (id -> piece) rather than in every step. The attention mask is not stored:
-`StepTrace.layout` rebuilds, with the very function that built it for the model, the exact boolean matrix the model
-used (`layout.mask()`).
+`spec` beside it; the JSON, the loader (`tracefile.parse_run`) and the browser's renderer all use these names. Token
+text lives once per run in `RunTrace.token_text` (id -> piece) rather than in every step. The attention mask is not
+stored: `StepTrace.layout` rebuilds, with the very function that built it for the model, the exact boolean matrix the
+model used (`layout.mask()`).
 """
 
 from __future__ import annotations

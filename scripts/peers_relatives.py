@@ -14,6 +14,7 @@ Methods (`--methods` picks some):
                     the last is lookahead with prompt lookup candidates (W=4 N=3 G=4, 10 copied tokens at most)
     lade-auto       lookahead at the engine's Auto choice for this machine and thread count (its curve measured
                     at the start, the way a race runs; the choice recorded as `auto`)
+    lade-adaptive   lookahead with adaptive sizes within W=7 N=4 G=7, on the same curve
     before-greedy, before-auto: the engine as it was before layouts were chosen per width, in the same process:
                     the stock layers and transformers' own attention (what the one-layout choice picked on this
                     host), Auto chosen on that engine's own curve
@@ -46,7 +47,17 @@ LADE = {
     "lade-434-lookup": MethodSpec(config=LookaheadConfig(4, 3, 4, lookup=10)),
 }
 TF = {"tf-greedy": {}, "tf-pld": {"prompt_lookup_num_tokens": 10}, "tf-early-exit": {"assistant_early_exit": 8}}
-METHODS = ("tf-greedy", "tf-pld", "tf-early-exit", "lade-greedy", *LADE, "lade-auto", "before-greedy", "before-auto")
+METHODS = (
+    "tf-greedy",
+    "tf-pld",
+    "tf-early-exit",
+    "lade-greedy",
+    *LADE,
+    "lade-auto",
+    "lade-adaptive",
+    "before-greedy",
+    "before-auto",
+)
 
 
 class Passes:
@@ -146,6 +157,14 @@ def relatives(lm, path: str, prompts, n: int, repeat: int, methods=METHODS) -> d
     if "lade-auto" in methods:
         spec, chosen["lade-auto"] = auto_spec(lm)
         extra["lade-auto"] = (lm, spec)
+    if "lade-adaptive" in methods:  # sizes chosen step by step on the same curve, within W=7 N=4 G=7
+        from dataclasses import replace
+
+        from lade_core.measure.calibrate import process_curve
+        from lade_core.measure.costcurve import step_cost
+
+        adaptive = MethodSpec(config=LookaheadConfig(7, 4, 7, adaptive=True))
+        extra["lade-adaptive"] = (lm, replace(adaptive, step_cost=step_cost(process_curve(lm))))
     if {"before-greedy", "before-auto"} & set(methods):
         old = before_lm(lm)
         extra["before-greedy"] = (old, None)

@@ -39,6 +39,16 @@ def pytest_collection_modifyitems(items):
         for fixture, mark in NEEDS.items():
             if fixture in getattr(item, "fixturenames", ()):
                 item.add_marker(getattr(pytest.mark, mark))
+    seed = os.environ.get("LADE_SHUFFLE")
+    if seed:  # a test that passes only after another has run fails here (the same seed in every xdist worker)
+        import random
+
+        random.Random(int(seed)).shuffle(items)
+
+
+def pytest_report_header():
+    seed = os.environ.get("LADE_SHUFFLE")
+    return f"tests shuffled with LADE_SHUFFLE={seed} (run again with it to repeat the order)" if seed else None
 
 
 @pytest.fixture(scope="session")

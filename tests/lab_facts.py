@@ -226,6 +226,26 @@ def cpu_files(page_lab: dict) -> tuple[dict, dict | None]:
     return single, batched
 
 
+def own_curves(run) -> tuple[dict, dict | None] | None:
+    """The curve the run's own machine measured in the process that recorded it (`RunTrace.machine`: its 1-token
+    point is the greedy step), and the shipped batched curve only where that was measured on the same machine,
+    threads and layouts (lab.py `machine_curves`); None where the run recorded no curve."""
+    m = run.machine
+    if not m.curve:
+        return None
+    single = {
+        "points": [{"tokens": p.tokens, "seconds": p.seconds, "q1": p.q1, "q3": p.q3} for p in m.curve],
+        "greedy_s": next(p.seconds for p in m.curve if p.tokens == 1),
+    }
+    shipped = json.loads((ASSETS / "costcurve-cpu-batched.json").read_text(encoding="utf-8"))
+    same = ((shipped.get("machine") or {}).get("description"), shipped.get("threads"), shipped.get("kernels")) == (
+        m.description,
+        m.threads,
+        m.kernels,
+    )
+    return single, shipped if same else None
+
+
 def cpu_curve(single: dict, batched: dict | None, batch: int) -> dict:
     """Batch 1 reads the single curve, a larger batch its own curve in the batched file (stepcost `_cpu_curve`)."""
     if batch == 1:
@@ -247,7 +267,14 @@ def run_numbers(run) -> dict:
         draws = bootstrap(steps)  # (compression, mean tokens fed) of each draw
     else:
         draws = None
-    return {"compression": compression, "fed": fed, "context": context, "setting": setting, "draws": draws}
+    return {
+        "compression": compression,
+        "fed": fed,
+        "context": context,
+        "setting": setting,
+        "draws": draws,
+        "own": own_curves(run),
+    }
 
 
 def p10_p90(values) -> list[float]:
@@ -291,7 +318,7 @@ def lab_facts(run, selection: dict, page_lab: dict) -> dict:
 
     acc = m = None
     if cpu:
-        single, batched = cpu_files(page_lab)
+        single, batched = r["own"] or cpu_files(page_lab)
         batches = [1] + [c["batch"] for c in (batched or {"curves": []})["curves"] if c["batch"] > 1]
         batch, k = selection_on_page(selection, batches, [1])
         curve = cpu_curve(single, batched, batch)
@@ -353,7 +380,7 @@ def break_even(r: dict, band: list, cpu: bool, page_lab: dict, acc, m) -> dict:
     at that batch, by the roofline at its mid assumptions."""
     compression, fed, setting = r["compression"], r["fed"], r["setting"]
     if cpu:
-        single, batched = cpu_files(page_lab)
+        single, batched = r["own"] or cpu_files(page_lab)
         batches = np.array(sorted(c["batch"] for c in (batched or {"curves": []})["curves"]) or [1])
         mid, low, high = (
             np.array([curve_reader(cpu_curve(single, batched, int(b)), w)(fed) for b in batches])

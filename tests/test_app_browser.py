@@ -232,7 +232,7 @@ def test_deep_links_and_embeds(chromium, server):
     open_app(page, server + "?run=code-fib&step=12", "s.state.current === 'code-fib-W7N4G7' && s.state.k === 12")
     assert state(page, "mode") == "explorer" and page.get_attribute(".lade-host", "data-step") == "12"
     open_app(page, server + "?run=code-class&step=9&view=mask-view&embed=1", "s.state.embed && s.state.k === 9")
-    assert state(page, "embed") == {"view": "mask-view"}
+    assert state(page, "embed") == {"view": "mask-view", "from": 9, "to": 9}  # a slide of its one step
     assert page.locator("#mask-view").is_visible() and page.locator("#step-slider").is_visible()
     for hidden in ("#window-view", "#ar-output", ".modes", "#sidebar", "#lab"):
         assert page.locator(hidden).count() == 0 or page.locator(hidden).first.is_hidden(), hidden
@@ -378,7 +378,7 @@ def test_a_live_race_advances_both_lanes_and_ends_with_a_result(chromium, model_
         [("Lookahead", time_of(run["parallel"])), ("Greedy", time_of(run["baseline"]))], key=lambda x: x[1]
     )
     if t2 <= band * t1:
-        assert f"{first} and {second.lower()} finished about together" in banner and "differed by up to" in banner
+        assert f"{first} and {second.lower()} finished about together" in banner and "are noise" in banner
     else:
         assert f"{first} finished first" in banner, banner
     written = max(len(run["parallel"]["tokens"]), len(run["baseline"]["tokens"]))

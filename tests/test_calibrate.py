@@ -108,7 +108,8 @@ def test_the_lab_reads_this_machines_curve_before_the_shipped_one(tmp_path):
 
 def test_the_shipped_batched_curve_is_labelled_and_complete():
     batched = calibrate.lab_cpu_curves(root=calibrate.BATCHED.parent / "no-cache-here")["batched"]
-    assert batched["source"] == "shipped" and batched["command"].startswith("python -m lade_core costcurve --batch")
+    assert batched["source"] == "shipped"
+    assert batched["command"].startswith("python -m lade_core costcurve --device cpu --batch")
     assert [c["batch"] for c in batched["curves"]] == [1, 2, 4, 8]
     for c in batched["curves"]:
         assert c["points"][0]["tokens"] == 1 and c["points"][0]["relative"] == 1.0

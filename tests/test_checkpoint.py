@@ -160,21 +160,24 @@ def test_each_width_runs_on_the_layout_this_machine_measured_faster_there(tmp_pa
 
 
 @needs_onednn
-def test_a_dual_layer_computes_what_either_layout_does_and_one_forward_runs_on_one():
-    """`DualLinear` holds the stock layer and its packed twin; the switch the model's adapter sets picks one for the
-    whole forward; `single_layout` keeps one and frees the other."""
+def test_both_layouts_compute_the_same_and_the_switch_puts_one_in_place():
+    """Every linear layer keeps its stock self and a packed twin; the switch the model's adapter sets puts one or the
+    other in every layer's place for the whole forward (only when it changes); `keep` holds one and lets the other
+    go."""
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU(), torch.nn.Linear(8, 4))
     reference = [m.weight.detach().clone() for m in (model[0], model[2])]
+    biases = [model[0].bias.detach().clone(), model[2].bias.detach().clone()]
     switch = kernels.dual_linears(model)
-    assert all(isinstance(model[i], kernels.DualLinear) and model[i].switch is switch for i in (0, 2))
     x = torch.randn(3, 16)
-    expected = torch.relu(x @ reference[0].T + model[0].stock.bias) @ reference[1].T + model[2].stock.bias
-    for packed in (False, True):
+    expected = torch.relu(x @ reference[0].T + biases[0]) @ reference[1].T + biases[1]
+    for packed in (False, True, False):
         switch.packed = packed
+        kind = kernels.PackedLinear if packed else torch.nn.Linear
+        assert all(type(model[i]) is kind for i in (0, 2))
         torch.testing.assert_close(model(x), expected, rtol=1e-5, atol=1e-5)
-    kernels.single_layout(model, packed=True)
-    assert isinstance(model[0], kernels.PackedLinear) and isinstance(model[2], kernels.PackedLinear)
+    switch.keep(True)
+    assert isinstance(model[0], kernels.PackedLinear) and switch.pairs == []
 
 
 @needs_onednn

@@ -151,7 +151,9 @@ def test_why_lookahead_stops_paying_is_read_off_the_roofline(run, run_data):
 
 def test_run_data_is_plain_json_within_budget(run_data):
     text = json.dumps(run_data, separators=(",", ":"), allow_nan=False)
-    assert len(text) < 50_000 and run_data["schema"] == "lade-explorer/lab-run"
+    # 56 KB: the GPU predictions are about 48 KB; since trace version 5 the CPU entry also carries the run's own
+    # measurement and this CPU's roof (about 1.2 KB)
+    assert len(text) < 56_000 and run_data["schema"] == "lade-explorer/lab-run"
 
 
 @pytest.mark.parametrize(

@@ -62,6 +62,7 @@ def test_live_partial_carries_the_runs_settings():
         token_texts=lambda ids: {i: str(i) for i in ids},
         vocab_size=10,
         max_positions=64,
+        kernels="stock",
     )
     sampling = Sampling(temperature=0.7, top_p=0.9, sample_seed=3)
     live = LiveRun(lm, "hi", LookaheadConfig(5, 3, 2), 8, sampling=sampling)

@@ -5,12 +5,13 @@ limit stated the same way everywhere."""
 import re
 import types
 
+import pytest
 import torch
 
 from app import limits
 from app.model import SharedModel
 from lade_core.model import LM
-from lade_core.tracefile import MAX_TRACE_BYTES
+from lade_core.tracefile import TraceError, parse_run
 
 
 def test_a_sliding_window_cache_is_refused_with_a_message():
@@ -48,10 +49,10 @@ def test_a_sliding_window_cache_is_refused_with_a_message():
 
 def test_auto_measures_the_cost_curve_once_per_process(monkeypatch):
     """Auto measures this machine's cost curve once per process, not on every click where no saved one matches."""
-    from lade_core.measure import autoconfig
+    from lade_core.measure import calibrate
 
     calls = []
-    monkeypatch.setattr(autoconfig, "curve_for", lambda lm: calls.append(lm) or {"greedy_s": 1.0, "points": []})
+    monkeypatch.setattr(calibrate, "process_curve", lambda lm: calls.append(lm) or {"greedy_s": 1.0, "points": []})
     model = SharedModel()
     model._lm = object()
     for _ in range(5):
@@ -93,7 +94,6 @@ def test_the_stage_names_runs_and_the_page_pulls_them():
 
     demo = build_demo(preload=False)
     fns = list(demo.fns.values())
-    assert "release_stage" not in {f.api_name for f in fns}
     (stage_id,) = [i for i, b in demo.blocks.items() if getattr(b, "elem_id", None) == "stage"]
     assert [(f.api_name, t) for f in fns for block, t in f.targets if block == stage_id] == []
     assert not [b for b in demo.blocks.values() if isinstance(b, gr.State)]
@@ -101,11 +101,21 @@ def test_the_stage_names_runs_and_the_page_pulls_them():
 
 
 def test_one_upload_limit_everywhere():
-    """The upload limit is one number, stated in the same unit by the CLI, the page and the server."""
+    """The upload limit is one number, stated in the same unit by the CLI, the page and the server: a file one byte
+    over it is refused by the parser the CLI and the server's `runs` route call, naming the limit the page states; a
+    file at it is read (refused for what it holds, not its size); Gradio is launched with the same cap."""
     from app.ui import LAUNCH_OPTIONS
 
-    assert limits.UPLOAD_BYTES == MAX_TRACE_BYTES == LAUNCH_OPTIONS["max_file_size"] == 8 * 2**20
-    assert "trace files up to 8 MiB" in limits.limits_text()
+    stated = re.search(r"trace files up to (\d+) MiB", limits.limits_text())
+    assert stated, limits.limits_text()
+    mib = int(stated.group(1))
+    with pytest.raises(TraceError, match=rf"at most {mib} MiB"):
+        parse_run(b" " * (mib * 2**20 + 1), limits.UPLOAD_BYTES)
+    with pytest.raises(TraceError, match="not a JSON trace"):
+        parse_run(b" " * (mib * 2**20), limits.UPLOAD_BYTES)
+    with pytest.raises(TraceError, match=rf"at most {mib} MiB"):
+        parse_run(b" " * (mib * 2**20 + 1))  # the CLI's default
+    assert LAUNCH_OPTIONS["max_file_size"] == mib * 2**20
 
 
 def test_every_token_is_bidi_isolated():

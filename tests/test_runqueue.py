@@ -8,6 +8,7 @@ next step. On the landed code none of this existed: each request made its own ru
 stopped by its own follower's end), so the class's 30 identical races ran one after another.
 """
 
+import dataclasses
 import threading
 import time
 import types
@@ -40,6 +41,14 @@ class FakeLM(types.SimpleNamespace):
         return {i: str(i) for i in ids}
 
 
+@dataclasses.dataclass
+class FakeRun:
+    parallel: MethodRun
+    baseline: MethodRun
+    lanes: tuple = ()
+    title: str = ""
+
+
 @pytest.fixture
 def engine(monkeypatch):
     """The engine as a fake: each lane writes token 1 a step (prefill first), `STEP_S` a step, until told to stop;
@@ -47,7 +56,7 @@ def engine(monkeypatch):
     gate = threading.Event()
     gate.set()
 
-    def record_run(lm, prompt, specs, max_new, sampling, title, on_step, should_stop, machine):
+    def record_run(lm, prompt, specs, max_new, sampling, on_step, should_stop, machine):
         gate.wait(30)
         runs = {}
         for lane in ("parallel", "baseline"):
@@ -64,7 +73,7 @@ def engine(monkeypatch):
             made += 1
         for lane in ("parallel", "baseline"):
             runs[lane] = MethodRun((1,) * made, (), 0.0, reason)
-        return types.SimpleNamespace(parallel=runs["parallel"], baseline=runs["baseline"], lanes=())
+        return FakeRun(runs["parallel"], runs["baseline"])
 
     monkeypatch.setattr(live, "record_run", record_run)
     monkeypatch.setattr(live, "machine_record", lambda lm: None)

@@ -160,6 +160,7 @@ class MemoLM:
 
     def __init__(self, lm):
         self.lm, self.device, self.eos_ids, self.max_positions = lm, lm.device, lm.eos_ids, lm.max_positions
+        self.kernels = lm.kernels
         self.logits: dict[tuple, torch.Tensor] = {}
         self.saved: dict[tuple, object] = {}  # history -> the real cache it leads to
 
@@ -168,6 +169,10 @@ class MemoLM:
 
     def sync(self) -> None:
         pass
+
+    @property
+    def used(self) -> str:
+        return self.lm.used
 
     def prefill(self, cache, ids):
         return self._forward(cache, ("prefill", tuple(ids)))

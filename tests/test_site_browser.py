@@ -280,14 +280,14 @@ def test_a_quantity_shown_in_two_places_has_one_value(chromium, site):
     """One quantity, two places, one value: the lesson run's tokens per step, step cost and speed-up as chapter 8
     states them and as the explorer's honest note and counter state them; greedy's step time in chapter 8 and in the
     race's methods table for the race (each from its own run, so only within a run); the verdict's band in chapter 8
-    and chapter 6."""
+    and in the derived verdict the explorer judges the same run by (a band is a run's own since trace version 5, so
+    chapter 6's races state theirs)."""
     page = site_page(chromium, site)
     opened(page, site + "index.html?lesson=8", "document.querySelector('#lesson-text .fact')")
     page.wait_for_function("() => document.querySelector('#lesson-text').dataset.chapter == '8'")
     facts = page.eval_on_selector_all(
         "#lesson-text .fact", "els => Object.fromEntries(els.map(e => [e.dataset.fact, e.textContent]))"
     )
-    band8 = re.search(r"differed by up to (\d+)%", page.inner_text("#lesson-text")).group(1)
     page.evaluate("window.ladeStage.mode('explorer')")
     page.evaluate("window.ladeStage.go(window.ladeStage.run().lastStep())")
     page.wait_for_selector("#honest-note .honest")
@@ -299,11 +299,9 @@ def test_a_quantity_shown_in_two_places_has_one_value(chromium, site):
     )
     counter = page.inner_text("#counter")
     assert facts["compression"] in counter, counter  # the counter's tokens/step at the last step
-    opened(page, site + "index.html?lesson=6", "document.querySelector('#lesson-text .fact')")
-    page.wait_for_function("() => document.querySelector('#lesson-text').dataset.chapter == '6'")
-    text = page.text_content("#lesson-text")
-    if "about as fast" in text:
-        assert f"differed by up to {band8}%" in text
+    band = page.evaluate("(() => { const s = window.ladeStage.run().d.speed; return s ? s.band.ratio : null; })()")
+    if "noise_band" in facts:
+        assert facts["noise_band"] == f"{round(100 * (band - 1))}%", (facts["noise_band"], band)
     assert page.errors == [] and page.foreign == []
     page.close()
 
@@ -315,14 +313,14 @@ HOST = """<!doctype html><html lang="en"><title>slides</title><body>
 
 def test_a_clicker_steps_an_embed_and_hands_back_to_the_slides(chromium, site):
     """PageUp and PageDown (what clickers send) did nothing, and arrows stopped once a button inside had focus. Now,
-    with focus on any control inside an embed, PageDown steps it and at the last step tells the host to move on
-    (reveal.js's postMessage {"method": "next"}), PageUp steps back (and "prev" before the first step), an arrow on
-    a focused button still steps, and Escape lets go of focus; a chapter embed reveals its question's answer as the
-    next click."""
+    with focus on any control inside an embed, PageDown walks its slide's span (`from` to `to`) and past its last
+    step tells the host to move on (reveal.js's postMessage {"method": "next"}), PageUp steps back (and "prev" before
+    the first step), an arrow on a focused button still steps, within the span, and Escape lets go of focus; a
+    chapter embed's clicks reveal its question's answer, and the next moves the deck on."""
     page = site_page(chromium, site, 1100, 700)
     run = gallery.load(gallery.by_role("lookahead"))
     last = max(len(run.parallel.steps), len(run.baseline.steps)) - 1  # the clock's last step: the slower lane's
-    src = site + f"index.html?run={gallery.by_role('lookahead')}&step={last - 1}&view=mask-view&embed=1"
+    src = site + f"index.html?run={gallery.by_role('lookahead')}&view=mask-view&embed=1&from={last - 1}&to={last}"
     page.set_content(HOST.format(src=src))  # a host of its own (about:blank), the embed from the site
     frame = page.frame_locator("#slide")
     inner = page.frames[1]
@@ -334,27 +332,33 @@ def test_a_clicker_steps_an_embed_and_hands_back_to_the_slides(chromium, site):
     page.keyboard.press("PageDown")
     inner.wait_for_function("n => window.ladeStage.state.k === n", arg=last)
     page.keyboard.press("PageDown")
-    page.wait_for_function("() => window.got.length > 0")
-    assert [__import__("json").loads(m)["method"] for m in page.evaluate("window.got")] == ["next"]
+    page.wait_for_function("() => window.got.some(m => typeof m === 'string')")
+    told = [__import__("json").loads(m)["method"] for m in page.evaluate("window.got") if isinstance(m, str)]
+    assert told == ["next"], told
     button.focus()
     page.keyboard.press("PageUp")
     inner.wait_for_function("n => window.ladeStage.state.k === n", arg=last - 1)
     page.keyboard.press("ArrowRight")  # focus is still on the button
     inner.wait_for_function("n => window.ladeStage.state.k === n", arg=last)
+    page.keyboard.press("ArrowRight")  # the arrows stay within the slide's span
+    page.wait_for_timeout(200)
+    assert k() == last
     page.keyboard.press("Escape")
     assert inner.evaluate("document.activeElement === document.body")
     page.set_content(HOST.format(src=site + "index.html?lesson=2&embed=1"))
     inner = page.frames[1]
     inner.wait_for_function("() => window.ladeStage && document.querySelector('#lesson-predict button.option')")
     before = inner.evaluate("window.ladeStage.state.k")
-    page.frame_locator("#slide").locator("#lesson-predict button.option").first.focus()
-    page.keyboard.press("PageDown")  # the first click reveals the answer
+    page.frame_locator("#slide").locator("#lesson-title").click()
+    for _ in range(2):  # its question (where it is a second reveal), then the trace's answer
+        if inner.evaluate("!window.ladeStage.state.answered"):
+            page.keyboard.press("PageDown")
+            page.wait_for_timeout(150)
     inner.wait_for_selector("#lesson-answer")
-    assert inner.evaluate("window.ladeStage.state.answered !== null")
     after = inner.evaluate("window.ladeStage.state.k")
-    page.frame_locator("#slide").locator("button:visible").first.focus()
-    page.keyboard.press("PageDown")  # then the steps
-    inner.wait_for_function("n => window.ladeStage.state.k === n + 1", arg=after)
+    assert page.evaluate("window.got.filter(m => typeof m === 'string').length") == 0
+    page.keyboard.press("PageDown")  # then the deck's next slide
+    page.wait_for_function("() => window.got.some(m => typeof m === 'string')")
     assert before <= after and page.errors == [] and page.foreign == []
     page.close()
 
@@ -492,7 +496,7 @@ def test_on_a_phone_tips_stay_on_screen_and_targets_are_big_enough(chromium, sit
         page.mouse.click(5, 5)  # a tap elsewhere
         assert page.locator("#lesson-text .term.open").count() == 0
     # a view that holds more than a phone shows says so in words (chapter 3's window showed column 0 of 7 with no
-    # sign); one that fits shows no cue
+    # sign; its trajectories still hold more); one that fits shows no cue (chapter 6's methods table reflows now)
     for chapter in (3, 6):
         page.evaluate("n => window.ladeStage.chapter(n, 'none')", chapter)
         at_chapter(page, chapter)
@@ -501,7 +505,7 @@ def test_on_a_phone_tips_stay_on_screen_and_targets_are_big_enough(chromium, sit
             "() => [...document.querySelectorAll('.lade-stage .scroll')].filter(b => b.offsetParent !== null)"
             ".map(b => [b.scrollWidth > b.clientWidth + 2, !b.querySelector(':scope > .scroll-hint').hidden])"
         )
-        assert boxes and any(more for more, _ in boxes), (chapter, boxes)
+        assert boxes and (chapter != 3 or any(more for more, _ in boxes)), (chapter, boxes)
         assert all(more == cue for more, cue in boxes), (chapter, boxes)
     assert page.errors == [] and page.foreign == []
     page.close()

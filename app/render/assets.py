@@ -27,6 +27,7 @@ SCRIPTS = (
     "lade-lesson-view.js",
     "lade-page.js",
     "lade-browser-race.js",
+    "lade-slide.js",
     "lade-layout.js",
     "lade-pictures.js",
     "lade-stage.js",

@@ -386,8 +386,10 @@ export interface Lane {
  * Where and how a run was recorded, so that every figure beside it can be of the machine and moment that made
  * it: the processor in words (a browser: its backend), the CPUs the process could use and the threads it ran on,
  * the linear layers' layouts (`kernel_choice.KernelPlan.label`), the libraries, the load when it started; and,
- * measured in the same process, the forward's cost curve the way a race runs it (`measure/costcurve.py`) and this
- * CPU's measured roof (`measure/cpuroof.py`; 0 where not measured). Empty in traces that did not record it.
+ * measured in the same process, the forward's cost curve the way a race runs it (`measure/costcurve.py`), this
+ * CPU's measured roof (`measure/cpuroof.py`; 0 where not measured) and the spread of a greedy step within that
+ * one measurement (the noise rule's floor on this device, `app/speed.py`). Empty in traces that did not record
+ * it.
  *
  * This interface was referenced by `Payload`'s JSON-Schema
  * via the `definition` "Machine".
@@ -404,6 +406,7 @@ export interface Machine {
   flops: number;
   kernels: string;
   load: number;
+  noise: number;
   threads: number;
   versions: string;
 }

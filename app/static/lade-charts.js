@@ -11,6 +11,9 @@ const LadeCharts = (() => {
   const Lade = /** @type {LadeNamespace} */ (window.Lade);
   const { h } = Lade.dom;
   const M = { left: 48, right: 14, top: 10, bottom: 36 };
+  // a rule's label: a row of this height above the plot, about this wide a character (lade.css .rule-label)
+  const RULE_ROW = 18,
+    RULE_CHAR = 8.2;
 
   /** @param {number} lo @param {number} hi @param {number} [count] */
   function niceTicks(lo, hi, count = 5) {
@@ -54,9 +57,29 @@ const LadeCharts = (() => {
     const W = width - M.left - M.right,
       H = height - M.top - M.bottom;
     const sx = (/** @type {number} */ x) => M.left + ((tx(x) - x0) / (x1 - x0)) * W;
-    const sy = (/** @type {number} */ y) => M.top + H - ((y - y0) / (y1 - y0)) * H;
+    // rule labels above the plot, not over its lines: left to right, each on the first row where it overlaps no label
+    // before it, turned to the left of its line where it would run past the chart (the batch chart's three servers'
+    // examples were stacked over its band in small type)
+    /** @type {number[]} the right edge of the last label on each row */
+    const rows = [];
+    const labels = [...(spec.rules || [])]
+      .sort((a, b) => tx(a.x) - tx(b.x))
+      .map((r) => {
+        const x = sx(r.x),
+          w = RULE_CHAR * r.label.length,
+          flip = x + 3 + w > width - M.right;
+        const left = flip ? x - 3 - w : x + 3,
+          right = flip ? x - 3 : x + 3 + w;
+        let row = rows.findIndex((edge) => edge + 6 < left);
+        if (row < 0) row = rows.push(0) - 1;
+        rows[row] = right;
+        return { r, x, flip, row };
+      });
+    const top = M.top + RULE_ROW * rows.length,
+      full = height + RULE_ROW * rows.length;
+    const sy = (/** @type {number} */ y) => top + H - ((y - y0) / (y1 - y0)) * H;
     const svg = h("svg:svg", {
-      viewBox: `0 0 ${width} ${height}`,
+      viewBox: `0 0 ${width} ${full}`,
       class: "chart",
       role: "img",
       "aria-label": spec.summary || spec.title,
@@ -74,18 +97,18 @@ const LadeCharts = (() => {
           .map((v) => 2 ** v)
       : niceTicks(x0, x1, Math.max(2, Math.min(8, Math.floor(W / 60))));
     for (const v of xticks) {
-      svg.append(h("svg:text", { x: sx(v), y: M.top + H + 14, class: "tick", "text-anchor": "middle" }, label(v)));
+      svg.append(h("svg:text", { x: sx(v), y: top + H + 14, class: "tick", "text-anchor": "middle" }, label(v)));
     }
     svg.append(
-      h("svg:text", { x: M.left + W / 2, y: height - 4, class: "axis", "text-anchor": "middle" }, spec.xLabel),
+      h("svg:text", { x: M.left + W / 2, y: full - 4, class: "axis", "text-anchor": "middle" }, spec.xLabel),
       h(
         "svg:text",
         {
           x: 12,
-          y: M.top + H / 2,
+          y: top + H / 2,
           class: "axis",
           "text-anchor": "middle",
-          transform: `rotate(-90 12 ${M.top + H / 2})`,
+          transform: `rotate(-90 12 ${top + H / 2})`,
         },
         spec.yLabel,
       ),
@@ -98,25 +121,13 @@ const LadeCharts = (() => {
         .join("");
       svg.append(h("svg:path", { d: `${top}${bottom}Z`, fill: b.color, opacity: 0.16, stroke: "none" }));
     }
-    // rule labels left to right, each on the first row where it overlaps no label before it, and turned to the
-    // left of its line where it would run past the plot (two servers' examples at batch 4 and 8 overlapped)
-    /** @type {number[]} the right edge of the last label on each row */
-    const rows = [];
-    for (const r of [...(spec.rules || [])].sort((a, b) => tx(a.x) - tx(b.x))) {
-      const x = sx(r.x),
-        w = 6.2 * r.label.length;
-      const flip = x + 3 + w > width - M.right;
-      const left = flip ? x - 3 - w : x + 3,
-        right = flip ? x - 3 : x + 3 + w;
-      let row = rows.findIndex((edge) => edge + 4 < left);
-      if (row < 0) row = rows.push(0) - 1;
-      rows[row] = right;
+    for (const { r, x, flip, row } of labels) {
       svg.append(
         h("svg:line", {
           x1: x,
           x2: x,
-          y1: M.top,
-          y2: M.top + H,
+          y1: M.top + RULE_ROW * row + 4,
+          y2: top + H,
           stroke: r.color,
           "stroke-width": 1.5,
           "stroke-dasharray": "2 3",
@@ -125,8 +136,8 @@ const LadeCharts = (() => {
           "svg:text",
           {
             x: flip ? x - 3 : x + 3,
-            y: M.top + 10 + 12 * row,
-            class: "tick",
+            y: M.top + RULE_ROW * row + 12,
+            class: "rule-label",
             fill: r.color,
             "text-anchor": flip ? "end" : null,
           },
@@ -151,13 +162,13 @@ const LadeCharts = (() => {
         h("svg:text", { x: sx(e.x) + 8, y: sy(e.y) - 6, class: "tick", fill: e.color }, e.label),
       );
     }
-    const marker = h("svg:line", { y1: M.top, y2: M.top + H, class: "marker", visibility: "hidden" });
-    const guide = h("svg:line", { y1: M.top, y2: M.top + H, class: "guide", visibility: "hidden" });
+    const marker = h("svg:line", { y1: top, y2: top + H, class: "marker", visibility: "hidden" });
+    const guide = h("svg:line", { y1: top, y2: top + H, class: "guide", visibility: "hidden" });
     const tip = h("div", { class: "chart-tip", hidden: true, "aria-hidden": "true" });
     svg.append(marker, guide);
     const first = spec.series.find((s) => s.points.length);
     if (first) {
-      const overlay = h("svg:rect", { x: M.left, y: M.top, width: W, height: H, fill: "transparent" });
+      const overlay = h("svg:rect", { x: M.left, y: top, width: W, height: H, fill: "transparent" });
       svg.append(overlay);
       overlay.addEventListener("mousemove", (/** @type {MouseEvent} */ ev) => {
         const box = svg.getBoundingClientRect(),

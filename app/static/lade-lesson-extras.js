@@ -680,10 +680,10 @@ const LadeLessonExtras = (() => {
           option: longer === 0 ? 0 : longer <= 3 ? 1 : 2,
           step: k,
           text:
-            `${longer} of its ${steps.length} steps accepted more than N = ${N} tokens (at most ${most} in one step), ` +
-            `while a lookahead step accepts at most N: ${N - 1} guessed tokens and the model's own next one. Prompt ` +
-            `lookup copies up to ${run.settings(pld.id).draft.tokens} tokens of the text at a time, so where the answer ` +
-            "repeats the prompt it can take long strides; on new text it finds only what the text already holds.",
+            `${longer} of its ${steps.length} steps accepted more than N = ${N} tokens (at most ${most} in one step); ` +
+            `a lookahead step accepts at most N: ${N - 1} guesses and the model's own next token. Prompt lookup copies ` +
+            `up to ${run.settings(pld.id).draft.tokens} tokens of the text at a time: long strides where the answer ` +
+            "repeats the prompt, few where the text is new.",
         };
       },
     },

@@ -68,20 +68,35 @@ const LadeLessonView = (() => {
         right ? " (the trace's answer)" : chosen ? " (your answer)" : "",
       );
     });
-    return h(
-      "div",
-      { class: "predict", id: "lesson-predict", role: "group", "aria-labelledby": "lesson-question" },
-      h("p", { id: "lesson-question" }, h("b", {}, "Predict, then reveal: "), ch.predict.question),
-      h("div", { class: "options" }, options),
+    const said =
       answer && answered
         ? h(
             "p",
             { class: "answer", id: "lesson-answer", tabindex: -1, role: "status", dataset: { option: answer.option } },
-            answered.option === answer.option ? "✓ Right. " : "✗ Not this time. ",
+            // a clicker's reveal on a slide chose nothing (option -1, lade-slide.js): the trace's answer alone
+            answered.option === answer.option ? "✓ Right. " : answered.option < 0 ? "" : "✗ Not this time. ",
             "The trace says: ",
             answer.text,
           )
-        : null,
+        : null;
+    const choices = h("div", { class: "options" }, options);
+    // on a slide the answer takes the options' place and the room of the larger of the two is kept from the start
+    // (the one not shown is hidden, `.off`), so the slide's type holds through the reveal (lade-layout.js `fit`)
+    const slide = Lade.slide.kind(state) === "chapter";
+    const place = slide
+      ? h(
+          "div",
+          { class: "reveal" },
+          choices,
+          said || h("p", { class: "answer" }, "The trace says: ", ch.predict.answer(run, state.k, ctx).text),
+        )
+      : null;
+    if (place) (said ? choices : /** @type {HTMLElement} */ (place.lastChild)).classList.add("off");
+    return h(
+      "div",
+      { class: "predict", id: "lesson-predict", role: "group", "aria-labelledby": "lesson-question" },
+      h("p", { id: "lesson-question" }, h("b", {}, "Predict, then reveal: "), ch.predict.question),
+      place || [choices, said],
     );
   }
 
@@ -163,7 +178,10 @@ const LadeLessonView = (() => {
         ? h("span", { class: "muted" }, " On your run: ", Lade.dom.label(run.title), ".")
         : null,
     );
-    return { head, where, text, question: question(ctx, ch), nav, focus: ch.focus, lanes: ch.lanes || null };
+    return {
+      ...{ head, where, text, question: question(ctx, ch), nav },
+      ...{ focus: ch.focus, zoomed: ch.zoomed || [], lanes: ch.lanes || null },
+    };
   }
 
   /** A chapter condensed for a slide: its heading and the paragraph that states this step's facts. @param {LessonContext} ctx */

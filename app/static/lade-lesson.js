@@ -37,15 +37,17 @@ const LadeLesson = (() => {
     if (!s) return null;
     const shift = s.accepted.length - 1;
     return P(
-      "When a step accepts several tokens the window is not rebuilt. Step ",
+      "A step that accepts several tokens does not rebuild the window. Every guess it keeps keeps its token; only ",
+      "where the guess stands changes, because positions count from the last accepted token. Step ",
       fact("multi_step", s.index),
       " accepted ",
       fact("multi_accepted", s.accepted.length),
-      " tokens; positions count from the last accepted token, so at the next step every guess the window kept, its ",
-      "token unchanged, stands ",
+      " tokens. At the next step every kept guess stands ",
       fact("multi_shift", shift),
-      ` ${shift === 1 ? "position" : "positions"} further on than it did: one for each token accepted, less one because `,
-      "the kept level became the first level (each level's guesses sit one position past the level before it).",
+      ` ${shift === 1 ? "position" : "positions"} further on than it did. That is one position for each of the `,
+      fact("multi_accepted", s.accepted.length),
+      " tokens accepted, less one: the kept level became the first level, and each level's guesses sit one position ",
+      "past the level before it.",
     );
   }
 
@@ -71,6 +73,20 @@ const LadeLesson = (() => {
         : [", ", fact("kept_text", from.text), " from n-grams of the text (the prompt's and the answer's)"],
       from.copy ? [", ", fact("kept_copy", from.copy), " from prompt lookup's copies"] : "",
       ".",
+    );
+  }
+
+  /** Why the lookup under x found nothing: the pool held no n-gram under x's key; and where the prompt holds the same
+   * text as another token (with a leading space), that a key is one exact token. @param {Run} run @param {number} x */
+  function noKey(run, x) {
+    const shown = (/** @type {number} */ t) => `“${Lade.dom.cellText(run.text(t), 0)}”`,
+      bare = run.text(x).trim(),
+      near = bare ? run.t.prompt_ids.find((t) => t !== x && run.text(t).trim() === bare) : undefined;
+    return (
+      ` The pool held no n-gram under x = ${shown(x)}` +
+      (near === undefined
+        ? "."
+        : `; the prompt held ${shown(near)}, another token: a key is one exact token, its leading space included.`)
     );
   }
 
@@ -240,6 +256,8 @@ const LadeLesson = (() => {
       title: "The 2D window: keep the trajectories",
       role: "lookahead",
       focus: ["window-view", "trajectory-view"],
+      // its last steps only: the ten the explorer shows hold the step a later chapter asks about (chapter 5's)
+      zoomed: ["trajectory-view"],
       start: [
         {
           rule: "the first full-window step where a new guess is right",
@@ -369,7 +387,7 @@ const LadeLesson = (() => {
           const s = next(run, k);
           return {
             option: bucket(s.candidates.length, [0, 3]),
-            text: `${plural(s.candidates.length, "candidate")}.`,
+            text: `${plural(s.candidates.length, "candidate")}.${s.candidates.length ? "" : noKey(run, s.input_token)}`,
             step: k + 1,
           };
         },

@@ -25,7 +25,7 @@ const LadeMask = (() => {
   // ZOOM_MOST tokens, else the first ZOOM_COLUMNS columns of each level and the first candidate.
   const ZOOM_MOST = 15,
     ZOOM_COLUMNS = 3,
-    ZOOM_CELL = 20,
+    ZOOM_CELL = 18,
     ZOOM_FONT = 14;
 
   /** The tokens a slide's mask keeps (indices into the layout). @param {LayoutRow} layout */
@@ -182,9 +182,14 @@ const LadeMask = (() => {
         {},
         frame(title, note("Step 0 reads the prompt under an ordinary causal mask; the step masks start at step 1.")),
       );
+    // its first sentence is the chapter's own on a chapter's slide (lade.css leaves it out there)
     const head = muted(
-      `Step ${step.index}'s attention mask: ${layout.size} × ${layout.size} tokens = x, ${plural(layout.levels, "window level")} of `,
-      `W=${layout.window}, ${plural(layout.nodes, "verification token")}${step.tree && layout.nodes ? " (a token tree: shared prefixes fed once)" : ""}. `,
+      h(
+        "span",
+        { class: "summary" },
+        `Step ${step.index}'s attention mask: ${layout.size} × ${layout.size} tokens = x, ${plural(layout.levels, "window level")} of `,
+        `W=${layout.window}, ${plural(layout.nodes, "verification token")}${step.tree && layout.nodes ? " (a token tree: shared prefixes fed once)" : ""}. `,
+      ),
       "Row = the token that looks, column = the token it may see. This is the matrix the model used.",
     );
     if (!maskBits(layout))
@@ -195,12 +200,13 @@ const LadeMask = (() => {
       );
     if (!compact)
       return h("div", {}, frame(title, head, drawing(run, layout), legends.mask(layout), table(run, layout)));
-    const keep = zoomed(layout);
+    const keep = zoomed(layout),
+      candidate = keep.some((i) => layout.labels[i].startsWith("c1.")) ? ", candidate 1" : "";
     const zoom =
       keep.length < layout.size &&
       muted(
-        `Zoomed in to be read on a slide: x, columns 0 to ${ZOOM_COLUMNS - 1} of each level and candidate 1, `,
-        `${keep.length} of the ${layout.size} tokens, each row and column as the model used it (the app shows all ${layout.size}).`,
+        `Zoomed in: ${keep.length} of the ${layout.size} tokens (x, columns 0 to ${ZOOM_COLUMNS - 1} of each `,
+        `level${candidate}) as the model used them; the app shows all ${layout.size}.`,
       );
     return h(
       "div",

@@ -290,21 +290,48 @@ const LadePage = (() => {
     );
     const code = h("pre", { class: "snippet", id: "embed-code", tabindex: 0 });
     const fits = h("p", { class: "muted", id: "embed-fit", role: "status" });
+    const keys = h("p", { class: "muted", id: "embed-keys" });
+    // a view's slide shows a span of steps: the chapter's (from where it opens to the step its answer reveals) in the
+    // lesson, the step on screen in the explorer; the visitor may widen it
+    const startK = lessonOn ? Lade.lesson.chapterStart(chapter, run).k : state.k,
+      chapterState = { ...state, embed: { lesson: true, from: startK }, answered: null, asked: false },
+      lessonCtx = {
+        run,
+        state: chapterState,
+        actions: ctx.actions,
+        lab: boot.lab,
+        boot,
+        links: { explorer: () => "" },
+      },
+      chapterBeats = (/** @type {boolean} */ asks) => Lade.slide.beats(chapterState, run, lessonCtx, asks),
+      spanOf = lessonOn ? chapterBeats(false) : [{ k: state.k }];
+    const stepInput = (/** @type {string} */ id, /** @type {number} */ k) =>
+      h("input", { type: "number", id, min: 0, max: run.lastStep(), value: k, class: "step-input" });
+    const from = stepInput("embed-from", spanOf[0].k),
+      to = stepInput("embed-to", spanOf[spanOf.length - 1].k);
+    const span = h(
+      "p",
+      { class: "muted embed-span" },
+      h("label", {}, "A view's slide shows steps ", from),
+      " ",
+      h("label", {}, "to ", to),
+    );
     const link = h("pre", { class: "snippet", id: "page-link", tabindex: 0 }, links.url(links.write(state), true));
     // how each choice fits each frame, measured in this page as the embed lays itself out (Lade.layout.fit)
-    const startK = lessonOn ? Lade.lesson.chapterStart(chapter, run).k : state.k;
-    /** @type {Map<string, {px: number, want: number, readable: boolean}>} */
+    /** @type {Map<string, Fitted>} */
     const measured = new Map();
     const measure = (/** @type {string} */ v, /** @type {number} */ w, /** @type {number} */ hgt) => {
-      const key = `${v} ${w}x${hgt}`;
-      if (!measured.has(key)) measured.set(key, ctx.measure(v, v === "chapter" ? startK : state.k, w, hgt));
-      return /** @type {{px: number, want: number, readable: boolean}} */ (measured.get(key));
+      const k = v === "chapter" ? startK : +from.value,
+        key = `${v} ${w}x${hgt} ${k}`;
+      if (!measured.has(key)) measured.set(key, ctx.measure(v, k, w, hgt));
+      return /** @type {Fitted} */ (measured.get(key));
     };
     let chosen = false; // the visitor picked what to embed: keep it, say whether it fits
     const write = () => {
       const [w, hgt] = size.value.split("x").map(Number),
         frame = `a ${w} × ${hgt} frame`;
-      let got = null;
+      /** @type {Fitted} */
+      let got;
       if (!chosen) {
         const first = choices.find(([v]) => measure(v, w, hgt).readable);
         const pick = first
@@ -331,18 +358,31 @@ const LadePage = (() => {
             (others.length ? `These fit: ${others.join(", ")}.` : "Nothing here fits it.");
       }
       // the embed takes this page's theme (the Theme menu: a dark slide deck wants a dark embed)
-      const look = Lade.theme.write(state.theme);
-      const src =
-        what.value === "chapter"
-          ? links.url({ lesson: state.chapter, embed: 1, ...look })
-          : links.url({ run: entry.name, step: state.k, view: what.value, embed: 1, ...look });
-      code.textContent = `<iframe src="${src}" width="${w}" height="${hgt}" style="border:0" loading="lazy" title="Lookahead decoding: ${what.value === "chapter" ? `lesson, chapter ${state.chapter}` : entry.title}"></iframe>`;
+      const look = Lade.theme.write(state.theme),
+        isChapter = what.value === "chapter",
+        fromK = Math.max(0, Math.min(run.lastStep(), Math.round(+from.value) || 0)),
+        toK = Math.max(fromK, Math.min(run.lastStep(), Math.round(+to.value) || 0));
+      span.hidden = isChapter;
+      const src = isChapter
+        ? links.url({ lesson: state.chapter, embed: 1, ...look })
+        : links.url({ run: entry.name, step: fromK, view: what.value, embed: 1, from: fromK, to: toK, ...look });
+      const beats = isChapter
+        ? chapterBeats(!!got.ask)
+        : Array.from({ length: toK - fromK + 1 }, (_, i) => ({ k: fromK + i, asked: false, option: null }));
+      // the frame, then the deck's key forwarder (Lade.slide.FORWARDER): one per page is enough, more do no harm
+      code.textContent =
+        `<iframe src="${src}" width="${w}" height="${hgt}" style="border:0" loading="lazy" data-lade-slide title="Lookahead decoding: ${isChapter ? `lesson, chapter ${state.chapter}` : entry.title}"></iframe>\n` +
+        `<script>${Lade.slide.FORWARDER}<${"/"}script>`; // (a page's own script must not hold the end tag whole)
+      keys.textContent =
+        `A clicker walks this slide in ${Lade.slide.presses(beats, isChapter)}. The script after the frame hands the ` +
+        "deck's PageDown and PageUp to the embed on screen while it has steps left, so nobody needs to click into the frame.";
     };
     what.addEventListener("change", () => {
       chosen = true;
       write();
     });
     size.addEventListener("change", write);
+    for (const input of [from, to]) input.addEventListener("change", write);
     write();
     return [
       h(
@@ -363,8 +403,10 @@ const LadePage = (() => {
           " ",
           copy(code),
         ),
+        span,
         fits,
         code,
+        keys,
       ),
       pictures,
     ];
@@ -406,7 +448,21 @@ const LadePage = (() => {
     SIZE = /^\d{1,4}(?:\.\d{1,2})?[MB]$/;
   /** The address's keys this page reads and writes; any other (a host's own) is kept as it is. */
   const KEYS = [
-    ...["lesson", "run", "step", "view", "embed", "mode", "device", "size", "batch", "devices", "present"],
+    ...[
+      "lesson",
+      "run",
+      "step",
+      "view",
+      "embed",
+      "from",
+      "to",
+      "mode",
+      "device",
+      "size",
+      "batch",
+      "devices",
+      "present",
+    ],
     ...["__theme", "contrast"], // the theme (lade-theme.js): `__theme` is Gradio's own key, read by its frame too
   ];
   /** A value from the address for a notice: printable, no markup characters, at most 40. @param {string} value */
@@ -439,16 +495,22 @@ const LadePage = (() => {
     },
     /** `write` less the theme. @param {State} state @returns {Record<string, string | number>} */
     place(state) {
-      /** @type {Record<string, number>} */
+      /** @type {Record<string, number>} an embed, with its slide's span (lade-slide.js) */
       const embed = state.embed ? { embed: 1 } : state.present ? { present: 1 } : {};
-      if (state.mode === "lesson") return { lesson: state.chapter, step: state.k, ...embed };
+      const e = state.embed || {},
+        span = Object.fromEntries(
+          /** @type {("from" | "to")[]} */ (["from", "to"]).flatMap((key) =>
+            typeof e[key] === "number" ? [[key, e[key]]] : [],
+          ),
+        );
+      if (state.mode === "lesson") return { lesson: state.chapter, step: state.k, ...embed, ...span };
       if (!state.current) return { mode: state.mode };
       const at = { run: state.current, step: state.k, ...(state.embed ? {} : embed) };
       if (state.mode === "lab") {
         const { device, size, batch, devices } = state.lab;
         return { ...at, mode: "lab", device, size, batch, devices };
       }
-      return state.embed && state.embed.view ? { ...at, view: state.embed.view, ...embed } : at;
+      return state.embed && state.embed.view ? { ...at, view: state.embed.view, ...embed, ...span } : at;
     },
     /**
      * What the address asks for: the one reading of a link (the server reads none; an embed hides the server page's
@@ -477,11 +539,16 @@ const LadePage = (() => {
         wanted = q.get("run"),
         step = q.get("step"),
         view = q.get("view");
+      // an embed's slide: the steps it spans (lade-slide.js), as its snippet writes them
+      const [from, to] = ["from", "to"].map((k) => {
+        const v = (q.get(k) || "").trim();
+        return embed && STEP.test(v) ? +v : null;
+      });
       if (lesson !== null) {
         const text = lesson.trim(),
           at = step !== null && STEP.test(step.trim()) ? +step.trim() : null;
         if (STEP.test(text) && +text >= 1 && +text <= chapters)
-          return { lesson: +text, step: at, embed, present, theme, race, notice: "" };
+          return { lesson: +text, step: at, embed, from, present, theme, race, notice: "" };
         return {
           lesson: 1,
           embed,
@@ -525,6 +592,8 @@ const LadePage = (() => {
         step: number,
         view: run ? v : null,
         embed: embed && !!run,
+        from,
+        to,
         present,
         theme,
         race,

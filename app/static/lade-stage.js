@@ -21,6 +21,7 @@ const LadeStage = (() => {
     embed: null,
     own: null,
     answered: null,
+    asked: false,
     playing: false,
     speed: 6,
     notice: "",
@@ -46,12 +47,6 @@ const LadeStage = (() => {
     return !!el.closest(`${typing}, [role=tab], [role=region], [tabindex='0']`);
   }
 
-  /** Tell the page around an embed (a slide deck) to move on: reveal.js's postMessage API reads {method, args}
-   * as JSON; other hosts may listen for the same. @param {"next" | "prev"} method */
-  function tellHost(method) {
-    if (window.parent !== window) window.parent.postMessage(JSON.stringify({ method, args: [], from: "lade" }), "*");
-  }
-
   class Stage {
     /** @param {HTMLElement} root @param {{boot: Boot, source: Source}} options */
     constructor(root, { boot, source }) {
@@ -66,40 +61,55 @@ const LadeStage = (() => {
       this.pulling = false;
       this.announceTimer = 0;
       this.standalone = source.kind === "inline";
-      this.addressed = false; // the address has been written once (the first write replaces the page's own)
+      this.landed = false; // the address the page opened on is shown: every change after it is the reader's own
       this.restoring = false; // following Back or Forward: the address is already the state's
       /** @type {Record<string, HTMLElement>} the views' containers, one per view id, moved between layouts */
       this.views = {};
-      /** @type {{run: Run, ids: string[], lanes: string[] | null} | null} what drawViews last put on screen */
+      /** @type {{run: Run, ids: string[], lanes: string[] | null, compact: boolean | string[]} | null} what drawViews
+       * last put on screen */
       this.drawn = null;
+      this.slideAsks = false; // the slide on screen shows its question after its words (lade-layout.js chose it)
+      this.handoutPages = 0; // the printed pages of the last handout (`handout`)
       this.build();
       document.addEventListener("keydown", (ev) => this.onKey(ev));
-      // a slide deck resizes its frames (full screen, overview): the embed fits its new size
+      Lade.slide.listen(this);
+      // a slide deck resizes its frames (full screen, overview): the embed fits its new size; and the page around a
+      // slide settles after it was first fitted (Gradio's parts appear and go): it fits what is left
       window.addEventListener("resize", () => Lade.layout.refit(this));
-      // a printed page shows what a closed <details> holds (the chapter's secondary words), then closes them again
-      // and a wide grid (the trajectories, a wide window) is shrunk to a printed page's width (about 700 px of A4 or
-      // Letter at 96 dpi) rather than cut off
-      /** @type {HTMLDetailsElement[]} */
-      let opened = [];
-      /** @type {HTMLElement[]} */
-      let shrunk = [];
-      const PRINTED_WIDTH = 700;
+      // a window turned from a phone's width to a wider one (or back) draws its views for that width
+      window.matchMedia(Lade.layout.PHONE).addEventListener("change", () => this.set({}));
+      const settle = new ResizeObserver(() => Lade.layout.refit(this));
+      for (let el = /** @type {Element | null} */ (root); el; el = el.parentElement) settle.observe(el);
+      // printing: a closed <details> shows what it holds (the chapter's secondary words), a wide grid (the
+      // trajectories, a wide window) is shrunk to a printed page's width but never under 7 pt, and a dense view too
+      // wide even so prints its zoomed variant (Lade.layout.printWidth); all undone after, however many times the
+      // browser asked to print
+      /** @type {{opened: HTMLDetailsElement[], zoomed: HTMLElement[], dense: boolean} | null} */
+      let printing = null;
       window.addEventListener("beforeprint", () => {
-        opened = [...this.root.querySelectorAll("details:not([open]):not(.share)")].map((d) => {
+        if (printing) return;
+        const opened = [...this.root.querySelectorAll("details:not([open]):not(.share)")].map((d) => {
           /** @type {HTMLDetailsElement} */ (d).open = true;
           return /** @type {HTMLDetailsElement} */ (d);
         });
-        shrunk = [...this.root.querySelectorAll(".scroll > *")]
-          .map((el) => /** @type {HTMLElement} */ (el))
-          .filter((el) => el.scrollWidth > PRINTED_WIDTH);
-        for (const el of shrunk) el.style.setProperty("zoom", String(PRINTED_WIDTH / el.scrollWidth));
+        let fitted = Lade.layout.printWidth(this.main);
+        const views = fitted.over.map((el) => el.closest(".view")),
+          dense = [...new Set(views.map((v) => (v ? v.id : "")))].filter(Boolean);
+        const drawn = this.drawn;
+        if (dense.length && drawn) {
+          this.drawViews(drawn.run, dense, drawn.lanes, undefined, undefined, true);
+          this.drawn = drawn; // afterwards the screen is drawn as it was
+          fitted = { zoomed: [...fitted.zoomed, ...Lade.layout.printWidth(this.main).zoomed], over: [] };
+        }
+        printing = { opened, zoomed: fitted.zoomed, dense: dense.length > 0 };
       });
       window.addEventListener("afterprint", () => {
         this.handoutDone();
-        for (const d of opened) d.open = false;
-        for (const el of shrunk) el.style.removeProperty("zoom");
-        opened = [];
-        shrunk = [];
+        if (!printing) return;
+        for (const d of printing.opened) d.open = false;
+        for (const el of printing.zoomed) el.style.removeProperty("zoom");
+        if (printing.dense) this.redraw();
+        printing = null;
       });
       this.actions = {
         go: (/** @type {number} */ k) => this.go(k),
@@ -128,7 +138,9 @@ const LadeStage = (() => {
             id: `mode-${mode}`,
             dataset: { mode },
             "aria-controls": "lade-main",
-            onclick: () => this.mode(mode),
+            // Enter or Space on a tab (no pointer: `detail` 0) keeps focus on the tab list, where arrows move between
+            // tabs; a pointer's click leaves focus where the arrows step
+            onclick: (/** @type {MouseEvent} */ ev) => this.mode(mode, ev.detail === 0),
           },
           label,
         );
@@ -165,7 +177,8 @@ const LadeStage = (() => {
       this.keysHint = h(
         "p",
         { class: "keys muted" },
-        "Keys: ← → step, Home / End first / last, Space play (not in a field), PageDown / PageUp a clicker's next / back.",
+        "Keys: ← → step (in a row of tabs they move between the tabs), Home / End first / last, Space play (not in a " +
+          "field), PageDown / PageUp a clicker's next / back.",
       );
       this.presentButton = h(
         "button",
@@ -314,8 +327,9 @@ const LadeStage = (() => {
     set(patch, focus) {
       const before = this.state;
       const next = { ...before, ...patch };
-      const run = next.current ? this.runs.get(next.current) : null;
-      next.k = run ? Math.max(0, Math.min(Math.round(next.k), run.lastStep())) : 0;
+      const run = next.current ? this.runs.get(next.current) : null,
+        [lo, hi] = (run && Lade.slide.bounds(this, next)) || [0, run ? run.lastStep() : 0];
+      next.k = run ? Math.max(lo, Math.min(Math.round(next.k), hi)) : 0;
       if (patch.playing === undefined && (next.mode !== before.mode || next.current !== before.current))
         next.playing = false;
       this.state = next;
@@ -325,6 +339,7 @@ const LadeStage = (() => {
       if (focus) this.moveFocus(focus);
       if (before.k !== next.k && !next.playing) this.announce();
       if (before.playing && !next.playing) this.announce(true);
+      Lade.slide.tell(this);
     }
 
     run() {
@@ -370,8 +385,9 @@ const LadeStage = (() => {
 
     /** The address follows the state (`Lade.page.links.write`): a new chapter, mode or run is a new history entry,
      * a step or view replaces the entry, so reload, Back and Forward and a copied address land where the reader
-     * was. Not written while playing (browsers throttle the history), nor in the HTML export (one file, one run),
-     * and an embed only replaces (a slide's Back is the host's). @param {State} before */
+     * was. Opening the page's own address replaces (whatever it named), so the first change after it pushes and
+     * Back returns to it. Not written while playing (browsers throttle the history), nor in the HTML export (one
+     * file, one run), and an embed only replaces (a slide's Back is the host's). @param {State} before */
     address(before) {
       const s = this.state;
       if (this.standalone || s.playing || (!s.current && s.mode !== "lab")) return;
@@ -380,57 +396,86 @@ const LadeStage = (() => {
       if (url === location.href) return;
       const moved = before.mode !== s.mode || before.chapter !== s.chapter || before.current !== s.current;
       try {
-        if (moved && this.addressed && !this.restoring && !s.embed) history.pushState(null, "", url);
+        if (moved && this.landed && !this.restoring && !s.embed) history.pushState(null, "", url);
         else history.replaceState(null, "", url);
-        this.addressed = true;
       } catch {
         // an address the page may not write (a sandboxed frame): the state stays, unaddressed
       }
     }
 
-    /** The whole lesson as one handout, then the browser's print dialog (the handout goes once printed). */
+    /** The whole lesson as one handout, then the browser's print dialog (the handout goes once printed); the page
+     * says how many pages it takes. */
     async printLesson() {
       await this.handout();
+      const n = this.handoutPages;
+      this.set({
+        notice:
+          `The whole lesson prints each chapter from a new page: ${plural(n, "page")} of Letter paper, ` +
+          `at most ${n} of A4.`,
+      });
       window.print();
     }
 
     /**
-     * One handout of the whole lesson for print: every chapter on a page of its own, opened where the lesson opens
-     * it, with its words, its question (without the answer: a handout is for predicting) and its views as drawn at
-     * that step; the page prints only it (lade.css) until `handoutDone`. Built in the page, off screen and inert.
+     * One handout of the whole lesson for print: every chapter from a page of its own, opened where the lesson opens
+     * it, with its words (the secondary ones too), its question (without the answer: a handout is for predicting) and
+     * its views as drawn at that step, each as wide as a printed page holds with no text under 7 pt (a dense view
+     * in its zoomed variant); the page prints only it (lade.css) until `handoutDone`. Built in the page, off screen
+     * and inert, a printed page wide, so that its pages can be counted (`handoutPages`).
      */
     async handout() {
       this.handoutDone();
-      const book = h("div", { class: "handout", inert: "", "aria-hidden": "true" });
+      const { PAGE, printWidth, printPages } = Lade.layout;
+      const book = h("div", { class: "handout", inert: "", "aria-hidden": "true", style: `width:${PAGE.width}px` });
+      this.frame.append(book);
+      let pages = 0;
       for (const [i, ch] of Lade.lesson.CHAPTERS.entries()) {
         const handle = this.chapterRun(ch),
           run = handle ? await this.load(handle) : null;
         if (!run) continue;
         const k = Lade.lesson.chapterStart(ch, run).k;
         /** @type {State} */
-        const s = { ...this.state, mode: "lesson", chapter: i + 1, current: handle, k, answered: null, embed: null };
+        const s = {
+          ...this.state,
+          ...{ mode: "lesson", chapter: i + 1, current: handle, k, answered: null, embed: null, present: false },
+        };
         const parts = Lade.lessonView.view({ ...this.lessonContext(run), state: s }),
           focus = parts.focus.filter((/** @type {string} */ id) => this.views[id]),
           into = Object.fromEntries(focus.map((id) => [id, h("div", { class: "view lesson-focus" })]));
-        this.drawViews(run, focus, parts.lanes, into, k, false);
-        // a copy of what was drawn: a drawing built once per layout moves to wherever it is drawn next
-        const page = h(
-          "section",
-          { class: "handout-chapter" },
-          parts.head,
-          parts.where,
-          parts.text,
-          parts.question,
-          focus.map((id) => into[id].cloneNode(true)),
-        );
+        const page = h("section", { class: "handout-chapter" }, parts.head, parts.where, parts.text, parts.question);
+        book.append(page);
+        // paper has no controls: gone before the page is measured (lade.css hides the same in any print)
+        for (const el of page.querySelectorAll(".chapters, .turn, .options, button:not(.term), select, input"))
+          el.remove();
+        for (const d of page.querySelectorAll("details")) /** @type {HTMLDetailsElement} */ (d).open = true;
+        // a copy of what was drawn (a drawing built once per layout moves to wherever it is drawn next)
+        const copy = (/** @type {string} */ id, /** @type {boolean} */ zoomed) => {
+          this.drawViews(run, [id], parts.lanes, into, k, zoomed || parts.zoomed.includes(id));
+          return /** @type {HTMLElement} */ (into[id].cloneNode(true));
+        };
+        for (const id of focus) {
+          const full = page.appendChild(copy(id, false));
+          if (printWidth(full).over.length) {
+            full.remove();
+            printWidth(page.appendChild(copy(id, true)));
+          }
+        }
+        // a printed copy keeps no id but its patterns', each renamed so its cells fill from its own
         for (const el of page.querySelectorAll("[id], [aria-labelledby]")) {
+          if (el.closest("defs")) {
+            const id = el.id,
+              own = `${id}-print-${i + 1}`;
+            for (const use of page.querySelectorAll(`[fill="url(#${id})"]`)) use.setAttribute("fill", `url(#${own})`);
+            el.id = own;
+            continue;
+          }
           el.removeAttribute("id");
           el.removeAttribute("aria-labelledby");
         }
-        book.append(page);
+        pages += printPages(page);
       }
       this.redraw();
-      this.frame.append(book);
+      this.handoutPages = pages;
       document.body.classList.add("lade-handout");
       return book.children.length;
     }
@@ -508,7 +553,7 @@ const LadeStage = (() => {
     /** @param {Mode} mode @param {boolean} [fromTab] */
     mode(mode, fromTab = false) {
       if (mode === "lesson") return this.chapter(this.state.chapter || 1, fromTab ? "mode-tab" : "chapter");
-      this.set({ mode }, fromTab ? "mode-tab" : undefined);
+      this.set({ mode }, fromTab ? "mode-tab" : "main");
     }
 
     /** The run a chapter reads: the lesson's own, or the reader's after "Open the lesson on this run". @param {Chapter} ch */
@@ -528,7 +573,15 @@ const LadeStage = (() => {
       if (!run) return;
       const start = Lade.lesson.chapterStart(ch, run);
       this.set(
-        { ...extra, mode: "lesson", chapter: chapters.indexOf(ch) + 1, current: handle, k: start.k, answered: null },
+        {
+          ...extra,
+          mode: "lesson",
+          chapter: chapters.indexOf(ch) + 1,
+          current: handle,
+          k: start.k,
+          answered: null,
+          asked: false,
+        },
         how === "none" ? undefined : how,
       );
     }
@@ -571,7 +624,8 @@ const LadeStage = (() => {
     play() {
       const run = this.run();
       if (!run) return;
-      this.set({ playing: true, k: this.state.k >= run.lastStep() ? 0 : this.state.k });
+      const [lo, hi] = Lade.slide.bounds(this, this.state) || [0, run.lastStep()];
+      this.set({ playing: true, k: this.state.k >= hi ? lo : this.state.k });
       let last = performance.now(),
         owed = 0;
       const tick = (/** @type {number} */ now) => {
@@ -581,7 +635,7 @@ const LadeStage = (() => {
         if (owed >= 1) {
           const n = Math.floor(owed);
           owed -= n;
-          const end = this.state.k + n >= run.lastStep();
+          const end = this.state.k + n >= hi;
           this.set({ k: this.state.k + n, playing: !end });
           if (end) return;
         }
@@ -593,17 +647,12 @@ const LadeStage = (() => {
     /** @param {KeyboardEvent} ev */
     onKey(ev) {
       if (!this.root.isConnected || ev.altKey || ev.ctrlKey || ev.metaKey) return;
-      if (ev.key === "Escape" && this.state.embed) {
-        // keys do not leave a focused frame: Escape lets go of focus, for the slide software around the embed
-        const el = /** @type {HTMLElement | null} */ (document.activeElement);
-        if (el && el !== document.body) el.blur();
-        window.parent.focus();
-        return;
-      }
+      if (ev.key === "Escape" && this.state.embed) return Lade.slide.letGo(); // keys do not leave a focused frame
       if (this.state.mode === "lab" || owned(document.activeElement, ev.key)) return;
+      const slide = !!this.state.embed; // an embed's arrows walk its slide's beats and stay on it
       const moves = {
-        ArrowLeft: () => this.go(this.state.k - 1),
-        ArrowRight: () => this.go(this.state.k + 1),
+        ArrowLeft: () => (slide ? Lade.slide.press(this, -1, false) : this.go(this.state.k - 1)),
+        ArrowRight: () => (slide ? Lade.slide.press(this, 1, false) : this.go(this.state.k + 1)),
         Home: () => this.go(0),
         End: () => this.go(Infinity),
         " ": () => this.toggle(),
@@ -616,20 +665,20 @@ const LadeStage = (() => {
       move();
     }
 
-    /** A clicker's press (PageDown 1, PageUp -1): a chapter's open question is revealed first, then the steps
-     * move; past the last step (or before the first) an embed tells its host to move on, and the lesson turns the
-     * chapter. @param {1 | -1} way */
+    /** A clicker's press (PageDown 1, PageUp -1): on a slide (an embed, the lesson in Present) its next or previous
+     * beat (Lade.slide); in the page a chapter's open question is revealed first, then the steps move, and past the
+     * last step (or before the first) the lesson turns the chapter. @param {1 | -1} way */
     click(way) {
       const run = this.run(),
         s = this.state;
       if (!run) return;
+      if (Lade.slide.kind(s)) return Lade.slide.press(this, way);
       const ch = s.mode === "lesson" ? Lade.lesson.CHAPTERS[s.chapter - 1] : null;
       if (way > 0 && ch && ch.predict && !s.answered) {
         return this.answer(ch.predict.answer(run, s.k, this.lessonContext(run)).option);
       }
       const k = s.k + way;
       if (k >= 0 && k <= run.lastStep()) return this.go(k);
-      if (s.embed) return tellHost(way > 0 ? "next" : "prev");
       if (ch) {
         const n = s.chapter + way;
         if (n >= 1 && n <= Lade.lesson.CHAPTERS.length) this.chapter(n);
@@ -723,6 +772,7 @@ const LadeStage = (() => {
       // presenter mode: everything larger for a projector (body text about 24 px on a 1920-wide screen)
       document.body.classList.toggle("lade-present", s.present && !s.embed);
       this.frame.style.setProperty("--present-zoom", String(Math.max(1, Math.min(2.2, window.innerWidth / 1100))));
+      this.frame.style.setProperty("--slide-zoom", Lade.layout.presentZoom().toFixed(3)); // the lesson's, in Present
       this.presentButton.setAttribute("aria-pressed", s.present ? "true" : "false");
       if (s.theme !== before.theme) Lade.theme.apply(s.theme); // not on every step: `follow` applied the first
       this.themeMenu.value = Lade.theme.toChoice(s.theme);
@@ -739,7 +789,11 @@ const LadeStage = (() => {
       this.notice.textContent = s.notice;
       this.playButton.textContent = s.playing ? "⏸ Pause" : "▶ Play";
       if (run) {
-        this.slider.max = String(Math.max(run.lastStep(), 1));
+        // a slide's controls reach its span only (Lade.slide)
+        const [lo, hi] = Lade.slide.bounds(this, s) || [0, run.lastStep()];
+        this.slider.min = String(lo);
+        this.slider.max = String(Math.max(hi, lo + 1));
+        this.slider.disabled = hi === lo;
         this.slider.value = String(s.k);
         this.slider.setAttribute("aria-valuetext", `step ${s.k} of ${run.lastStep()}`);
         this.stepLabel.textContent = `clock step ${s.k} / ${run.lastStep()}`; // the race's clock: its slowest lane's
@@ -752,20 +806,24 @@ const LadeStage = (() => {
     }
 
     /** The views of `ids` for the run at the state's step, into their containers (compact in an embed). `into`, `k`
-     * and `compact`: other containers, step and form (an embed measured off screen, a chapter of the handout).
+     * and `compact`: other containers, step and form (an embed measured off screen, a chapter of the handout);
+     * `compact` may name the views to draw zoomed (a chapter's `zoomed`).
      * @param {Run} run @param {string[]} ids @param {string[] | null} [lanes]
-     * @param {Record<string, HTMLElement>} [into] @param {number} [k] @param {boolean} [compact] */
+     * @param {Record<string, HTMLElement>} [into] @param {number} [k] @param {boolean | string[]} [compact] */
     drawViews(run, ids, lanes = null, into = undefined, k = undefined, compact = !!this.state.embed) {
-      if (!into) this.drawn = { run, ids, lanes };
+      if (!into) this.drawn = { run, ids, lanes, compact };
       for (const id of ids) {
-        const view = Lade.views.render[id];
-        if (view) fill((into || this.views)[id], view({ run, k: k === undefined ? this.state.k : k, lanes, compact }));
+        const view = Lade.views.render[id],
+          zoomed = Array.isArray(compact) ? compact.includes(id) : compact;
+        if (view)
+          fill((into || this.views)[id], view({ run, k: k === undefined ? this.state.k : k, lanes, compact: zoomed }));
       }
     }
 
     /** The views on screen drawn again (a drawing built once per layout is moved wherever it is drawn). */
     redraw() {
-      if (this.drawn) this.drawViews(this.drawn.run, this.drawn.ids, this.drawn.lanes);
+      const d = this.drawn;
+      if (d) this.drawViews(d.run, d.ids, d.lanes, undefined, undefined, d.compact);
     }
 
     /** Linked highlighting: a window column or a candidate hovered lights up its n-gram in the pool, and the other
@@ -789,7 +847,8 @@ const LadeStage = (() => {
       this.main.focus();
     }
 
-    /** @param {string} where */
+    /** @param {string} where "chapter" (its heading), "answer", "chapter-tab" / "mode-tab" (the tab chosen),
+     * "explorer" (the run's title), "main" (the stage's main region, where the arrows step) */
     moveFocus(where) {
       const target =
         where === "chapter"
@@ -802,10 +861,12 @@ const LadeStage = (() => {
                 ? this.root.querySelector(".modes [aria-selected=true]")
                 : where === "explorer"
                   ? this.root.querySelector(".run-title")
-                  : null;
+                  : where === "main"
+                    ? this.main
+                    : null;
       if (target) {
         if (!target.hasAttribute("tabindex")) target.setAttribute("tabindex", "-1");
-        /** @type {HTMLElement} */ (target).focus({ preventScroll: false });
+        /** @type {HTMLElement} */ (target).focus({ preventScroll: where === "main" });
       }
     }
 
@@ -932,39 +993,49 @@ const LadeStage = (() => {
     return /** @type {Boot} */ (JSON.parse((el && el.textContent) || "{}"));
   };
 
-  /** Open what the address asks for, or `fallback`. @param {Stage} stage @param {() => void} fallback */
+  /** Open what the address asks for, or `fallback`; the page has then landed (`Stage.address`). @param {Stage} stage
+   * @param {() => any} fallback */
   async function follow(stage, fallback) {
     const link = Lade.page.links.read(location.search, stage.boot, Lade.lesson.CHAPTERS.length);
     await land(stage, link, fallback);
+    stage.landed = true;
     // `?race=1`: "Race it in your browser" open, where this page has the engine's files (a lecturer's link, an embed)
     if (link.race && stage.racePanel && stage.racePanel.hidden) stage.toggleRace(false);
   }
 
   /** Open the chapter, run or mode `link` names, else `fallback`. @param {Stage} stage @param {Link} link
-   * @param {() => void} fallback */
+   * @param {() => any} fallback */
   async function land(stage, link, fallback) {
     if (link.notice) stage.set({ notice: link.notice });
     if (link.present) stage.set({ present: true });
     const theme = stage.state.theme;
     if (link.theme && (link.theme.scheme !== theme.scheme || link.theme.contrast !== theme.contrast))
       stage.set({ theme: link.theme });
+    // an embed's slide spans `from` to `to` (a chapter's: from where it opens to its answer), at `step` within it
+    const from = link.embed && typeof link.from === "number" ? link.from : null;
     if (link.lesson) {
       await stage.chapter(link.lesson, "none", { embed: link.embed ? { lesson: true } : null });
-      if (typeof link.step === "number") stage.go(link.step);
+      const at = from !== null ? from : link.step;
+      if (typeof at === "number") stage.go(at);
+      if (link.embed) stage.set({ embed: { lesson: true, from: stage.state.k } });
       return;
     }
     if (link.run) {
       const embed = link.embed ? { view: link.view || "outputs" } : null;
       const extra = { embed, notice: link.notice, ...(link.mode ? { mode: link.mode } : {}) };
       if (link.mode === "lab") Object.assign(extra, { lab: { ...stage.state.lab, ...link.lab } });
-      await stage.open(link.run, link.step === null ? null : link.step, extra, true);
+      const step = typeof link.step === "number" ? link.step : from;
+      if (!(await stage.open(link.run, step, extra, true)) || !embed) return;
+      const start = from !== null ? from : stage.state.k,
+        to = typeof link.to === "number" ? Math.max(start, link.to) : start;
+      stage.set({ embed: { ...embed, from: start, to }, k: stage.state.k });
       return;
     }
-    fallback();
+    await fallback();
   }
 
   /** Back and Forward restore what the address says (no new history entry while restoring). @param {Stage} stage
-   * @param {() => void} fallback */
+   * @param {() => any} fallback */
   function followHistory(stage, fallback) {
     window.addEventListener("popstate", async () => {
       stage.restoring = true;

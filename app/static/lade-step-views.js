@@ -233,11 +233,13 @@ const LadeStepViews = (() => {
             .sort((a, b) => a.pos - b.pos)
             .map(
               (c) =>
-                `#${run.outputIndex(c.pos)} ${Lade.dom.spoken(run.text(c.token))} (${c.right ? "right" : "wrong"})`,
+                `#${run.outputIndex(c.pos)} “${Lade.dom.spoken(run.text(c.token))}” (${c.right ? "right" : "wrong"})`,
             )
             .join(", "),
           "; it kept ",
-          [...kept.entries()].map(([pos, t]) => `#${run.outputIndex(pos)} ${Lade.dom.spoken(run.text(t))}`).join(", "),
+          [...kept.entries()]
+            .map(([pos, t]) => `#${run.outputIndex(pos)} “${Lade.dom.spoken(run.text(t))}”`)
+            .join(", "),
           ".",
         ),
       ),
@@ -271,7 +273,7 @@ const LadeStepViews = (() => {
         ),
         compact && upto > TRAJECTORY_STEPS_ZOOMED
           ? muted(
-              `Zoomed in to be read on a slide: steps ${steps[0].index} to ${last.index}, the last ${plural(steps.length, "step")} `,
+              `Zoomed in: steps ${steps[0].index} to ${last.index}, the last ${plural(steps.length, "step")} `,
               `(the app shows the last ${TRAJECTORY_STEPS}).`,
             )
           : null,

@@ -291,6 +291,17 @@ const LadeViews = (() => {
     draft: "a second, smaller model held and run beside it (here with the same tokenizer)",
   };
 
+  /** What the metrics `ids` measure, in the register's words, as one line (none where the register lacks one).
+   * @param {any[]} terms @param {string[]} ids */
+  function defined(terms, ids) {
+    const found = ids.map((id) => terms.find((t) => t.id === id));
+    if (found.some((t) => !t)) return null;
+    return muted(
+      found.map((t, i) => [i ? "; " : "", h("b", {}, t.label), `: ${t.ours}`]),
+      ". The two count different steps.",
+    );
+  }
+
   views["relatives-view"] = ({ run, k, compact }) => {
     const m = run.d.metrics || {},
       base = run.meanStep("baseline"),
@@ -343,12 +354,17 @@ const LadeViews = (() => {
       ],
     ];
     const shown = columns.filter(([, , slide]) => slide || !compact);
+    // each cell carries its column's name: a phone lays a lane out as a card of named values (lade.css)
     const rows = run.lanes().map((lane) =>
       h(
         "tr",
         { class: `lane-${lane.id}`, dataset: { lane: lane.kind } },
         h("th", { scope: "row" }, run.laneName(lane.id)),
-        shown.map(([, cell]) => cell(lane)),
+        shown.map(([name, cell]) => {
+          const td = /** @type {HTMLElement} */ (cell(lane));
+          td.dataset.label = name;
+          return td;
+        }),
       ),
     );
     const per = m.parallel ? m.parallel.per_position_acceptance : [];
@@ -366,7 +382,13 @@ const LadeViews = (() => {
       frame(
         "The methods side by side",
         muted(
-          `Each lane's whole run on ${Lade.notes.deviceName(run)}, the prompt's prefill included (a greedy decoding step, the prefill left out: ${fmt(1000 * base, 1)} ms here).`,
+          `Each lane's whole run on ${Lade.notes.deviceName(run)}, the prompt's prefill included`,
+          h(
+            "span",
+            { class: "aside" },
+            ` (a greedy decoding step, the prefill left out: ${fmt(1000 * base, 1)} ms here)`,
+          ),
+          ".",
         ),
 
         scroller(
@@ -384,15 +406,16 @@ const LadeViews = (() => {
           ),
         ),
         compact
-          ? muted(
-              `Zoomed in to be read on a slide: ${shown.length} of the ${columns.length} columns (the app shows all ${columns.length}).`,
-            )
+          ? muted(`Zoomed in: ${shown.length} of the ${columns.length} columns (the app shows all ${columns.length}).`)
           : null,
-        pos ? muted(pos) : null,
+        // the two measures of a step's tokens side by side, each said where it stands (the register's words)
+        compact ? null : defined(terms, ["tokens_per_step", "mean_acceptance_length"]),
+        // asides a chapter's slide leaves out (lade.css): the per-position rates and the metrics' other names
+        pos ? h("p", { class: "muted aside" }, pos) : null,
         terms.length
           ? h(
               "details",
-              { class: "terms" },
+              { class: "terms aside" },
               h("summary", {}, "What these columns measure, and what others call them"),
               h(
                 "dl",

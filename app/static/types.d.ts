@@ -119,9 +119,12 @@ interface State {
   k: number;
   mode: Mode;
   chapter: number;
-  embed: { view?: string; lesson?: boolean } | null;
+  /** an embed: a chapter (`lesson`) or a view or group, and the span of steps its slide shows (lade-slide.js) */
+  embed: { view?: string; lesson?: boolean; from?: number; to?: number } | null;
   own: string | null;
   answered: { chapter: number; k: number; option: number } | null;
+  /** a slide whose question is a second reveal shows it (lade-slide.js) */
+  asked: boolean;
   playing: boolean;
   speed: number;
   notice: string;
@@ -150,6 +153,9 @@ interface Link {
   /** `?race=1`: "Race it in your browser" open (where the engine's files are beside the page) */
   race?: boolean;
   embed: boolean;
+  /** an embed's span of steps, as its snippet writes it */
+  from?: number | null;
+  to?: number | null;
   notice: string;
 }
 
@@ -210,9 +216,19 @@ interface PageContext {
   actions: Actions;
   standalone: boolean;
 }
+/** How a slide fits its frame (Lade.layout.fit): its median and smallest text as drawn, the slide's type, whether it
+ * has it, and whether a chapter's question is a second reveal. */
+interface Fitted {
+  zoom?: number;
+  px: number;
+  least?: number;
+  want: number;
+  readable: boolean;
+  ask?: boolean;
+}
 interface ShareContext extends PageContext {
   /** how an embed of a chapter, view or group at step k fits a frame, measured in the page (Lade.layout.measure) */
-  measure: (what: string, k: number, width: number, height: number) => { px: number; want: number; readable: boolean };
+  measure: (what: string, k: number, width: number, height: number) => Fitted;
 }
 interface Answer {
   option: number;
@@ -237,6 +253,8 @@ interface Chapter {
   start: StartRule[];
   text: (run: Run, k: number, ctx: LessonContext) => any[];
   predict?: Prediction;
+  /** views the chapter shows in their zoomed variant (the lesson, its handout) */
+  zoomed?: string[];
 }
 
 interface LadeNamespace {
@@ -254,6 +272,7 @@ interface LadeNamespace {
   lesson: typeof LadeLesson;
   lessonView: typeof LadeLessonView;
   page: typeof LadePage;
+  slide: typeof LadeSlide;
   layout: typeof LadeLayout;
   pictures: typeof LadePictures;
   stage: typeof LadeStage;

@@ -40,9 +40,10 @@ def predict_point(point: dict, cost: StepCost) -> dict:
 
 def rank_configs(points: list[dict], cost: StepCost, pool: str | None = None) -> list[dict]:
     """Every swept configuration with its predicted speed-up, best first (by the median over prompts, so that one
-    repetitive prompt does not pick the setting); `pool` keeps only the points of that policy (None: all)."""
+    repetitive prompt does not pick the setting; a tie, as two pools can give at a narrow window, goes to the higher
+    mean); `pool` keeps only the points of that policy (None: all)."""
     ranked = [predict_point(p, cost) for p in points if pool is None or p["pool"] == pool]
-    return sorted(ranked, key=lambda p: -p["predicted_speedup_median"])
+    return sorted(ranked, key=lambda p: (-round(p["predicted_speedup_median"], 3), -p["predicted_speedup"]))
 
 
 def load_sweeps(paths=SWEEPS) -> list[dict]:

@@ -14,6 +14,7 @@ the field kept its first name.)
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Callable
 
 from ..autoregressive import autoregressive_generate
@@ -151,11 +152,18 @@ def bench(
         rows.append(row)
         if on_row:
             on_row(row)
+    import torch
+
+    from ..machine import identity
+
     return {
         "model": lm.name,
         "device": str(lm.device),
         "dtype": str(lm.dtype).removeprefix("torch."),
         "kernels": lm.kernels,
+        "machine": identity(str(lm.device))["description"],  # with the threads: a bench row is of this machine only
+        "threads": torch.get_num_threads(),
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "method": spec.method,
         "config": spec.config.to_dict(),
         "draft": spec.draft.to_dict(),
