@@ -208,3 +208,24 @@ def test_a_long_wait_is_shown_with_its_place_and_the_offer(chromium, app_url):
         page.close()
     finally:
         holder.cancel()
+
+
+def test_the_per_client_limit_counts_a_joined_run(app_url):
+    """Two tabs at one address ask the same long race: they follow one run (one run more in the store), and each
+    counts as one of that visitor's runs, so a third request from that address is refused by the per-client limit
+    (2), while the run goes on for its two askers."""
+    before = runs_held(app_url)
+    ask = dict(prompt=f"{LONG} Twice.", max_new_tokens=512, **RACE, api_name="/generate")
+    tabs = [client(app_url, "10.1.6.1").submit(**ask) for _ in range(2)]
+    try:
+        deadline = time.monotonic() + 120
+        while not all(job.outputs() for job in tabs):
+            assert time.monotonic() < deadline, "the run never answered"
+            time.sleep(0.5)
+        assert runs_held(app_url) - before == 1
+        with pytest.raises(httpx.HTTPStatusError) as refused:  # the guard's, before the queue (app/guard.py)
+            client(app_url, "10.1.6.1").predict(prompt="Name three birds.", max_new_tokens=4, api_name="/generate")
+        assert refused.value.response.status_code == 429
+    finally:
+        for job in tabs:
+            job.cancel()
