@@ -48,6 +48,11 @@ LONG_WAIT_S = 30
 ENGINE_GROUP = "engine"
 FOLLOWERS = 150
 QUEUE_SIZE = 24  # events waiting in Gradio's queue (Stop's, the settling after it); one more is told "Queue is full"
+# Gradio's queue: its bound and its job slots leave room for every follower, so that a class arriving within a second
+# is answered by the engine's queue (its own sentence, a time to try again), never by Gradio's "Queue is full! Please
+# try again." (a class of 30 on 30 prompts got it twice when only QUEUE_SIZE events could wait for Gradio's loop), and
+# a follower never waits for one of Gradio's 40 default slots behind runs that take minutes (`serve.launch`).
+GRADIO_SLOTS = 40 + FOLLOWERS  # Gradio's default for its other events, plus the followers
 # Sessions whose state the server keeps (the least recently used go first; a closed tab drops its own): each holds
 # its components' last values (a few bytes for the stage), and no run.
 STATE_SESSIONS = 300

@@ -64,7 +64,7 @@ def launch(args: argparse.Namespace, middleware: tuple = (), block: bool = True,
     store.warm_gallery([gallery.by_role(role) for role in ("lookahead", "jacobi", "race") if gallery.by_role(role)])
     demo = build_demo(model=args.model, browser_engine=engine[1] if engine else None)
     # api_open=False: no engine call skips the queue through /run/<api> (a Space's default, made explicit here)
-    demo.queue(default_concurrency_limit=2, max_size=args.queue_size, api_open=False)
+    demo.queue(default_concurrency_limit=2, max_size=args.queue_size + limits.FOLLOWERS, api_open=False)
     # uvicorn (as Gradio starts it) reads X-Forwarded-For from loopback peers and rewrites the client: a local process
     # would pick its identity for every per-client limit. The guard is the one reader (`--trust-proxy`).
     os.environ["FORWARDED_ALLOW_IPS"] = ""

@@ -70,6 +70,7 @@ LAUNCH_OPTIONS = {
     "css": PAGE_CSS,
     "state_session_capacity": limits.STATE_SESSIONS,
     "max_file_size": limits.UPLOAD_BYTES,
+    "max_threads": limits.GRADIO_SLOTS,  # every follower of a run holds one of Gradio's job slots (limits.FOLLOWERS)
     "enable_monitoring": False,  # Gradio's /monitoring: every visitor's calls, to anyone (the guard 404s it too)
 }
 # js_on_load of the stage: it follows the component's value; Python listens to no event of the page.

@@ -11,6 +11,7 @@ resident memory by less than RSS_GROWTH_MB.
 import json
 import re
 import time
+import types
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 
@@ -91,7 +92,7 @@ def wait_for_output(job, timeout=90.0) -> None:
         time.sleep(0.1)
 
 
-def test_engine_events_follow_runs_on_the_engines_one_thread():
+def test_engine_events_follow_runs_on_the_engines_one_thread(monkeypatch):
     """Model calls never overlap: every run is made on the engine's one thread (`live.ENGINE`). Run and /generate
     share one concurrency group with no Gradio limit: their jobs follow runs in the engine's own queue
     (app/runqueue.py), where an identical request joins a run instead of waiting behind it, so none waits in Gradio's
@@ -105,6 +106,20 @@ def test_engine_events_follow_runs_on_the_engines_one_thread():
     assert run.concurrency_id == api.concurrency_id == limits.ENGINE_GROUP != stop.concurrency_id
     assert run.concurrency_limit is api.concurrency_limit is None and live.ENGINE._max_workers == 1
     assert run.show_progress != "hidden" and run.queue and api.queue
+    # Gradio's job slots and its queue's bound leave room for every follower (a class of 30 on 30 prompts was told
+    # Gradio's "Queue is full" twice with room for QUEUE_SIZE, and 40 slots would hold the 41st follower back)
+    from app import serve
+    from app.ui import LAUNCH_OPTIONS
+
+    assert LAUNCH_OPTIONS["max_threads"] >= limits.FOLLOWERS + 40
+    queued = {}
+    demo = types.SimpleNamespace(queue=lambda **kw: queued.update(kw), launch=lambda **kw: None)
+    monkeypatch.setenv("FORWARDED_ALLOW_IPS", "")
+    for name, fake in (("build_demo", lambda **kw: demo), ("store", types.SimpleNamespace(warm_gallery=print))):
+        monkeypatch.setattr(serve, name, fake)
+    monkeypatch.setattr(serve.guard, "middleware", lambda *a, **kw: None)
+    serve.launch(serve.parser().parse_args(["--no-browser-engine"]), block=False)
+    assert queued["max_size"] >= limits.QUEUE_SIZE + limits.FOLLOWERS
 
 
 def test_light_events_answer_outside_the_queue_and_the_rest_wait_in_it():
