@@ -38,6 +38,9 @@ const LadeHandoff = (() => {
     set("browser-race-n", race.ngram, 2, lim.ngram);
     set("browser-race-g", race.guess, 0, lim.guess);
     set("browser-race-tokens", race.max_new_tokens, 1, lim.tokens);
+    // the race the visitor asked the server for, not one the panel would choose for this device instead
+    const auto = /** @type {HTMLInputElement | null} */ (form.querySelector("#browser-race-auto"));
+    if (auto) auto.checked = false;
     if (form.hidden) stage.toggleRace(false);
     form.scrollIntoView({ block: "nearest" });
     const go = /** @type {HTMLButtonElement | null} */ (form.querySelector("#browser-race-go"));
