@@ -26,6 +26,10 @@ CSP = (
     "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; "
     "font-src data:; connect-src 'none'"
 )
+# Every page this project writes (the export, the static site) also refuses what `default-src` does not cover: a
+# <base> that would redirect its relative URLs, a form that would post elsewhere, plugins. No `frame-ancestors`: a
+# meta policy cannot set it, and embeds stay frameable by any lecture host.
+HARDENING = "; base-uri 'none'; object-src 'none'; form-action 'none'"
 
 
 def page(title: str, head_extra: str, body: str, csp: str = CSP) -> str:
@@ -33,7 +37,8 @@ def page(title: str, head_extra: str, body: str, csp: str = CSP) -> str:
     css, js = inline_bundle()
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f'<meta http-equiv="Content-Security-Policy" content="{csp}">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{csp}{HARDENING}">\n'
+        '<meta name="referrer" content="no-referrer">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{html.escape(title)}</title>\n<style>body {{ margin: 14px 18px; }}\n{css}</style>\n"
         f'{head_extra}</head>\n<body class="lade-page">\n<main id="lade-host"></main>\n'
