@@ -99,7 +99,7 @@ class LiveRun:
         # model, the prompt's tokens, the methods with their W, N, G and pool policy, the sampling with its seed and
         # the token budget
         methods = tuple((s.method, s.config, s.draft) for s in self.specs)
-        self.key = (lm.name, tuple(self.prompt_ids), methods, self.sampling, max_new_tokens)
+        self.key = (getattr(lm, "name", None), tuple(self.prompt_ids), methods, self.sampling, max_new_tokens)
 
     # -- watchers ------------------------------------------------------------------------------------------------
     def join(self, session: str) -> str:

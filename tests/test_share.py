@@ -162,7 +162,7 @@ def test_zerogpu_decorates_one_function_when_spaces_imports(monkeypatch):
 def test_zerogpu_run_is_computed_in_one_call_then_played(monkeypatch):
     run = gallery.load("code-class-W7N4G7")
     calls = []
-    fake_lm = types.SimpleNamespace(encode_prompt=lambda prompt: [1, 2, 3], max_positions=8192)
+    fake_lm = types.SimpleNamespace(name="fake", encode_prompt=lambda prompt: [1, 2, 3], max_positions=8192)
     monkeypatch.setattr(events.MODEL, "get", lambda: fake_lm)
     monkeypatch.setattr(zerogpu, "available", lambda: True)
     monkeypatch.setattr(zerogpu, "record_on_gpu", lambda *args: calls.append(args) or run)

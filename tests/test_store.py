@@ -178,7 +178,7 @@ def collect(generator) -> list:
 def test_a_zerogpu_run_is_sent_by_handle(monkeypatch):
     """ZeroGPU computes the whole run in one call; the page still gets only its handle."""
     run = SMALL
-    fake_lm = types.SimpleNamespace(encode_prompt=lambda prompt: [1, 2, 3], max_positions=8192)
+    fake_lm = types.SimpleNamespace(name="fake", encode_prompt=lambda prompt: [1, 2, 3], max_positions=8192)
     monkeypatch.setattr(events.MODEL, "get", lambda: fake_lm)
     monkeypatch.setattr(zerogpu, "available", lambda: True)
     monkeypatch.setattr(zerogpu, "record_on_gpu", lambda *args: run)
@@ -259,7 +259,7 @@ def test_a_cancelled_run_is_not_kept_whole_for_settling(monkeypatch):
     import gc
     import weakref
 
-    fake_lm = types.SimpleNamespace(encode_prompt=lambda prompt: [1, 2, 3], max_positions=8192)
+    fake_lm = types.SimpleNamespace(name="fake", encode_prompt=lambda prompt: [1, 2, 3], max_positions=8192)
     monkeypatch.setattr(events.MODEL, "get", lambda: fake_lm)
     monkeypatch.setattr(zerogpu, "available", lambda: True)  # nothing starts on the engine
     live = events.start_run("Write fib", 5, 3, 4, 24, "paper", "ended-test").live
