@@ -78,7 +78,12 @@ class RunQueue:
             return candidate, token, False
 
     def _waiting(self) -> list:
-        return [r for r in self._runs if not r.started and not r.stopping and not r.ended]
+        """The runs waiting for the engine: those not started, less the first of them while no run has the engine
+        (the engine thread is taking it: a class's first run is not counted as waiting for the few ms before)."""
+        pending = [r for r in self._runs if not r.started and not r.stopping and not r.ended]
+        if pending and not any(r.started and not r.ended for r in self._runs):
+            return pending[1:]
+        return pending
 
     def _retry_s(self) -> int:
         """When a place should be free: what the run on the engine has left of its bound (at least

@@ -119,6 +119,23 @@ def test_an_identical_request_joins_the_run_a_new_one_waits_and_one_more_is_told
         run.wait(10)
 
 
+def test_the_run_the_idle_engine_is_taking_is_not_counted_as_waiting(engine):
+    """A class's first run, handed to the idle engine, is not counted as waiting before the engine's thread has
+    marked it started: with one place, a second distinct run still waits and a third is refused (before: the second
+    was refused when the two arrived together)."""
+    engine.clear()  # the engine thread holds every run at its start
+    queue = runqueue.RunQueue(waiting=1)
+    first, _, _ = queue.ask(run_of("a"), "s1", start)
+    second, _, joined = queue.ask(run_of("b"), "s2", start)
+    assert not first.started and not joined and queue.waiting() == 1
+    with pytest.raises(runqueue.Busy):
+        queue.ask(run_of("c"), "s3", start)
+    engine.set()
+    for run in (first, second):
+        run.stop()
+        run.wait(10)
+
+
 def test_sampled_runs_join_only_with_the_same_seed(engine):
     """Sampling with its seed is part of what a run is: the same seed joins, another seed is another run."""
     queue = runqueue.RunQueue(waiting=4)
