@@ -3,7 +3,7 @@ page and through `/generate`; one asker's Stop leaves the run to the others and 
 the engine's queue has no room for is told when to try again and offered the same race in the browser.
 
 The app runs as `python app.py --trust-proxy 1 --engine-queue 2`: each API client here is its own address (its own
-X-Forwarded-For), the pages share 127.0.0.1, and the engine's queue holds two waiting runs so that a test can hold it
+X-Forwarded-For), each page too, and the engine's queue holds two waiting runs so that a test can hold it
 full with three. On the landed code each identical request made its own run (a class of 30 on five prompts made 30
 runs in a row; 5 were told Gradio's "Queue is full! Please try again.").
 """
@@ -55,8 +55,14 @@ def sidebar_race(page, prompt: str, tokens: int, window: int = 5, ngram: int = 4
         box.press("Enter")
 
 
+_pages = iter(range(1, 250))
+
+
 def open_page(chromium, url: str):
+    """A page at an address of its own (as each student is; two pages at one address would share its per-client
+    limits: at most 2 request bodies arriving at once, 2 runs)."""
     page = new_page(chromium, 1400, 1000)
+    page.set_extra_http_headers({"X-Forwarded-For": f"10.2.0.{next(_pages)}"})
     open_app(page, url + "?run=code-class", "s.state.mode === 'explorer'")
     page.click("#run-yourself")
     return page
