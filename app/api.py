@@ -1,9 +1,12 @@
 """The programmatic endpoint `/generate` (gradio_client, @gradio/client): one live run, answered as a small JSON
 summary. It is the one endpoint the API lists: the page's own events are private (app/ui.py).
 
-It takes the path of the Run button (`events.start_run`: the same checks, the same `LiveRun`, the same engine slot
-and lock; on ZeroGPU the same one-call run) and streams a summary after each batch of steps, so that a cancelled job
-is noticed at the next step; the last summary (`done: true`) is what `Client.predict` returns. What the listing
+It takes the path of the Run button (`events.start_run`: the same checks, the same `LiveRun`, the same engine queue,
+thread and lock; on ZeroGPU the same one-call run): a request identical to a run waiting or running follows that run
+and gets its summary, a new one waits its turn in the engine's queue, and a request the queue has no room for is
+refused with one sentence naming the seconds after which to try again. It streams a summary after each batch of
+steps, so that a cancelled job is noticed at the next step (the run stops there when nobody else follows it); the last
+summary (`done: true`) is what `Client.predict` returns. What the listing
 says of it is declared here once: the endpoint (`DESCRIPTION`), each parameter (`parameters()`, its ranges read from
 `limits`) and the summary (`Summary` and the types in it, as a JSON Schema). It leaves out the per-step traces:
 download a trace from the page for those. The README runs it from Python and JavaScript (tests/test_api_examples.py).
@@ -12,8 +15,9 @@ download a trace from the page for those. The README runs it from Python and Jav
     Client("http://127.0.0.1:7860/").predict(prompt="Write a haiku", max_new_tokens=32, api_name="/generate")
 """
 
+import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from typing import NotRequired  # pydantic reads it on Python 3.11
 
 import gradio as gr
@@ -22,7 +26,7 @@ from typing_extensions import TypedDict  # pydantic's JSON Schema of the summary
 from lade_core import LookaheadConfig, MethodRun, RunTrace
 from lade_core.config import POOL_POLICIES
 
-from . import events, guard, limits, zerogpu
+from . import askers, events, guard, limits, zerogpu
 from .live import forget
 from .logs import fault
 
@@ -67,8 +71,8 @@ class Summary(TypedDict):
     """A run of /generate: `done` (false while it runs, true on the last summary), the model, the prompt's tokens
     (with the chat template), the settings, the first method (`method`, in `lookahead`), the baseline (one token a
     step, greedy or sampled; `greedy` is its old name), the other raced methods (`lanes`), `exact` (every method wrote
-    the baseline's tokens, once a greedy run is done; null while running or when sampled) and, when the server's
-    per-run time ran out, a `note` saying so."""
+    the baseline's tokens, once a greedy run is done; null while running or when sampled) and a `note`: while the run
+    waits for the engine, its place in the engine's queue; when the server's per-run time ran out, that."""
 
     done: bool
     model: str
@@ -153,7 +157,7 @@ def summary(run: RunTrace, done: bool, decode) -> Summary:
     }
 
 
-def generate(
+async def generate(
     prompt: str,
     window: int = 7,
     ngram: int = 4,
@@ -165,37 +169,47 @@ def generate(
     seed: int = 0,
     methods: list[str] | None = None,
     request: gr.Request = None,
-) -> Iterator[Summary]:
-    """A live run of `prompt` with W, N, G (`DESCRIPTION`; the parameters: `parameters()`), yielding `Summary`s."""
-    live = events.start_run(
-        prompt,
-        window,
-        ngram,
-        guess,
-        max_new_tokens,
-        pool_from_prompt,
-        events.session_of(request),
-        (temperature, top_p, seed),
-        methods,
-        guard.counted_client(request),
-        guard.client_name(request),
-    )
-    try:
-        if zerogpu.available():  # as the Run button: one GPU call computes the whole run
-            run = zerogpu.record_on_gpu(live.prompt, live.specs, live.max_new_tokens, live.sampling)
-            yield summary(run, True, live.lm.decode)
-            return
-        last = 0.0
-        for _ in live.follow():
-            if time.monotonic() - last > 1.0:  # a summary a second while it runs, then the last one
-                last = time.monotonic()
-                yield summary(live.partial(), False, live.lm.decode)
-        events.finished(events.session_of(request), live)
-        last_summary = summary(live.result, True, live.lm.decode)
-        yield {**last_summary, "note": limits.budget_text()} if live.out_of_budget else last_summary
-    except (ValueError, RuntimeError) as exc:  # the engine's: logged once with its traceback, the caller told why
-        fault(f"a /generate run failed ({guard.client_name(request)})")
-        raise limits.refused(f"The run failed: {exc}") from None
-    finally:
-        live.stop()
-        forget(events.session_of(request), live)
+) -> AsyncIterator[Summary]:
+    """A live run of `prompt` with W, N, G (`DESCRIPTION`; the parameters: `parameters()`), yielding `Summary`s. A
+    request identical to a run waiting or running follows that run (the same summary, token for token); one the
+    engine's queue has no room for is refused with one sentence naming the seconds after which to try again."""
+    session = events.session_of(request)
+    with askers.following():
+        asked = await asyncio.to_thread(
+            events.start_run,
+            prompt,
+            window,
+            ngram,
+            guess,
+            max_new_tokens,
+            pool_from_prompt,
+            session,
+            (temperature, top_p, seed),
+            methods,
+            guard.counted_client(request),
+            guard.client_name(request),
+        )
+        live = asked.live
+        try:
+            if zerogpu.available():  # as the Run button: one GPU call computes the whole run
+                run = await asyncio.to_thread(events._on_gpu, live)
+                yield summary(run, True, live.lm.decode)
+                return
+            last = 0.0
+            async for _ in live.follow(moved=lambda: events.QUEUE.ahead(live)[0]):
+                if live.ended:  # follow raises the worker's error, or ends, next
+                    continue
+                if not live.started:  # its place in the engine's queue, whenever it moves
+                    yield {**summary(live.partial(), False, live.lm.decode), "note": askers.place_text(live)}
+                elif time.monotonic() - last > 1.0:  # a summary a second while it runs, then the last one
+                    last = time.monotonic()
+                    yield summary(live.partial(), False, live.lm.decode)
+            events.finished(session, live)
+            last_summary = summary(live.result, True, live.lm.decode)
+            yield {**last_summary, "note": limits.budget_text()} if live.out_of_budget else last_summary
+        except (ValueError, RuntimeError) as exc:  # the engine's: logged once with its traceback, the caller told why
+            fault(f"a /generate run failed ({guard.client_name(request)})")
+            raise limits.refused(f"The run failed: {exc}") from None
+        finally:
+            live.leave(asked.token)
+            forget(session, live)

@@ -3,21 +3,28 @@
 The page's state lives in the browser's stage; the server sends it a few bytes naming what to show (`stage`), and
 the page reads every run at its one address, `runs/<handle>.json` (`routes`), where its downloads are too: a session
 holds nothing of its own. Each handler that changes the run on screen returns the stage's value. Live runs have one
-lifecycle, shared by the Run button and the `/generate` API:
-`start_run` checks the request, registers the run and starts it on the engine's thread; the caller follows it.
+lifecycle, shared by the Run button and the `/generate` API: `start_run` checks the request and joins the identical
+run waiting or running, or gives a new one a place in the engine's queue (app/runqueue.py) and starts it on the
+engine's thread; the caller follows it (`LiveRun.follow`) and leaves it when its event ends; the run stops when the
+last one following it leaves. A request the queue has no room for is refused with the seconds after which to try
+again (`Busy`), and the page offers the race in the visitor's own browser beside it (`offer`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import weakref
+from typing import NamedTuple
 
 import gradio as gr
 
-from . import gallery, guard, limits, stage, zerogpu
-from .live import LiveRun, forget, register, stop_session
+from . import gallery, gradio_adapter, guard, limits, runqueue, stage, zerogpu
+from .askers import NO_OFFER, Busy, busy_text, following, long_wait, offer, place_text, status_of
+from .live import LiveRun, forget, register, session_run, stop_session
 from .logs import fault, refusal
 from .model import MODEL
+from .runqueue import QUEUE
 from .store import STORE
 from .wait import bound_s, curve_source
 
@@ -43,6 +50,15 @@ def open_gallery(name):
 
 
 # -- live runs -----------------------------------------------------------------------------------------------------
+class Asked(NamedTuple):
+    """What a request got: the run it follows, its follower's token (to leave with) and whether it joined a run
+    someone else asked for first."""
+
+    live: LiveRun
+    token: str
+    joined: bool
+
+
 def start_run(
     prompt,
     window,
@@ -55,13 +71,14 @@ def start_run(
     methods=None,
     client: str | None = None,
     who: str = "a client",
-) -> LiveRun:
-    """The session's live run, checked against the public limits (gr.Error otherwise), registered (which stops the
-    session's previous one), held by the store under a fresh handle (in `client`'s share of it) and started, with
-    the engine time one run may take. Shared by the Run button and the `generate` API endpoint. `sampling` is
-    (temperature, top-p, seed) as the request sent them; `methods` the names raced against the baseline (None:
-    lookahead alone); `who`: the client as the log names it (`guard.client_name`). A refusal writes one line to the
-    log."""
+) -> Asked:
+    """The run a request asks for, checked against the public limits (gr.Error otherwise): an identical run waiting
+    or running, joined (`runqueue`: it takes no place and no engine time); else a new one, given a place in the
+    engine's queue (`Busy` when it is full), held by the store under a fresh handle (in `client`'s share of it) and
+    started, with the engine time one run may take. The session follows it (its previous run left). Shared by the
+    Run button and the `generate` API endpoint. `sampling` is (temperature, top-p, seed) as the request sent them;
+    `methods` the names raced against the baseline (None: lookahead alone); `who`: the client as the log names it
+    (`guard.client_name`). A refusal writes one line to the log."""
     try:
         prompt, config, max_new = limits.check_request(prompt, window, ngram, guess, max_new_tokens, pool)
         sampled = limits.check_sampling(*sampling)
@@ -70,72 +87,116 @@ def start_run(
             lm = MODEL.get()
         except Exception as exc:  # no model here (or it failed to load, once: MODEL keeps the reason)
             raise limits.refused(f"Could not start the run: {exc}") from None
-        live = LiveRun(lm, prompt, specs, max_new, sampling=sampled, budget_s=limits.RUN_BUDGET_S)
-        limits.check_context(len(live.prompt_ids), lm.max_positions, max_new)
-        limits.check_cost(len(live.prompt_ids), len(specs))
+        candidate = LiveRun(lm, prompt, specs, max_new, sampling=sampled, budget_s=limits.RUN_BUDGET_S)
+        limits.check_context(len(candidate.prompt_ids), lm.max_positions, max_new)
+        limits.check_cost(len(candidate.prompt_ids), len(specs))
+        # what the expected wait said this race alone would take, to check against and to tell those behind it
+        candidate.promised_s = bound_s(specs, len(candidate.prompt_ids), max_new)
+        if zerogpu.available():  # each request is one GPU call of its own: nothing to join, no engine queue
+            live, token, joined = candidate, candidate.join(session), False
+            _admit(candidate, client)
+        else:
+            live, token, joined = QUEUE.ask(candidate, session, lambda run: _admit(run, client))
+    except runqueue.Busy as full:
+        refusal(f"refused: a run from {who}: the engine's queue is full ({full.waiting} waiting)")
+        raise Busy(busy_text(full), full.retry_s) from None
     except gr.Error as exc:
         refusal(f"refused: a run from {who}: {exc.message}")
         raise
+    register(session, live)
+    with _ended_lock:
+        _ended[session] = (live.handle, weakref.ref(live))
+        while len(_ended) > limits.STATE_SESSIONS:
+            _ended.pop(next(iter(_ended)))
+    return Asked(live, token, joined)
+
+
+def _admit(live: LiveRun, client: str | None) -> None:
+    """A new run: held by the store (in `client`'s share), and started on the engine (unless on ZeroGPU)."""
     live.handle, live.client = STORE.add_live(live, owner=client), client
-    live.promised_s = bound_s(specs, len(live.prompt_ids), max_new)  # what the expected wait said, to check against
 
     def done(run) -> None:
         STORE.finish(live.handle, run, client)
         MODEL.observe(run)  # the engine's pace, for the next expected wait
 
     live.on_done = done
-    register(session, live)
-    with _ended_lock:
-        _ended[session] = (live.handle, weakref.ref(live))
-        while len(_ended) > limits.STATE_SESSIONS:
-            _ended.pop(next(iter(_ended)))
     if not zerogpu.available():
         live.start(MODEL.engine_lock)
-    return live
 
 
-def run_live(
+async def run_live(
     prompt, window, ngram, guess, max_new_tokens, pool, temperature, top_p, sample_seed, methods, request: gr.Request
 ):
-    """Generator of the stage's value: the race's handle and status as it records, then the finished run."""
+    """Async generator of (the stage's value, the sidebar's offer): the race's handle and status as it waits and
+    records, then the finished run. A request identical to a run waiting or running follows that run; one the
+    engine's queue has no room for is told when to try again, beside an offer to race in the browser."""
     session = session_of(request)
-    live = start_run(
-        prompt,
-        window,
-        ngram,
-        guess,
-        max_new_tokens,
-        pool,
-        session,
-        (temperature, top_p, sample_seed),
-        methods,
-        guard.counted_client(request),
-        guard.client_name(request),
-    )
+    settings = (prompt, window, ngram, guess, max_new_tokens, pool, temperature, top_p, sample_seed, methods)
+    try:
+        with following():
+            asked = await asyncio.to_thread(
+                start_run,
+                prompt,
+                window,
+                ngram,
+                guess,
+                max_new_tokens,
+                pool,
+                session,
+                (temperature, top_p, sample_seed),
+                methods,
+                guard.counted_client(request),
+                guard.client_name(request),
+            )
+            async for value in _follow_live(session, asked, settings, request):
+                yield value
+    except Busy as busy:  # no bare refusal: when to try again, and the race in this browser instead
+        yield stage.notice(busy.message), offer(busy.message, settings)
+
+
+async def _follow_live(session: str, asked: Asked, settings: tuple, request):
+    live, token = asked.live, asked.token
     try:
         if zerogpu.available():  # one GPU call computes the whole run, then the page plays it back
-            run = zerogpu.record_on_gpu(live.prompt, live.specs, live.max_new_tokens, live.sampling)
+            run = await asyncio.to_thread(_on_gpu, live)
             STORE.finish(live.handle, run, live.client)
             finished(session, live)
-            yield stage.show(live.handle, 0, notice="Computed on ZeroGPU in one call; press Play to watch it.")
+            notice = "Computed on ZeroGPU in one call; press Play to watch it."
+            yield stage.show(live.handle, 0, notice=notice), NO_OFFER
             return
-        yield stage.live(live.handle, "Live race: starting.")
-        for status in live.follow(pulled=True):
-            if live.result is None:
-                yield stage.live(live.handle, status)
+        offered = False
+        async for _ in live.follow(pulled=True, moved=lambda: QUEUE.ahead(live)[0]):
+            if live.ended:  # follow raises the worker's error, or ends, next
+                continue
+            wait_long = long_wait(live)
+            side = offer(place_text(live), settings) if wait_long else NO_OFFER if offered else gr.skip()
+            offered = wait_long
+            yield stage.live(live.handle, status_of(live)), side
         finished(session, live)
         # Stop may reach the engine before it cancels this event: the run then ends here, stopped, and says so
         yield (
-            stopped(live.handle, limits.budget_text() if live.out_of_budget else STOPPED)
-            if (live.cancelled or live.out_of_budget)
-            else stage.live(live.handle, live.status(), done=True)
+            (
+                stopped(live.handle, limits.budget_text() if live.out_of_budget else STOPPED)
+                if (live.cancelled or live.out_of_budget)
+                else stage.live(live.handle, live.status(), done=True)
+            ),
+            (NO_OFFER if offered else gr.skip()),
         )
     except (ValueError, RuntimeError) as exc:  # the engine's: logged once with its traceback, the visitor told why
         fault(f"a live run failed ({guard.client_name(request)})")
         raise limits.refused(f"The run failed: {exc}") from None
     finally:
-        live.stop()
+        live.leave(token)
         forget(session, live)
+
+
+_gpu_lock = threading.Lock()
+
+
+def _on_gpu(live: LiveRun):
+    """The whole run in one ZeroGPU call, one call at a time."""
+    with _gpu_lock:
+        return zerogpu.record_on_gpu(live.prompt, live.specs, live.max_new_tokens, live.sampling)
 
 
 STOPPED = "Live run stopped."
@@ -155,16 +216,25 @@ def finished(session: str, live: LiveRun) -> None:
 
 
 def stop_live(request: gr.Request) -> None:
-    """Stop the session's live run at its next step (the engine runs on its own thread, which cancelling the Run
-    event does not reach)."""
+    """This session leaves its live run: the run stops at its next step if nobody else watches it (the engine runs
+    on its own thread, which cancelling the Run event does not reach)."""
     stop_session(session_of(request))
+
+
+def left_text(others: int) -> str:
+    return (
+        f"You stopped following this run; {others} other{'s are' if others != 1 else ' is'} still watching it, so "
+        f"it goes on without you. Here it is as it stood."
+    )
 
 
 def settle_run(request: gr.Request):
     """After the Run event ended without finishing (Stop, an error): a run that was cut short is put on screen as it
-    stood, marked cancelled. A run that finished already did so itself."""
+    stood, marked cancelled; one that others still watch goes on, and the page shows it as it stood and says so. A
+    run that finished already did so itself."""
+    session = session_of(request)
     with _ended_lock:
-        handle, ref = _ended.pop(session_of(request), (None, lambda: None))
+        handle, ref = _ended.pop(session, (None, lambda: None))
     live = ref()
     if handle is not None and live is None:  # it ended and was let go of: what it recorded is in the store
         return stopped(handle) if STORE.held(handle)["held"] else gr.skip()
@@ -174,6 +244,9 @@ def settle_run(request: gr.Request):
         except Exception as exc:
             return stage.notice(f"No live runs here: {exc} The gallery's runs and saved traces work without the model.")
         return gr.skip()
+    live.leave(session=session)  # the cancel's own leaving may not have run yet
+    if not live.stopping and not live.ended:  # others watch it: it goes on without this page
+        return stopped(live.handle, left_text(live.watchers))
     live.wait(timeout=30)  # the engine stops at its next step
     if live.result is None or not live.steps["parallel"]:
         return gr.skip()
@@ -210,3 +283,20 @@ def auto_reason(best: dict, swept: int) -> str:
         f"predicted to run at {best['predicted_speedup_median']:.2f}x greedy's speed (median over the benchmark "
         f"prompts; {low:.2f}x to {high:.2f}x), read off {curve_source(best.get('cost_curve') or {})}.{verdict}"
     )
+
+
+def engine_jobs(jobs, races) -> list:
+    """The engine's jobs in Gradio's queue as the runs they are, for the expected wait (`wait.wait_text`): a race's
+    followers (the Run button's or `/generate`'s jobs, `races`) count once per run waiting or running, a job whose run
+    has ended not at all, a job not yet given a run (or any other engine job, Auto) as itself."""
+    out, seen = [], set()
+    for job in jobs:
+        fn, _ = gradio_adapter.call_of(job)
+        if fn in races:
+            live = session_run(gradio_adapter.session_of(job) or "")
+            if live is not None and (live.ended or id(live) in seen):
+                continue
+            if live is not None:
+                seen.add(id(live))
+        out.append(job)
+    return out

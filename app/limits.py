@@ -33,10 +33,26 @@ def refused(message: str) -> gr.Error:
 UPLOAD_BYTES = MAX_TRACE_BYTES  # the one limit on a trace file (and on any upload), stated the same way everywhere
 UPLOAD_MIB = UPLOAD_BYTES // 2**20
 RUNS_ROUTE = "/runs"  # where a trace file is posted (app/routes.py); the guard caps its body at UPLOAD_BYTES
-# Engine runs (Run button and API) share one concurrency group with one slot: model calls never overlap on the CPU.
-ENGINE_GROUP = "engine"
+# The engine: one thread runs one run at a time (app/live.py `ENGINE`), so model calls never overlap on the CPU.
 ENGINE_SLOTS = 1
-QUEUE_SIZE = 24  # events waiting in the queue (engine jobs, uploads); one more is told "Queue is full"
+# Its queue (app/runqueue.py): the runs waiting for it, one per distinct request (an identical request joins the run
+# waiting or running); at most ENGINE_WAITING wait, and one more is refused with the seconds after which a place
+# should be free (at least BUSY_RETRY_S). A place whose wait is predicted past LONG_WAIT_S is offered the race in the
+# visitor's own browser beside it.
+ENGINE_WAITING = 24
+BUSY_RETRY_S = 5
+LONG_WAIT_S = 30
+# The engine's events (Run, /generate, Auto) share one concurrency group. Run's and /generate's jobs only follow the
+# runs in that queue, so the group has no Gradio limit and none of them waits in Gradio's queue (whose bound and whose
+# "Queue is full" never reach them); at most FOLLOWERS follow at once (one more is refused with a time to try again).
+ENGINE_GROUP = "engine"
+FOLLOWERS = 150
+QUEUE_SIZE = 24  # events waiting in Gradio's queue (Stop's, the settling after it); one more is told "Queue is full"
+# Gradio's queue: its bound and its job slots leave room for every follower, so that a class arriving within a second
+# is answered by the engine's queue (its own sentence, a time to try again), never by Gradio's "Queue is full! Please
+# try again." (a class of 30 on 30 prompts got it twice when only QUEUE_SIZE events could wait for Gradio's loop), and
+# a follower never waits for one of Gradio's 40 default slots behind runs that take minutes (`serve.launch`).
+GRADIO_SLOTS = 40 + FOLLOWERS  # Gradio's default for its other events, plus the followers
 # Sessions whose state the server keeps (the least recently used go first; a closed tab drops its own): each holds
 # its components' last values (a few bytes for the stage), and no run.
 STATE_SESSIONS = 300
@@ -98,8 +114,10 @@ def limits_text() -> str:
         f"new tokens, a prompt of at most {MAX_PROMPT_CHARS:,} characters and {MAX_PROMPT_TOKENS:,} tokens (with "
         f"the chat template) that fits the model's context with the new tokens; temperature from 0 (greedy) to "
         f"{t[1]:g}, top-p from {p[0]:g} to {p[1]:g}, a sampling seed "
-        f"from 0 to {s[1]:,}; trace files up to {UPLOAD_MIB} MiB. One run at a time: others wait in a queue "
-        f"(their position is shown; at most {PER_CLIENT} runs per visitor), and Stop frees the slot. A run stops "
+        f"from 0 to {s[1]:,}; trace files up to {UPLOAD_MIB} MiB. One run at a time: others wait in the engine's "
+        f"queue (at most {ENGINE_WAITING}, each shown its place and wait; at most {PER_CLIENT} runs per visitor), "
+        f"and a request identical to a run waiting or running joins it. Stop leaves a run (it stops when the last "
+        f"one watching it leaves). A run stops "
         f"after {RUN_BUDGET_S:g} s on the engine, and a race reads the prompt once per lane (each method and greedy): "
         f"at most {MAX_LANE_TOKENS:,} prompt tokens in all."
     )

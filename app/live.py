@@ -1,25 +1,33 @@
 """A live run: `record_run` (the race of the methods on one clock) on the engine's one worker thread, pulled by the
-page as it goes.
+page as it goes, and watched by everyone who asked for it.
 
-`LiveRun.follow()` is what the Run event iterates: it moves the steps the worker makes into the run's record and
-yields a status line at most every `min_interval` seconds; the page, told the run's handle, pulls the steps it lacks
-(`pull(since)`, through the store). When the worker ends, however it ends, the finished run replaces the live one
-under the same handle (`on_done`), so a run that Stop cut short is still there to draw and download.
+The worker puts each step into the run's record as it makes it. `LiveRun.follow()` is what each asker's event
+iterates (the Run button's, `/generate`'s): it yields whenever the record grew or the run's watchers or place moved,
+at most every `min_interval` seconds, without holding anything of the engine's; the page, told the run's handle,
+pulls the steps it lacks (`pull(since)`, through the store). When the worker ends, however it ends, the finished run
+replaces the live one under the same handle (`on_done`), so a run that Stop cut short is still there to draw and
+download.
+
+**Watchers.** A run is asked by one or more askers (a request identical to one waiting or running joins it:
+app/runqueue.py); each follower `join`s it (a token per follower, counted by session) and `leave`s it when its event
+ends (Stop, a closed tab, a cancelled API job, the run's end). The last one to leave stops the run at its next step;
+one asker leaving leaves the run to the others.
 
 Every run executes on ONE long-lived thread (`ENGINE`): runs never overlap on the CPU, a stopped run's last step
 finishes before the next run starts, and the allocator keeps one arena for all of them instead of one per thread
 (a new thread per wide run kept hundreds of MB each), and hands freed memory back after each run (`memory.trim`).
-Stopping: `stop()` (Stop, a new run from the same session, the Run event being closed) sets the flag the engine
-polls between steps; a run whose record nobody reads for `abandon_after` seconds stops too: for the Run button's
-race that is the page's pulls (a job posted and never drawn is not kept running), for the API the follower itself.
-A run given a `budget_s` ends at its first step past that many seconds on the engine, its lanes' stop_reason
-"budget" (`out_of_budget`).
+Stopping: `stop()` (the last watcher leaving) sets the flag the engine polls between steps; a run whose record
+nobody reads for `abandon_after` seconds once it has the engine stops too: for the Run button's race that is the
+page's pulls (a job posted and never drawn is not kept running), for the API the follower itself. A run given a
+`budget_s` ends at its first step past that many seconds on the engine, its lanes' stop_reason "budget"
+(`out_of_budget`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-import queue
+import secrets
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -30,10 +38,11 @@ from lade_core.measure.here import machine_record
 from lade_core.record import RunRequest, make_trace, run_ids
 from lade_core.schema import to_data
 
+from . import limits
 from .memory import trim
 from .render.payload import Deriver, empty_derived
 
-ENGINE = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lade-engine")
+ENGINE = ThreadPoolExecutor(max_workers=limits.ENGINE_SLOTS, thread_name_prefix="lade-engine")
 
 
 def page_lane(engine_lane: str) -> str:
@@ -41,7 +50,6 @@ def page_lane(engine_lane: str) -> str:
     return engine_lane.replace("lanes[", "lane").rstrip("]")
 
 
-_DONE = object()
 _sessions: dict[str, LiveRun] = {}
 _sessions_lock = threading.Lock()
 
@@ -79,13 +87,68 @@ class LiveRun:
         self.promised_s: float | None = None  # what the expected wait said this race alone would take, at most
         self.handle: str | None = None  # where the store keeps it, and the client whose share it counts in
         self.client: str | None = None
-        self._queue: queue.Queue = queue.Queue()
         self._stop = threading.Event()
         self._ended = threading.Event()
         self._record_lock = threading.Lock()  # the steps and derived rows, read by pulls while the follower appends
         self._derived: list[dict] = []
         self._deriver: Deriver | None = None
         self._seen = time.monotonic()
+        self._watchers: dict[str, str] = {}  # a follower's token -> its session
+        self._watch_lock = threading.Lock()
+        # what makes two requests the same run (greedy and seeded runs are deterministic), and nothing else: the
+        # model, the prompt's tokens, the methods with their W, N, G and pool policy, the sampling with its seed and
+        # the token budget
+        methods = tuple((s.method, s.config, s.draft) for s in self.specs)
+        self.key = (getattr(lm, "name", None), tuple(self.prompt_ids), methods, self.sampling, max_new_tokens)
+
+    # -- watchers ------------------------------------------------------------------------------------------------
+    def join(self, session: str) -> str:
+        """A new follower of this run from `session`: its token, to `leave` with."""
+        token = secrets.token_hex(8)
+        with self._watch_lock:
+            self._watchers[token] = session
+        return token
+
+    def leave(self, token: str | None = None, session: str | None = None) -> None:
+        """A follower (`token`) or every follower of `session` leaves; the last one to leave stops the run at its
+        next step."""
+        with self._watch_lock:
+            if token is not None:
+                self._watchers.pop(token, None)
+            if session is not None:
+                for t in [t for t, s in self._watchers.items() if s == session]:
+                    del self._watchers[t]
+            last = not self._watchers
+        if last:
+            self.stop()
+
+    @property
+    def watchers(self) -> int:
+        """How many askers (sessions) follow this run now."""
+        with self._watch_lock:
+            return len(set(self._watchers.values()))
+
+    def watched_by(self, session: str) -> bool:
+        with self._watch_lock:
+            return session in self._watchers.values()
+
+    @property
+    def started(self) -> bool:
+        """Whether it has had the engine (it may have ended since)."""
+        return self._engine_since is not None
+
+    @property
+    def ended(self) -> bool:
+        return self._ended.is_set()
+
+    @property
+    def stopping(self) -> bool:
+        """Whether it was told to stop (its last watcher left): no new asker may join it."""
+        return self._stop.is_set()
+
+    def recorded(self) -> int:
+        """The steps recorded so far, every lane together."""
+        return sum(len(steps) for steps in self.steps.values())
 
     # -- running -------------------------------------------------------------------------------------------------
     def start(self, engine_lock: threading.Lock | None = None) -> None:
@@ -99,7 +162,9 @@ class LiveRun:
         return self._ended.wait(timeout)
 
     def _should_stop(self) -> bool | str:
-        if self._stop.is_set() or time.monotonic() - self._seen > self.abandon_after:
+        # waiting for the engine is not being unread: a page pulls when its race moves, and a waiting one does not
+        abandoned = self._engine_since is not None and time.monotonic() - self._seen > self.abandon_after
+        if self._stop.is_set() or abandoned:
             return True
         spent = time.monotonic() - (self._engine_since or time.monotonic())
         return "budget" if self.budget_s is not None and spent > self.budget_s else False
@@ -110,14 +175,14 @@ class LiveRun:
                 raise RuntimeError("stopped before it started")
             with engine_lock:
                 self.machine = machine_record(self.lm)  # the process's curve (measured at start-up), the load now
-                self._engine_since = time.monotonic()
+                self._seen = self._engine_since = time.monotonic()
                 run = record_run(
                     self.lm,
                     self.prompt,
                     self.specs,
                     self.max_new_tokens,
                     self.sampling,
-                    on_step=lambda lane, step: self._queue.put((page_lane(lane), step)),
+                    on_step=lambda lane, step: self._append(page_lane(lane), step),
                     should_stop=self._should_stop,
                     machine=self.machine,
                 )
@@ -125,40 +190,31 @@ class LiveRun:
             self.result = dataclasses.replace(run, title="live")
             if self.on_done:
                 self.on_done(run)
-        except Exception as exc:  # handed to the follower, which reports it
+        except Exception as exc:  # handed to the followers, which report it
             self.error = exc
         finally:
             trim()
             self._ended.set()
-            self._queue.put((_DONE, None))
 
-    def follow(self, pulled: bool = False):
-        """Yield a status line whenever new steps arrived (at most every `min_interval` s) until the run ends; the
-        exception the worker met, if any, is raised here. `pulled`: a page reads this run by pulling it, so only its
-        pulls keep the run alive (else following does)."""
-        last, fresh = 0.0, False
-        try:
-            while True:
-                if not pulled:
-                    self._seen = time.monotonic()
-                try:
-                    lane, step = self._queue.get(timeout=self.min_interval)
-                except queue.Empty:
-                    lane = None
-                if lane is _DONE:
-                    if self.error is not None:
-                        raise self.error
-                    yield self.status()
-                    return
-                if lane is not None:
-                    self._append(lane, step)
-                    fresh = True
-                if fresh and time.monotonic() - last >= self.min_interval:
-                    yield self.status()
-                    fresh, last = False, time.monotonic()
-        finally:
-            # No join: Gradio closes a cancelled generator on its event loop, which must not wait for a model step.
-            self.stop()
+    async def follow(self, pulled: bool = False, moved=None):
+        """Yield (None) whenever the run moved: new steps, a watcher more or fewer, or `moved()` (its place in the
+        queue) changed; at most every `min_interval` s, and once more when it has ended; the exception the worker
+        met, if any, is raised here. Holds nothing of the engine's: any number may follow one run. `pulled`: a page
+        reads this run by pulling it, so only its pulls keep the run alive (else following does)."""
+        said = None
+        while True:
+            if not pulled:
+                self._seen = time.monotonic()
+            if self._ended.is_set():
+                if self.error is not None:
+                    raise self.error
+                yield
+                return
+            mark = (self.recorded(), self.watchers, moved() if moved else None)
+            if mark != said:
+                said = mark
+                yield
+            await asyncio.sleep(self.min_interval)
 
     def _append(self, lane: str, step) -> None:
         with self._record_lock:
@@ -248,20 +304,26 @@ def _count(value, most: int) -> int:
 
 
 def register(session: str, live: LiveRun) -> None:
-    """Remember the session's live run, stopping the one it had before."""
+    """Remember the session's live run; the session leaves the one it had before (which stops if nobody else
+    watches it)."""
     with _sessions_lock:
         old = _sessions.get(session)
         _sessions[session] = live
-    if old is not None:
-        old.stop()
+    if old is not None and old is not live:
+        old.leave(session=session)
+
+
+def session_run(session: str) -> LiveRun | None:
+    with _sessions_lock:
+        return _sessions.get(session)
 
 
 def stop_session(session: str) -> LiveRun | None:
-    """Stop the session's live run, if any; the run."""
+    """The session leaves its live run, if any (which stops at its next step if nobody else watches it); the run."""
     with _sessions_lock:
         live = _sessions.pop(session, None)
     if live is not None:
-        live.stop()
+        live.leave(session=session)
     return live
 
 

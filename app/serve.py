@@ -11,7 +11,7 @@ import argparse
 import os
 from pathlib import Path
 
-from . import guard, isolation, limits, logs, routes, space
+from . import gallery, guard, isolation, limits, logs, routes, runqueue, space, store
 from .guard import trust_proxy_from_env
 from .render.engine_files import served
 from .store import STORE
@@ -25,7 +25,15 @@ def parser() -> argparse.ArgumentParser:
         default=os.environ.get("LADE_MODEL") or None,
         help="hub id or local folder for live runs (default: $LADE_MODEL, else the embedded SmolLM2-135M-Instruct)",
     )
-    p.add_argument("--queue-size", type=int, default=limits.QUEUE_SIZE, help="most events waiting in the queue")
+    p.add_argument(
+        "--queue-size", type=int, default=limits.QUEUE_SIZE, help="most events waiting in Gradio's queue (not runs)"
+    )
+    p.add_argument(
+        "--engine-queue",
+        type=int,
+        default=limits.ENGINE_WAITING,
+        help="most runs waiting for the engine (an identical request joins a run and takes no place)",
+    )
     p.add_argument(
         "--per-client",
         type=int,
@@ -62,9 +70,12 @@ def launch(args: argparse.Namespace, middleware: tuple = (), block: bool = True,
     if args.runs_dir:
         STORE.persist(Path(args.runs_dir))  # before the first run: links made before a restart open after it
     engine = None if args.no_browser_engine else served()  # (files by name, the page's boot.engine) or None
+    runqueue.QUEUE.most_waiting = max(1, args.engine_queue)
+    # every gallery run's view data, derived now in the background (the lesson's first), not for a class's first reader
+    store.warm_gallery([gallery.by_role(role) for role in ("lookahead", "jacobi", "race") if gallery.by_role(role)])
     demo = build_demo(model=args.model, browser_engine=engine[1] if engine else None)
     # api_open=False: no engine call skips the queue through /run/<api> (a Space's default, made explicit here)
-    demo.queue(default_concurrency_limit=2, max_size=args.queue_size, api_open=False)
+    demo.queue(default_concurrency_limit=2, max_size=args.queue_size + limits.FOLLOWERS, api_open=False)
     # uvicorn (as Gradio starts it) reads X-Forwarded-For from loopback peers and rewrites the client: a local process
     # would pick its identity for every per-client limit. The guard is the one reader (`--trust-proxy`).
     os.environ["FORWARDED_ALLOW_IPS"] = ""

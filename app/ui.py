@@ -3,8 +3,9 @@ run your own race or open a run, wired to `events`. `build_demo()` returns it.
 
 What a first-time visitor sees is the lesson, drawn from runs shipped in the gallery: no model and no event is needed
 for it. Stable elem_ids (tests rely on them): stage (its views keep their own ids, see app/render/views.py), prompt,
-run, stop, run-wait, auto, window-w, ngram-n, guess-g, pool-policy, max-new-tokens, temperature, top-p, sample-seed,
-tokens-per-forward, gallery-run, open-run, run-files (its links download-trace, export-html), limits, sidebar.
+run, stop, run-offer (its button race-offer), run-wait, auto, window-w, ngram-n, guess-g, pool-policy,
+max-new-tokens, temperature, top-p, sample-seed, tokens-per-forward, gallery-run, open-run, run-files (its links
+download-trace, export-html), limits, sidebar.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from lade_core import LookaheadConfig
 from lade_core.config import METHOD_NAMES, POOL_POLICIES
 from lade_core.measure.prompts import load_prompts
 
-from . import api, events, gallery, gradio_adapter, guard, limits, stage, wait
+from . import api, askers, events, gallery, gradio_adapter, guard, limits, stage, wait
 from .model import MODEL
 from .render import assets
 from .render.boot import boot_data, lab_data
@@ -37,6 +38,12 @@ footer, footer a, footer button, footer .show-api, footer .built-with, footer .s
 .dark footer .settings { color: #d1d5db !important; }
 /* Gradio's container hides overflow, which makes it the sticky playback bar's scroll box; clip instead. */
 .gradio-container { overflow-x: clip !important; overflow-y: visible !important; }
+/* the offer under Run (lade-handoff.js): when to try again, and the same race in this browser */
+#run-offer .offer-text, #run-offer .offer-cost { margin: 0.25rem 0; color: var(--body-text-color); }
+#run-offer .offer-cost { font-size: var(--text-sm); color: var(--body-text-color-subdued); }
+#run-offer .offer-button { padding: 0.45rem 0.9rem; border-radius: var(--button-large-radius); font-weight: 600;
+  background: var(--button-primary-background-fill); color: var(--button-primary-text-color); border: none; }
+#run-offer .offer-button:hover { background: var(--button-primary-background-fill-hover); }
 """
 # Gradio's Soft theme, with its quiet label and hint colours darkened to meet WCAG AA contrast (4.5:1), and its
 # primary buttons and selected choices (white on indigo 500 is 4.46:1) a shade darker.
@@ -63,6 +70,7 @@ LAUNCH_OPTIONS = {
     "css": PAGE_CSS,
     "state_session_capacity": limits.STATE_SESSIONS,
     "max_file_size": limits.UPLOAD_BYTES,
+    "max_threads": limits.GRADIO_SLOTS,  # every follower of a run holds one of Gradio's job slots (limits.FOLLOWERS)
     "enable_monitoring": False,  # Gradio's /monitoring: every visitor's calls, to anyone (the guard 404s it too)
 }
 # js_on_load of the stage: it follows the component's value; Python listens to no event of the page.
@@ -75,6 +83,11 @@ def title(name: str) -> str:
 
 
 MOUNT = "window.Lade.stage.mount(element, props, watch);"
+# the sidebar may mount before the page's head scripts have run: the offer waits for its script
+OFFER_MOUNT = (
+    "const mount = () => window.Lade && window.Lade.handoff ? window.Lade.handoff.mount(element, props, watch) "
+    ": setTimeout(mount, 50); mount();"
+)
 # The run on screen as files; the page points both at the run it shows (lade-stage.js `fileLinks`).
 OPEN_FILE = (
     f'<p class="open-file"><button type="button" id="open-run">Open a saved run (.json, ≤ {limits.UPLOAD_MIB} MiB)'
@@ -114,6 +127,16 @@ def _sidebar() -> dict:
         with gr.Row():
             c["run"] = gr.Button("Run", variant="primary", elem_id="run")
             c["stop"] = gr.Button("Stop", elem_id="stop")
+        # a refusal for want of room, or a long wait for the engine: when to try again, and the same race in this
+        # browser instead (app/static/lade-handoff.js draws it from the JSON value `events.offer` sends)
+        c["offer"] = gr.HTML(
+            askers.NO_OFFER,
+            html_template='<div class="lade-offer-host"></div>',
+            js_on_load=OFFER_MOUNT,
+            elem_id="run-offer",
+            padding=False,
+            apply_default_css=False,
+        )
         # the expected wait (app/wait.py), computed when the sidebar opens, whenever a setting changes, and every
         # wait.REFRESH_S seconds while the sidebar is open (the queue moves while a visitor reads)
         c["wait_timer"] = gr.Timer(wait.REFRESH_S, active=False)
@@ -225,7 +248,10 @@ def _wire(demo, c: dict, page) -> None:
     # The light events (a slider's arithmetic, a gallery run: lookups, no work) answer at once outside the queue. Its
     # bound is for work that waits; a class arriving together must not be told the queue is full when they open a run.
     light = dict(quiet, queue=False)
-    engine = dict(concurrency_id=limits.ENGINE_GROUP, concurrency_limit=limits.ENGINE_SLOTS)
+    # The engine's events share one group. Gradio does not limit it: Run's and /generate's jobs follow the runs in the
+    # engine's own queue (app/runqueue.py, where an identical request joins the run waiting or running), so none of
+    # them waits in Gradio's queue or takes a place in it (`limits.FOLLOWERS` bounds them).
+    engine = dict(concurrency_id=limits.ENGINE_GROUP, concurrency_limit=None)
     shown = [page]  # the stage's value: what to show
     sizes = [c["W"], c["N"], c["G"]]
     gr.on([c["W"].change, c["N"].change, c["G"].change], tokens_per_forward, sizes, c["tpf"], **light)
@@ -234,7 +260,13 @@ def _wire(demo, c: dict, page) -> None:
     keys = ("prompt", "W", "N", "G", "max_new", "pool", "temperature", "top_p", "seed", "methods")
     settings = [c[k] for k in keys]
     run_event = c["run"].click(
-        events.run_live, settings, shown, show_progress="minimal", api_visibility="private", **engine
+        events.run_live,
+        settings,
+        [page, c["offer"]],
+        show_progress="minimal",
+        show_progress_on=page,
+        api_visibility="private",
+        **engine,
     )
     races = (events.run_live, api.generate)  # the handlers whose queued jobs are races the wait can predict
 
@@ -242,9 +274,9 @@ def _wire(demo, c: dict, page) -> None:
 
     def expected_wait(prompt, W, N, G, max_new, pool, temperature, top_p, seed, methods, request: gr.Request):
         values = (prompt, W, N, G, max_new, pool, temperature, top_p, seed, methods)
-        return wait.too_often(asks, guard.counted_client(request)) or wait.wait_text(
-            values, gradio_adapter.queued(demo).values(), races
-        )
+        # the engine's jobs as runs: the followers of one run (its askers) count once, a run that ended not at all
+        jobs = events.engine_jobs(gradio_adapter.queued(demo).values(), races)
+        return wait.too_often(asks, guard.counted_client(request)) or wait.wait_text(values, jobs, races)
 
     waits = [c["sidebar"].expand, c["wait_timer"].tick, *(c[k].change for k in keys)]
     gr.on(waits, expected_wait, settings, c["wait"], trigger_mode="always_last", **light)

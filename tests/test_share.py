@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest_app import SHOTS, new_page, open_app, state, upload
+from test_store import collect
 
 from app import events, gallery, zerogpu
 from app.store import payload_of
@@ -161,14 +162,14 @@ def test_zerogpu_decorates_one_function_when_spaces_imports(monkeypatch):
 def test_zerogpu_run_is_computed_in_one_call_then_played(monkeypatch):
     run = gallery.load("code-class-W7N4G7")
     calls = []
-    fake_lm = types.SimpleNamespace(encode_prompt=lambda prompt: [1, 2, 3], max_positions=8192)
+    fake_lm = types.SimpleNamespace(name="fake", encode_prompt=lambda prompt: [1, 2, 3], max_positions=8192)
     monkeypatch.setattr(events.MODEL, "get", lambda: fake_lm)
     monkeypatch.setattr(zerogpu, "available", lambda: True)
     monkeypatch.setattr(zerogpu, "record_on_gpu", lambda *args: calls.append(args) or run)
     request = types.SimpleNamespace(session_hash="zerogpu-test")
-    outputs = list(events.run_live("Write fib", 5, 3, 4, 24, "paper", 0.0, 1.0, 0, ["lookahead"], request))
+    outputs = collect(events.run_live("Write fib", 5, 3, 4, 24, "paper", 0.0, 1.0, 0, ["lookahead"], request))
     assert len(outputs) == 1 and len(calls) == 1
-    message = json.loads(outputs[0])
+    message = json.loads(outputs[0][0])
     assert message["run"].startswith("live-") and "ZeroGPU" in message["notice"]
     assert payload_of(events.STORE.get(message["run"]))["trace"]["title"] == run.title
     assert calls[0][0] == "Write fib" and calls[0][2] == 24

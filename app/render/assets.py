@@ -33,6 +33,7 @@ SCRIPTS = (
     "lade-layout.js",
     "lade-pictures.js",
     "lade-stage.js",
+    "lade-handoff.js",
 )
 STYLE = "lade.css"
 

@@ -285,6 +285,7 @@ interface LadeNamespace {
   raceKeep: typeof LadeRaceKeep;
   raceWords: typeof LadeRaceWords;
   auto: typeof LadeAuto;
+  handoff: typeof LadeHandoff;
 }
 interface Window {
   Lade: LadeNamespace;
