@@ -78,7 +78,8 @@ def engine(monkeypatch):
     monkeypatch.setattr(live, "record_run", record_run)
     monkeypatch.setattr(live, "machine_record", lambda lm: None)
     monkeypatch.setattr(live.LiveRun, "_append", lambda self, lane, step: self.steps[lane].append(step))
-    return gate
+    yield gate
+    gate.set()  # a test that failed while holding the engine leaves it free for the next
 
 
 def run_of(prompt: str = "a", max_new: int = 400, seed: int | None = None) -> LiveRun:
@@ -125,15 +126,16 @@ def test_the_run_the_idle_engine_is_taking_is_not_counted_as_waiting(engine):
     was refused when the two arrived together)."""
     engine.clear()  # the engine thread holds every run at its start
     queue = runqueue.RunQueue(waiting=1)
-    first, _, _ = queue.ask(run_of("a"), "s1", start)
+    # handed to the engine, and the engine's thread has not marked it yet (held there for the test, not by timing)
+    first, _, _ = queue.ask(run_of("a"), "s1", lambda run: None)
     second, _, joined = queue.ask(run_of("b"), "s2", start)
     assert not first.started and not joined and queue.waiting() == 1
     with pytest.raises(runqueue.Busy):
         queue.ask(run_of("c"), "s3", start)
     engine.set()
-    for run in (first, second):
-        run.stop()
-        run.wait(10)
+    first.stop()
+    second.stop()
+    second.wait(10)
 
 
 def test_sampled_runs_join_only_with_the_same_seed(engine):
