@@ -103,6 +103,9 @@ def start_run(
     except gr.Error as exc:
         refusal(f"refused: a run from {who}: {exc.message}")
         raise
+    except (ValueError, RuntimeError) as exc:  # the app's own, building the run: logged once with its traceback
+        fault(f"a run from {who} failed to start")
+        raise limits.refused(f"The run failed: {exc}") from None
     register(session, live)
     with _ended_lock:
         _ended[session] = (live.handle, weakref.ref(live))

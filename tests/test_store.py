@@ -6,6 +6,7 @@ link it was given (so what Gradio keeps per session does not grow with the run; 
 """
 
 import asyncio
+import concurrent.futures
 import dataclasses
 import json
 import threading
@@ -172,7 +173,9 @@ def collect(generator) -> list:
     async def drain():
         return [value async for value in generator]
 
-    return asyncio.run(drain())
+    # in a thread of its own: a browser test earlier in this process may hold this thread's event loop (Playwright)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, drain()).result()
 
 
 def test_a_zerogpu_run_is_sent_by_handle(monkeypatch):
