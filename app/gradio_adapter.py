@@ -12,6 +12,7 @@ parameters as its API would list them (private events too, which Gradio's listin
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import gradio
@@ -20,6 +21,7 @@ from gradio.data_classes import ComponentServerJSONBody, PredictBody  # noqa: F4
 from gradio.utils import get_function_params, get_upload_folder
 
 GRADIO = "6.31.0"
+_INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)  # the form assets.head writes
 # Gradio's routes this app answers (method, path template as Gradio 6.31 mounts them); the guard answers every other
 # path 404 before Gradio reads it. The page's and gradio_client's walk (`python -m scripts.route_walk --open`) used
 # exactly these, but the two `call` routes: Gradio's "Use via API" page shows them for curl (a job posted there and
@@ -163,6 +165,13 @@ def server_functions(blocks) -> frozenset[tuple[int, str]]:
             if getattr(getattr(type(block), name, None), "_is_server_fn", False):
                 out.add((block_id, name))
     return frozenset(out)
+
+
+def head_scripts(blocks) -> tuple[str, ...]:
+    """The text of every inline script in a component's `head` (`gr.HTML(head=...)`), as Gradio's page re-creates
+    them: the parsed element's text, inserted by the page's own script (app/page_policy.py allows them by hash)."""
+    heads = [getattr(block, "head", None) for block in (getattr(blocks, "blocks", None) or {}).values()]
+    return tuple(m.group(1) for head in heads if isinstance(head, str) for m in _INLINE_SCRIPT.finditer(head))
 
 
 def upload_folder(blocks) -> Path:
