@@ -4,22 +4,23 @@ against (`GRADIO`; tests/test_guard.py fails on another version, so an upgrade r
 Which of Gradio's routes the app answers (`ROUTES`, the guard's allow-list) and what the guard and the expected wait
 (`wait.py`) need and Gradio does not offer publicly: the jobs waiting or running in the queue (their event, request,
 session, handler and input values), taking a job out of the queue, an event's inputs as its API lists them (state
-left out), how Gradio reads a call's body (`PredictBody`, `ComponentServerJSONBody`: the models its routes use), the
-components' server functions (what `/component_server` may call), the folder its uploads go to, every event's
-parameters as its API would list them (private events too, which Gradio's listing leaves out) and the descriptions a
-`gr.api` endpoint's listing takes from no public argument (`describe`).
+left out), how Gradio reads a call's body (`PredictBody`: the model its routes use), every event's parameters as
+its API would list them (private events too, which Gradio's listing leaves out), the descriptions a `gr.api`
+endpoint's listing takes from no public argument (`describe`), and the inline scripts Gradio re-creates from a
+component's `head` (`head_scripts`, which the page's policy allows by hash).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import re
 
 import gradio
 from gradio.blocks import _get_api_parameter_name
-from gradio.data_classes import ComponentServerJSONBody, PredictBody  # noqa: F401 (re-exported: Gradio's body models)
-from gradio.utils import get_function_params, get_upload_folder
+from gradio.data_classes import PredictBody  # noqa: F401 (re-exported: Gradio's body model)
+from gradio.utils import get_function_params
 
 GRADIO = "6.31.0"
+_INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)  # the form assets.head writes
 # Gradio's routes this app answers (method, path template as Gradio 6.31 mounts them); the guard answers every other
 # path 404 before Gradio reads it. The page's and gradio_client's walk (`python -m scripts.route_walk --open`) used
 # exactly these, but the two `call` routes: Gradio's "Use via API" page shows them for curl (a job posted there and
@@ -154,20 +155,11 @@ def describe(blocks, api_name: str, described: dict[str, str], returns: dict, la
     out._api_info, out.label = returns, label
 
 
-def server_functions(blocks) -> frozenset[tuple[int, str]]:
-    """(component id, function name) of every server function the app's components offer (`@server` methods), as
-    Gradio's `/component_server` route finds them: the block by id, the function by name, marked `_is_server_fn`."""
-    out = set()
-    for block_id, block in (getattr(blocks, "blocks", None) or {}).items():
-        for name in dir(type(block)):
-            if getattr(getattr(type(block), name, None), "_is_server_fn", False):
-                out.add((block_id, name))
-    return frozenset(out)
-
-
-def upload_folder(blocks) -> Path:
-    """Where Gradio stores uploads (and its copies of served files)."""
-    return Path(getattr(blocks, "GRADIO_CACHE", None) or get_upload_folder())
+def head_scripts(blocks) -> tuple[str, ...]:
+    """The text of every inline script in a component's `head` (`gr.HTML(head=...)`), as Gradio's page re-creates
+    them: the parsed element's text, inserted by the page's own script (app/page_policy.py allows them by hash)."""
+    heads = [getattr(block, "head", None) for block in (getattr(blocks, "blocks", None) or {}).values()]
+    return tuple(m.group(1) for head in heads if isinstance(head, str) for m in _INLINE_SCRIPT.finditer(head))
 
 
 def mounted(blocks) -> list[tuple[str, str]]:

@@ -5,14 +5,11 @@ public server should not take. Added with `launch(app_kwargs={"middleware": [gua
   found by a recorded walk of both: `scripts/route_walk.py`) or one of the app's own (`app/routes.py`); any other
   path or method is answered 404 here (the page `notfound` draws, for a browser), before Gradio sees it.
 - **Paths**: a NUL byte (`%00`) anywhere in the path or query is answered 400 (Gradio's proxy route answered 500).
-- **Bodies**: an upload (`/gradio_api/upload`) carries at most one file and at most `limits.UPLOAD_BYTES` plus
-  `MULTIPART_OVERHEAD`; a larger body is refused with 413 before anything is stored (by its Content-Length, or as
-  soon as a body sent without one passes it); a trace file posted to `limits.RUNS_ROUTE` at most
-  `limits.UPLOAD_BYTES`; any other request body at most `MAX_BODY_BYTES`.
-- **Gradio's temp folder** (uploads and the copies of served files), accounted in blocks and files with a running
-  total (`TempFolder`): before an upload is stored, the oldest files are deleted while the folder would be over
-  `limits.TEMP_BYTES` or `limits.TEMP_FILES`; if it cannot get under (all of it younger than `KEEP_S`) the upload is
-  refused with 507 and a message. An upload's parts are counted by the parser Gradio's route uses.
+- **Bodies**: a trace file posted to `limits.RUNS_ROUTE` at most `limits.UPLOAD_BYTES`; any other request body at
+  most `limits.MAX_BODY_BYTES`; a larger body is refused with 413 before it is read (by its Content-Length, or as
+  soon as a body sent without one passes it). Bodies in flight are bounded per client and in all, and one that
+  stops arriving is timed out (`bodies.py`). (Gradio's upload route and its temp folder are behind the allow-list:
+  nothing a visitor sends is stored there.)
 - **Which event**: a call names its event as Gradio reads it (`fn_index` through Gradio's own body model, which
   takes "13" or 13.0 for 13; else the route's API name); a body whose event cannot be named so is refused here
   (404 or 422 with the reason), never passed on, since the limits below hang on knowing the event.
@@ -30,13 +27,11 @@ public server should not take. Added with `launch(app_kwargs={"middleware": [gua
   (`per_client` 0 lifts both.) What the guard reads of Gradio's queue goes through `gradio_adapter`.
 - **Cancels** (`/cancel`): a job waiting or running may be cancelled only by its own session (Gradio's route
   removed any event id it was given); otherwise 404.
-- **Component calls** (`/component_server`): the component must exist and have the server function named (Gradio
-  answered an unknown `component_id` with a bare 500 and a traceback in the log); otherwise 404 with the reason.
 - **Who the client is**: counted once here (`client_of`) and kept in the request's state for the handlers that
   share something per client (`counted_client`: the store's share of runs).
 - **Jobs nobody reads**: an engine job posted to the REST route (`/call/<api>`) or joined with a session whose
-  result stream (`/call/<api>/<id>`, `/queue/data`) is not opened within `READ_WITHIN_S` seconds is taken out of the
-  queue, or stopped at its next step if it runs: nobody reads it.
+  result stream (`/call/<api>/<id>`, `/queue/data`) is not opened within `limits.JOB_READ_WITHIN_S` seconds is taken
+  out of the queue, or stopped at its next step if it runs: nobody reads it.
 
 Every refusal writes one line to the log (`logs.refusal`).
 """
@@ -49,37 +44,29 @@ import json
 import os
 import re
 import time
-from pathlib import Path
 from urllib.parse import parse_qs
 
 from pydantic import ValidationError
-from python_multipart.exceptions import MultipartParseError
-from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.middleware import Middleware
 from starlette.routing import Match, Route
 
 from . import gradio_adapter, limits, notfound
 from .bodies import Bodies, Reader, Stalled, TooLarge
-from .gradio_adapter import ComponentServerJSONBody, PredictBody
+from .gradio_adapter import PredictBody
 from .logs import refusal
 
 API = "/gradio_api"
-MULTIPART_OVERHEAD = 64 * 2**10  # the multipart framing around one file, and a field or two
-MAX_BODY_BYTES = 2**20  # any other request: a prompt is at most 8,000 characters; files go through the upload
-READ_WITHIN_S = 10.0
-KEEP_S = 60.0  # files younger than this are never pruned to make room (they are being served)
 _EVENT = re.compile(rf"^{API}/(?:(call)/(v2/)?|(run|api)/)([^/]+)/?$")
 _STREAM = re.compile(rf"^{API}/call/(?:v2/)?([^/]+)/([^/]+)/?$")
 _HOST = re.compile(r"(?:[A-Za-z0-9_][A-Za-z0-9_.-]*|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?")
 _SERVER = re.compile(r"https?://([^/?#\s]+)(?:/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?")
-MAX_CLIENT_CHARS = 64  # a client that is no address (an X-Forwarded-For entry is anyone's to write), cut to this
 
 
 def client_of(scope_or_request, trust_proxy: int = 0) -> str:
     """The client: the connecting address, or the X-Forwarded-For entry `trust_proxy` hops from the right (the one
     the operator's nearest trusted proxy saw) when the server is behind that many proxies; an IPv6 address as its
     /`limits.IPV6_PREFIX` network (one client holds millions of addresses), an IPv4-mapped one as its IPv4 address,
-    anything else cut to `MAX_CLIENT_CHARS`. uvicorn rewrites no client (`serve.launch` trusts no proxy for it):
+    anything else cut to `limits.MAX_CLIENT_CHARS`. uvicorn rewrites no client (`serve.launch` trusts no proxy for it):
     this is the one reader of X-Forwarded-For."""
     if isinstance(scope_or_request, dict):
         client = scope_or_request.get("client")
@@ -101,7 +88,7 @@ def _counted(host: str) -> str:
     try:
         address = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
-        return host[:MAX_CLIENT_CHARS]
+        return host[: limits.MAX_CLIENT_CHARS]
     if address.version == 6 and address.ipv4_mapped is not None:
         return str(address.ipv4_mapped)
     if address.version == 6:
@@ -205,78 +192,6 @@ def _replay(body: bytes, receive):
     return replayed
 
 
-BLOCK = 4096  # the file system's allocation unit: a file of one byte takes a block
-
-
-def folder_files(folder: Path) -> list[tuple[float, int, Path]]:
-    """(mtime, bytes on disk, path) of every file under `folder` (st_blocks counts what a file takes, sparse or
-    not; st_size does not)."""
-    out = []
-    for root, _, names in os.walk(folder):
-        for name in names:
-            path = Path(root) / name
-            try:
-                st = path.stat()
-            except OSError:
-                continue
-            out.append((st.st_mtime, st.st_blocks * 512, path))
-    return out
-
-
-def on_disk(size: int) -> int:
-    """What `size` bytes written to a new file take on disk, at least: whole blocks."""
-    return max(1, -(-size // BLOCK)) * BLOCK
-
-
-class TempFolder:
-    """Gradio's temp folder, accounted in blocks and files with a running total: counted by one walk, kept by adding
-    what each admitted upload takes, walked again only when the total says it is full or RECOUNT_S have passed
-    (Gradio deletes and copies files there too). When full, the oldest files go (none younger than `keep_s`)."""
-
-    RECOUNT_S = 60.0
-
-    def __init__(self, folder: Path, cap_bytes: int, cap_files: int = limits.TEMP_FILES, keep_s: float = KEEP_S):
-        self.folder, self.cap_bytes, self.cap_files, self.keep_s = folder, cap_bytes, cap_files, keep_s
-        self.bytes = self.files = 0
-        self.counted_at: float | None = None
-
-    def recount(self) -> list[tuple[float, int, Path]]:
-        files = folder_files(self.folder)
-        self.bytes, self.files, self.counted_at = sum(f[1] for f in files), len(files), time.monotonic()
-        return files
-
-    def admit(self, size: int, now: float | None = None) -> bool:
-        """Whether an upload of `size` bytes fits (the oldest files deleted to make room); counted in if so."""
-        if self.counted_at is None or time.monotonic() - self.counted_at > self.RECOUNT_S:
-            self.recount()
-        need = on_disk(size)
-        if not self._fits(need):
-            files = self.recount()
-            if not self._fits(need):
-                self._prune(files, need, time.time() if now is None else now)
-        if not self._fits(need):
-            return False
-        self.bytes, self.files = self.bytes + need, self.files + 1
-        return True
-
-    def _fits(self, need: int) -> bool:
-        return self.bytes + need <= self.cap_bytes and self.files + 1 <= self.cap_files
-
-    def _prune(self, files: list[tuple[float, int, Path]], need: int, now: float) -> None:
-        for mtime, taken, path in sorted(files):
-            if self._fits(need) or now - mtime < self.keep_s:
-                return
-            try:
-                path.unlink()
-            except OSError:
-                continue
-            self.bytes, self.files = self.bytes - taken, self.files - 1
-            try:
-                path.parent.rmdir()  # Gradio keeps each file in a folder of its own
-            except OSError:
-                pass
-
-
 _JSON_TYPES = {"string": str, "boolean": bool, "object": dict, "array": list, "null": type(None)}
 
 
@@ -313,29 +228,6 @@ def types_fit(value, schema: dict) -> str | None:
     return None
 
 
-def multipart_parts(content_type: bytes, body: bytes) -> int:
-    """How many parts Gradio's upload route would read from `body`: its boundary found and its parts counted by the
-    parser Gradio uses (python_multipart: the header's options read case-insensitively, the last `boundary` kept,
-    padding after a delimiter allowed). 0 when it is not multipart or does not parse."""
-    _, options = parse_options_header(content_type)
-    boundary = options.get(b"boundary")
-    if not boundary:
-        return 0
-    count = 0
-
-    def begin() -> None:
-        nonlocal count
-        count += 1
-
-    try:
-        parser = MultipartParser(boundary, {"on_part_begin": begin})
-        parser.write(body)
-        parser.finalize()
-    except MultipartParseError:
-        return 0
-    return count
-
-
 class Routes:
     """The routes this server answers: `allowed` (method, path template) pairs of Gradio's, and the app's own routes
     (`own`: Starlette routes). `template(scope)`: the template a request matches, or None."""
@@ -362,10 +254,7 @@ class Guard:
         blocks=None,
         trust_proxy: int = 0,
         per_client: int = limits.PER_CLIENT,
-        upload_bytes: int = limits.UPLOAD_BYTES,
-        temp_bytes: int = limits.TEMP_BYTES,
-        temp_folder: str | os.PathLike | None = None,
-        read_within_s: float = READ_WITHIN_S,
+        read_within_s: float = limits.JOB_READ_WITHIN_S,
         allow=gradio_adapter.ROUTES,
         own=(),
         body_bytes: int = limits.BODY_BYTES_IN_FLIGHT,
@@ -375,28 +264,16 @@ class Guard:
         `own`: the app's own routes, which every request may reach."""
         self.app, self.blocks, self.trust_proxy, self.per_client = app, blocks, trust_proxy, per_client
         self.routes = None if allow is None else Routes(allow, own)
-        self.upload_limit = upload_bytes + MULTIPART_OVERHEAD
-        self.temp_bytes, self.read_within_s = temp_bytes, read_within_s
-        self._temp_folder = Path(temp_folder) if temp_folder else None
-        self._temp: TempFolder | None = None
+        self.read_within_s = read_within_s
         self._client_locks: dict[str, asyncio.Lock] = {}
         self._unread: dict[str, tuple[float, str | None]] = {}  # event id -> (deadline, session hash or None)
         self._reading_sessions: dict[str, int] = {}
         self._read_events: set[str] = set()
         self._watchdog: asyncio.Task | None = None
         self._params: dict | None = None
-        self._served: frozenset[tuple[int, str]] | None = None  # the components' server functions, read once
-        self._upload_lock: asyncio.Lock | None = None
         self.bodies, self.body_idle_s = Bodies(body_bytes), body_idle_s  # the request bodies in flight
 
     # -- the Gradio app behind us ----------------------------------------------------------------------------------
-    @property
-    def temp(self) -> TempFolder:
-        if self._temp is None:
-            folder = self._temp_folder or gradio_adapter.upload_folder(self.blocks)
-            self._temp = TempFolder(folder, self.temp_bytes)
-        return self._temp
-
     def _fns(self) -> dict:
         return gradio_adapter.events(self.blocks)
 
@@ -452,29 +329,6 @@ class Guard:
         return f"{gradio_adapter.api_name(fn) or 'this event'} takes {len(names)} argument{'s' * (len(names) != 1)}" + (
             f" ({', '.join(names)})" if names else ""
         )
-
-    def _component_call(self, scope, body: bytes) -> tuple[int, str | None]:
-        """(status, why) a call to a component's server function reaches none, or (200, None): the component and
-        the function as Gradio's route looks them up (its body model reads a JSON body; a form body is passed on
-        when some component has a server function, which then reads it)."""
-        if self._served is None:
-            self._served = gradio_adapter.server_functions(self.blocks)
-        if not self._served:
-            return 404, "This app's components have no server functions to call."
-        if _header(scope, b"content-type").lower().startswith(b"multipart/"):
-            return 200, None
-        try:
-            call = ComponentServerJSONBody.model_validate_json(body)
-        except ValidationError as error:
-            first = error.errors()[0]
-            where = ".".join(str(part) for part in first.get("loc", ())) or "the body"
-            return 422, (
-                "A component call's body is JSON with component_id, fn_name, session_hash and data: "
-                f"{where}: {first.get('msg', 'invalid')}."
-            )
-        if (call.component_id, call.fn_name) not in self._served:
-            return 404, f"This app has no component {call.component_id} with a server function {call.fn_name[:40]!r}."
-        return 200, None
 
     def _cancel_problem(self, body: bytes) -> str | None:
         """Why a cancel may not reach the job it names, or None: Gradio's route takes any job out of the queue (or
@@ -550,11 +404,10 @@ class Guard:
 
     def _limit(self, path: str) -> tuple[int, str]:
         """The most a body posted to `path` may be, and the sentence a larger one is refused with."""
-        if path.rstrip("/") == f"{API}/upload":
-            return self.upload_limit, f"An upload carries one trace file of at most {limits.UPLOAD_MIB} MiB"
         if path.rstrip("/") == limits.RUNS_ROUTE:
             return limits.UPLOAD_BYTES, f"Could not open that file: a trace file may be at most {limits.UPLOAD_MIB} MiB"
-        return MAX_BODY_BYTES, f"A request body may be at most {MAX_BODY_BYTES // 2**20} MiB (a trace goes to runs)"
+        most = limits.MAX_BODY_BYTES
+        return most, f"A request body may be at most {most // 2**20} MiB (a trace goes to runs)"
 
     async def _admitted(self, scope, receive, send, path: str):
         """A request with a body: refused by its stated length, then admitted among the bodies in flight (before a
@@ -581,8 +434,6 @@ class Guard:
             await send(message)
 
         try:
-            if path.rstrip("/") == f"{API}/upload":
-                return await self._upload(scope, reader.receive, tracked)
             if path.rstrip("/") == limits.RUNS_ROUTE:  # a trace file posted (app/routes.py): read by its route
                 return await self.app(scope, reader.receive, tracked)
             return await self._post(scope, reader.receive, tracked, path)
@@ -610,32 +461,6 @@ class Guard:
         except ConnectionError:
             return None
 
-    # -- uploads ---------------------------------------------------------------------------------------------------
-    async def _upload(self, scope, receive, send):
-        body = await self._body(receive)
-        if body is None:
-            return
-        parts = multipart_parts(_header(scope, b"content-type"), body)
-        if parts == 0:
-            refusal("refused: an upload that is not a multipart form")
-            return await _respond(send, 400, "An upload is a multipart/form-data body carrying one file.")
-        if parts > 1:
-            refusal(f"refused: an upload of {parts} parts (one file per upload)")
-            return await _respond(send, 400, f"An upload carries one file; this one has {parts} parts.")
-        if self._upload_lock is None:
-            self._upload_lock = asyncio.Lock()
-        async with self._upload_lock:
-            fits = await asyncio.to_thread(self.temp.admit, len(body))
-        if not fits:
-            refusal(f"refused: an upload while the temp folder is full ({self.temp_bytes:,} bytes)")
-            return await _respond(
-                send,
-                507,
-                "The server's space for uploaded files is full for the moment (it "
-                "holds the last minute's files); try again in a minute.",
-            )
-        return await self.app(scope, _replay(body, receive), send)
-
     # -- events --------------------------------------------------------------------------------------------------
     async def _post(self, scope, receive, send, path: str):
         event = _EVENT.match(path)
@@ -649,11 +474,6 @@ class Guard:
             if why_not:
                 refusal(f"refused: {why_not[:160]}")
                 return await _respond(send, 404, why_not)
-        if path.rstrip("/") == f"{API}/component_server":
-            status, why_not = self._component_call(scope, body)
-            if why_not:
-                refusal(f"refused: {why_not[:160]}")
-                return await _respond(send, status, why_not)
         if not (event or join):
             return await self.app(scope, replay, send)
         try:
@@ -813,7 +633,7 @@ class Guard:
                 self._watchdog = None
 
     async def _watch(self) -> None:
-        """Every second: jobs whose result nobody opened within READ_WITHIN_S are taken out (or stopped)."""
+        """Every second: jobs whose result nobody opened within `read_within_s` are taken out (or stopped)."""
         while True:
             await asyncio.sleep(1.0)
             await self.sweep()

@@ -68,10 +68,34 @@ RUN_BUDGET_S = 60.0
 PER_CLIENT = 2
 # ... an IPv6 client counted by its network of this prefix (a home or a server gets a /64: millions of addresses)
 IPV6_PREFIX = 64
-# Jobs of any kind (uploads, the engine's) one client may have in the queue at once: one visitor cannot fill it.
+# Jobs of any kind (the engine's, the light events') one client may have in the queue at once: one visitor cannot
+# fill it.
 JOBS_PER_CLIENT = 4
-TEMP_BYTES = 1024 * 2**20  # Gradio's temp folder (uploads, served copies, downloads): the oldest go past it
-TEMP_FILES = 20_000  # ... and at most this many files in it (each costs an inode and a directory entry)
+# The gate (app/guard.py): any request body but a trace file's at most MAX_BODY_BYTES (a prompt is at most 8,000
+# characters); an engine job posted to the REST route whose result nobody opens within JOB_READ_WITHIN_S is taken out
+# (or stopped); a client that is no address (an X-Forwarded-For entry is anyone's to write) cut to MAX_CLIENT_CHARS.
+MAX_BODY_BYTES = 2**20
+JOB_READ_WITHIN_S = 10.0
+MAX_CLIENT_CHARS = 64
+# A live race whose record nobody pulls for RUN_UNREAD_S once it has the engine stops (app/live.py): a page pulls
+# about twice a second while it shows a race, so this is a closed tab, not a slow one. (JOB_READ_WITHIN_S is shorter:
+# a job whose stream was never opened at all.)
+RUN_UNREAD_S = 60.0
+# The run routes (app/routes.py), each client: RUN_READS payload reads per RUN_READS_S seconds (a live run's page
+# asks about twice a second), EXPORTS trace files or replays per EXPORTS_S, POSTS trace files posted per POSTS_S,
+# ENGINE_FILE_BYTES of the browser engine's files per ENGINE_FILE_S (three whole loads of about 145 MB in 10 min);
+# a `since` names at most SINCE_LANES lanes; at most RATE_CLIENTS clients' buckets kept, the oldest go first.
+RUN_READS, RUN_READS_S = 120, 10.0
+EXPORTS, EXPORTS_S = 6, 60.0
+POSTS, POSTS_S = 10, 60.0
+ENGINE_FILE_BYTES, ENGINE_FILE_S = 450e6, 600.0
+SINCE_LANES = 8
+RATE_CLIENTS = 10_000
+# The run store (app/store.py): at most STORE_RUNS runs and STORE_BYTES of compressed view data; one client's runs at
+# most 1/STORE_SHARE of both (32 runs, 6 MiB).
+STORE_RUNS = 256
+STORE_BYTES = 48 * 2**20
+STORE_SHARE = 8
 
 # The expected wait (app/wait.py), asked outside the queue (it tokenises the prompt): per client at most WAIT_RATE
 # asks per WAIT_S seconds (a page asks on opening the sidebar, on each setting's change and every 10 s).

@@ -66,7 +66,7 @@ class LiveRun:
         max_new_tokens: int,
         sampling: Sampling | None = None,
         min_interval: float = 0.3,
-        abandon_after: float = 60.0,
+        abandon_after: float = limits.RUN_UNREAD_S,
         budget_s: float | None = None,
     ):
         specs = methods if isinstance(methods, (list, tuple)) else [methods]

@@ -12,20 +12,21 @@
                                          guard caps the body): kept in the store, answered {"handle": ...} (201)
     GET engine/<file>                    a file of the engine that races in the visitor's browser (the ones
                                          `lade export-site` writes as engine/: app/render/engine_files.py `served`),
-                                         where the app was started with it; each client at most `ENGINE_BYTES` of
-                                         them per `ENGINE_S` seconds; answers 304 to a copy the browser holds
+                                         where the app was started with it; each client at most
+                                         `limits.ENGINE_FILE_BYTES` of them per `ENGINE_FILE_S` seconds; answers 304
+                                         to a copy the browser holds
 
 A handle is a gallery run's name, a stored run's content hash (`u-...`) or a live run's unguessable token
 (`live-...`): `store.STORE` is the one place a run lives. The page reads all three through this one path (and the
 static site and the export through theirs, which answer the same JSON). An unknown or dropped handle answers 404 with
 a sentence saying so; a handle that could not be one, 404 without looking; a bad `since`, 400 naming it. Each client
 (counted as `guard.client_of` counts it, from the right of X-Forwarded-For by the configured proxy hops) has a token
-bucket per kind of request: `RATE` payload reads per `RATE_S` seconds, `EXPORT_RATE` trace files or replays (a replay
-is a page rendered on the CPU), `UPLOAD_RATE` trace files posted (each parsed, checked and derived on the CPU); past
-it, 429 with the seconds to wait. Replays render one at a time, posted files are read one at a time, each kept in its
-client's share of the store (`store.SHARE`). A posted file is
-its JSON as the body, never a form: a multipart or form body is refused (415), so no multipart parser reads it here.
-A file that cannot be opened answers 400 with one line saying why.
+bucket per kind of request (`limits`): `RUN_READS` payload reads per `RUN_READS_S` seconds, `EXPORTS` trace files
+or replays (a replay is a page rendered on the CPU), `POSTS` trace files posted (each parsed, checked and derived on
+the CPU); past it, 429 with the seconds to wait. Replays render one at a time, posted files are read one at a time,
+each kept in its client's share of the store (`limits.STORE_SHARE`). A posted file is its JSON as the body, never a
+form: a multipart or form body is refused (415), so no multipart parser reads it here. A file that cannot be opened
+answers 400 with one line saying why.
 """
 
 from __future__ import annotations
@@ -58,13 +59,7 @@ from .render.payload import PayloadTooLarge, payload
 from .store import STORE, Gone
 
 HANDLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-RATE, RATE_S = 120, 10.0  # payload reads per client: a live run's page asks about twice a second
-EXPORT_RATE, EXPORT_S = 6, 60.0  # trace files and replays per client
-UPLOAD_RATE, UPLOAD_S = 10, 60.0  # trace files posted per client
-ENGINE_BYTES, ENGINE_S = 450e6, 600.0  # engine file bytes per client: three whole loads (about 145 MB each) in 10 min
 FORMS = ("multipart/", "application/x-www-form-urlencoded")
-MAX_LANES = 8  # lanes a `since` may name
-MAX_CLIENTS = 10_000  # buckets kept; the oldest go first
 
 
 class Turns:
@@ -114,7 +109,7 @@ class Buckets:
             tokens = min(float(self.rate), tokens + (now - then) * self.rate / self.seconds)
             wait = 0.0 if tokens >= cost else (cost - tokens) * self.seconds / self.rate
             self._tokens[client] = (tokens - cost if wait == 0 else tokens, now)
-            while len(self._tokens) > MAX_CLIENTS:
+            while len(self._tokens) > limits.RATE_CLIENTS:
                 self._tokens.pop(next(iter(self._tokens)))
         return wait
 
@@ -129,15 +124,15 @@ def parse_since(text: str | None) -> dict[str, int] | None:
         since = None
     ok = (
         isinstance(since, dict)
-        and len(since) <= MAX_LANES
+        and len(since) <= limits.SINCE_LANES
         and all(
             isinstance(k, str) and len(k) <= 20 and type(v) is int and 0 <= v <= MAX_STEPS for k, v in since.items()
         )
     )
     if not ok:
         raise ValueError(
-            f"since must map at most {MAX_LANES} lane names to the steps the page has (whole numbers from 0 to "
-            f'{MAX_STEPS:,}), as JSON: {{"parallel": 12}}'
+            f"since must map at most {limits.SINCE_LANES} lane names to the steps the page has (whole numbers from "
+            f'0 to {MAX_STEPS:,}), as JSON: {{"parallel": 12}}'
         )
     return since
 
@@ -171,8 +166,14 @@ def routes(
     """The routes, counting clients behind `trust_proxy` proxy hops; `per_client` 0 lifts the per-client rates, as
     it lifts the guard's per-client caps (`--per-client 0`: a private server, or tests whose clients share one
     address); `engine`: the browser engine's files by name (`engine_files.served`), served at engine/<name>."""
-    reads, exports = Buckets(RATE, RATE_S), Buckets(EXPORT_RATE, EXPORT_S)  # read when the app is made
-    uploads, engine_reads = Buckets(UPLOAD_RATE, UPLOAD_S), Buckets(ENGINE_BYTES, ENGINE_S)
+    reads, exports = (
+        Buckets(limits.RUN_READS, limits.RUN_READS_S),
+        Buckets(limits.EXPORTS, limits.EXPORTS_S),
+    )  # read when the app is made
+    uploads, engine_reads = (
+        Buckets(limits.POSTS, limits.POSTS_S),
+        Buckets(limits.ENGINE_FILE_BYTES, limits.ENGINE_FILE_S),
+    )
     conditional = StaticFiles(directory=".", check_dir=False)  # only its reading of If-None-Match / If-Modified-Since
     rendering, reading = Turns("replay"), Turns("file to read")
     kept: OrderedDict[tuple[str | None, str], str] = OrderedDict()  # (client, sha256 of a file it posted) -> handle

@@ -11,7 +11,7 @@ import argparse
 import os
 from pathlib import Path
 
-from . import gallery, guard, isolation, limits, logs, routes, runqueue, space, store
+from . import gallery, gradio_adapter, guard, isolation, limits, logs, page_policy, routes, runqueue, space, store
 from .guard import trust_proxy_from_env
 from .render.engine_files import served
 from .store import STORE
@@ -86,8 +86,14 @@ def launch(args: argparse.Namespace, middleware: tuple = (), block: bool = True,
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
         prevent_thread_lock=not block,
         app_kwargs={
-            # the cross-origin-isolation headers on every answer, the guard's too (the race's threads: isolation.py)
-            "middleware": [*middleware, isolation.middleware(), gate],
+            # the cross-origin-isolation headers on every answer, the guard's too (the race's threads: isolation.py);
+            # what the page may run, and nosniff and no referrer on every answer (page_policy.py)
+            "middleware": [
+                *middleware,
+                isolation.middleware(),
+                page_policy.middleware(gradio_adapter.head_scripts(demo)),
+                gate,
+            ],
             "routes": own,  # every run at one address (before Gradio's own)
             "exception_handlers": routes.EXCEPTION_HANDLERS,  # a mistyped path gets a page, not raw JSON
         },

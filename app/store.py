@@ -10,12 +10,12 @@ a session costs the server does not depend on what its client does with it.
 
 A finished run is kept as its payload's JSON text, zlib-compressed (a run's view data is 3.8 MB of JSON at the
 largest public settings, about ten times that as Python objects, and a tenth of it compressed), and is answered as
-that text (`payload_text`, which the route sends as it is). Bounds: at most `MAX_ENTRIES` runs and `MAX_BYTES` of
-compressed payloads; a live run counts at its size when it finishes. A handle that was dropped answers with a
-message saying so. Which run goes, the share rules (a client is counted as the guard counts it,
+that text (`payload_text`, which the route sends as it is). Bounds (`limits`): at most `STORE_RUNS` runs and
+`STORE_BYTES` of compressed payloads; a live run counts at its size when it finishes. A handle that was dropped
+answers with a message saying so. Which run goes, the share rules (a client is counted as the guard counts it,
 `guard.counted_client`: its address, an IPv6 address by its /64):
 
-1. **Share**: the runs a client added count against at most 1/`SHARE` of both bounds; past its share its own least
+1. **Share**: the runs a client added count against at most 1/`STORE_SHARE` of both bounds; past its share its own least
    recently used runs go, never another client's (260 small uploads from one client in 20 s evicted every other
    visitor's run). A run added by a second client stays its first owner's; with no owner named it is in no share.
 2. **At the store's bounds**, the run that goes is the least recently used of the client that holds the most runs
@@ -55,12 +55,9 @@ from pathlib import Path
 from lade_core import RunTrace
 from lade_core.schema import build
 
-from . import gallery
+from . import gallery, limits
 from .render.payload import as_text, payload
 
-MAX_ENTRIES = 256
-MAX_BYTES = 48 * 2**20  # compressed
-SHARE = 8  # one client's runs: at most 1/SHARE of the runs and of the bytes (32 runs, 6 MiB)
 DATABASE, KEY = "runs.sqlite3", "store.key"  # in a persistent folder (`RunStore.persist`)
 
 
@@ -85,7 +82,9 @@ def unpack(blob: bytes) -> str:
 
 
 class RunStore:
-    def __init__(self, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES, share: int = SHARE):
+    def __init__(
+        self, max_entries: int = limits.STORE_RUNS, max_bytes: int = limits.STORE_BYTES, share: int = limits.STORE_SHARE
+    ):
         self.max_entries, self.max_bytes = max_entries, max_bytes
         self.client_entries, self.client_bytes = max(1, max_entries // share), max_bytes // share
         self._entries: OrderedDict[str, tuple[object, int]] = (

@@ -34,7 +34,7 @@ def variant(doc: dict, i: int) -> bytes:
 def main() -> int:
     import httpx
 
-    from app import store
+    from app import limits
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trace", required=True)
@@ -73,7 +73,7 @@ def main() -> int:
             "trace_bytes": trace.stat().st_size,
             "distinct_runs": args.distinct,
             "visitors": args.visitors,
-            "store_bound_mb": {"entries": store.MAX_ENTRIES, "bytes": round(store.MAX_BYTES / 2**20)},
+            "store_bound_mb": {"entries": limits.STORE_RUNS, "bytes": round(limits.STORE_BYTES / 2**20)},
             "largest_answer_bytes": max(answers_bytes, default=0),
             "rss_mb": {k: round(v, 1) for k, v in marks.items()},
             "growth_mb_per_visitor": round(growth / max(args.visitors, 1), 3),

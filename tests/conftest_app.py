@@ -89,12 +89,15 @@ def no_model_app(log_name: str, **env):
 
 
 def new_page(browser, width=1280, height=900, **options):
-    """A tab that records its page errors and the requests it makes to the app's server (`page.server_requests`:
-    its events and the runs it reads at their addresses; heartbeats left out: Gradio keeps one open per page)."""
+    """A tab that records its page errors (a refusal by the page's policy among them) and the requests it makes to
+    the app's server (`page.server_requests`: its events and the runs it reads at their addresses; heartbeats left
+    out: Gradio keeps one open per page)."""
     page = browser.new_page(viewport={"width": width, "height": height}, **options)
     page.set_default_timeout(60_000)
     page.errors, page.server_requests = [], []
     page.on("pageerror", lambda e: page.errors.append(str(e)))
+    # a script, worker or WebAssembly the page's Content-Security-Policy refused (app/page_policy.py) is an error too
+    page.on("console", lambda m: page.errors.append(m.text) if "Content Security Policy" in m.text else None)
     page.on(
         "request",
         lambda r: page.server_requests.append(r.url)

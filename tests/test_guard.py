@@ -1,15 +1,14 @@
 """The server's gate (app/guard.py) against clients that do not run the page: routes the page does not use, NUL bytes in
-paths, uploads of many files or too many bytes, Gradio's temp folder, calls with the wrong arguments, values a
-component cannot take, one client holding the engine's queue, and jobs nobody reads.
+paths, bodies too large, too many or too slow, calls with the wrong arguments, values a component cannot take, one
+client holding the engine's queue, and jobs nobody reads.
 
 Most tests run a small Gradio app in this process behind the same middleware the app gets (`guard.middleware`), with one
 slow event in the engine's concurrency group, so that queueing can be watched without a model. One test starts the real
-app (without its model) to check that app.py installs the guard and that what a visitor's upload and export write is
-written once.
+app (without its model) to check that app.py installs the guard and that what a visitor's posted file and export
+write is written once.
 """
 
 import ast
-import logging
 import os
 import socket
 import threading
@@ -20,11 +19,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app import guard, limits, logs
+from app import guard, limits
 
 pytestmark = pytest.mark.server
 READ_WITHIN_S = 1.5
-BODY_BYTES, BODY_IDLE_S = 20 * 2**20, 1.0  # the toy's bodies in flight: two uploads' worth; a stall after 1 s
+# the toy's bodies in flight: two of the largest ordinary bodies and a little; a stall after 1 s
+BODY_BYTES, BODY_IDLE_S = 2 * limits.MAX_BODY_BYTES + 2**18, 1.0
 SLOW_S = 20.0  # what a slow job would take if nothing stopped it
 
 
@@ -38,13 +38,12 @@ class Toy:
     """A Gradio app behind the guard: `slow` (an engine job that yields for SLOW_S seconds unless stopped) and
     `add` (an ordinary event with two inputs)."""
 
-    def __init__(self, folder: Path):
+    def __init__(self):
         import gradio as gr
 
         self.started: list[float] = []
         self.closed: list[float] = []
         self.stop = threading.Event()  # ends every slow job at its next yield (a test's clean-up)
-        self.folder = folder
         toy = self
 
         def slow(tag: str = "") -> Iterator[str]:
@@ -68,12 +67,11 @@ class Toy:
 
         with gr.Blocks() as demo:
             gr.api(slow, api_name="slow", concurrency_id=limits.ENGINE_GROUP, concurrency_limit=1)
-            gr.api(slow, api_name="busy", concurrency_limit=1)  # a queued job that is not the engine's (an upload)
+            gr.api(slow, api_name="busy", concurrency_limit=1)  # a queued job that is not the engine's
             gr.api(add, api_name="add")
             a, b = gr.Number(label="a"), gr.Number(label="b")
             how, total = gr.Radio(["up", "down"], label="how"), gr.Number()
             gr.Button().click(added, [a, b, how], total, api_name="sum")
-            self.explorer = gr.FileExplorer(root_dir=str(folder))  # a component with a server function (`ls`)
             gr.api(who, api_name="who")
         demo.queue(max_size=limits.QUEUE_SIZE, api_open=False)
         self.demo = demo
@@ -91,8 +89,6 @@ class Toy:
                         trust_proxy=1,
                         per_client=2,
                         read_within_s=READ_WITHIN_S,
-                        temp_folder=folder,
-                        temp_bytes=64 * 2**20,
                         allow=None,  # every route: these tests reach what lies behind the allow-list
                         body_bytes=BODY_BYTES,
                         body_idle_s=BODY_IDLE_S,
@@ -123,35 +119,14 @@ class Toy:
 
 
 @pytest.fixture(scope="module")
-def toy(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("gradio-temp")
-    old = os.environ.get("GRADIO_TEMP_DIR")
-    os.environ["GRADIO_TEMP_DIR"] = str(folder)
-    try:
-        app = Toy(folder)
-        yield app
-        app.demo.close()
-    finally:
-        if old is None:
-            os.environ.pop("GRADIO_TEMP_DIR", None)
-        else:
-            os.environ["GRADIO_TEMP_DIR"] = old
+def toy():
+    app = Toy()
+    yield app
+    app.demo.close()
 
 
 def _files(folder: Path) -> dict[str, int]:
     return {str(p.relative_to(folder)): p.stat().st_size for p in folder.rglob("*") if p.is_file()}
-
-
-def _multipart(parts: list[tuple[str, bytes]]) -> tuple[bytes, str]:
-    boundary = "----lade-test-boundary"
-    body = b"".join(
-        f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="{name}"\r\n'
-        f"Content-Type: application/json\r\n\r\n".encode()
-        + data
-        + b"\r\n"
-        for name, data in parts
-    )
-    return body + f"--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
 
 
 # -- paths ---------------------------------------------------------------------------------------------------------
@@ -162,106 +137,6 @@ def test_a_nul_byte_in_a_path_is_answered_400_not_500(toy):
         assert answer.status_code == 400 and "NUL" in answer.text, (path, answer.status_code, answer.text)
 
 
-# -- uploads -------------------------------------------------------------------------------------------------------
-def test_an_upload_carries_one_file_and_at_most_the_trace_limit(toy):
-    """Gradio accepted up to 1,000 files in one upload request, each stored; the guard refuses a second file and a
-    body over the trace limit before anything is written to the temp folder, whether or not it states its length."""
-    before = _files(toy.folder)
-    body, kind = _multipart([("a.json", b"{}"), ("b.json", b"[]")])
-    two = httpx.post(f"{toy.url}/upload", content=body, headers={"content-type": kind})
-    assert two.status_code == 400 and "one file" in two.json()["error"]
-    big, kind = _multipart([("big.json", b" " * (limits.UPLOAD_BYTES + guard.MULTIPART_OVERHEAD))])
-    stated = httpx.post(f"{toy.url}/upload", content=big, headers={"content-type": kind})
-    assert stated.status_code == 413 and f"{limits.UPLOAD_MIB} MiB" in stated.json()["error"]
-
-    def chunks():  # no Content-Length: the guard counts as the body arrives
-        for i in range(0, len(big), 2**20):
-            yield big[i : i + 2**20]
-
-    streamed = httpx.post(f"{toy.url}/upload", content=chunks(), headers={"content-type": kind})
-    assert streamed.status_code == 413
-    assert _files(toy.folder) == before  # nothing of the refused bodies was stored
-    one, kind = _multipart([("ok.json", b'{"ok": 1}')])
-    accepted = httpx.post(f"{toy.url}/upload", content=one, headers={"content-type": kind})
-    assert accepted.status_code == 200 and len(accepted.json()) == 1
-
-
-def test_the_temp_folder_is_capped_oldest_first_in_blocks_and_files(tmp_path):
-    """Gradio's temp folder had no size cap for the hour its files live; before an upload is stored, the oldest
-    files go until it fits, and files younger than KEEP_S (being served) are never deleted to make room. It is
-    counted in blocks on disk, not st_size (a sparse 50 MB file counted 0.6 MB), and in files."""
-    now = time.time()
-    for i, age in enumerate((4000, 3000, 2000, 10)):
-        path = tmp_path / f"h{i}" / f"f{i}.json"
-        path.parent.mkdir()
-        path.write_bytes(b"x" * 1000)  # one block each
-        os.utime(path, (now - age, now - age))
-    block = guard.BLOCK
-    temp = guard.TempFolder(tmp_path, cap_bytes=3 * block)
-    assert temp.admit(1000, now=now) and temp.files == 3 and temp.bytes == 3 * block
-    assert sorted(_files(tmp_path)) == ["h2/f2.json", "h3/f3.json"]  # the two oldest went, with their folders
-    assert not (tmp_path / "h0").exists()
-    assert not temp.admit(2 * block + 1, now=now)  # only h2 could go, the young file stays: refused
-    assert sorted(_files(tmp_path)) == ["h3/f3.json"]
-    by_files = guard.TempFolder(tmp_path, cap_bytes=2**30, cap_files=1)
-    assert not by_files.admit(10, now=now)  # one young file already: no second
-
-
-def test_the_temp_folder_counts_what_a_sparse_file_takes_and_keeps_a_running_total(tmp_path, monkeypatch):
-    """A file's size and what it takes differ; the folder is walked once, then kept by a running total (it walked the
-    whole folder under one lock on each upload)."""
-    sparse = tmp_path / "s" / "sparse.bin"
-    sparse.parent.mkdir()
-    with open(sparse, "wb") as f:
-        f.seek(50 * 2**20)
-        f.write(b"x")
-    dense = tmp_path / "d" / "dense.bin"
-    dense.parent.mkdir()
-    dense.write_bytes(b"x" * 3 * 2**20)
-    temp = guard.TempFolder(tmp_path, cap_bytes=2**30)
-    temp.recount()
-    assert 3 * 2**20 <= temp.bytes < 3 * 2**20 + 64 * guard.BLOCK  # the sparse file's 50 MB take a block or two
-    walks = []
-    monkeypatch.setattr(guard, "folder_files", lambda folder: walks.append(folder) or [])
-    for _ in range(20):
-        assert temp.admit(10_000)
-    assert walks == [] and temp.files == 22 and temp.bytes >= 3 * 2**20 + 20 * guard.on_disk(10_000)
-
-
-def _raw_upload(toy, body: bytes, kind: str) -> httpx.Response:
-    return httpx.post(f"{toy.url}/upload", content=body, headers={"content-type": kind})
-
-
-@pytest.mark.parametrize(
-    "how",
-    ["upper-case BOUNDARY=", "a second boundary", "padding after the delimiter"],
-)
-def test_an_upload_of_several_files_is_refused_however_its_boundary_is_written(toy, how):
-    """The guard found the boundary with a regular expression and counted delimiters, so an upper-case `BOUNDARY=`,
-    a second `boundary` parameter or padding after a delimiter let 1,000 files through in one request; it now counts
-    parts with the parser Gradio's upload route uses."""
-    before = _files(toy.folder)
-    boundary = "lade-b"
-    pad = "  \t" if how == "padding after the delimiter" else ""
-    body = (
-        b"".join(
-            f'--{boundary}{pad}\r\nContent-Disposition: form-data; name="files"; filename="f{i}.json"\r\n'
-            f"Content-Type: application/json\r\n\r\n{{}}\r\n".encode()
-            for i in range(3)
-        )
-        + f"--{boundary}--\r\n".encode()
-    )
-    kind = {
-        "upper-case BOUNDARY=": f"multipart/form-data; BOUNDARY={boundary}",
-        "a second boundary": f"multipart/form-data; boundary=decoy; boundary={boundary}",
-        "padding after the delimiter": f"multipart/form-data; boundary={boundary}",
-    }[how]
-    answer = _raw_upload(toy, body, kind)
-    assert answer.status_code == 400 and "one file" in answer.json()["error"], (answer.status_code, answer.text)
-    assert _files(toy.folder) == before
-
-
-# -- arguments -----------------------------------------------------------------------------------------------------
 def test_missing_or_extra_arguments_are_refused_with_the_endpoints_signature(toy):
     """A call with too few values was refused with {"error": null} and no reason, and an extra value was accepted
     silently; both are refused up front, naming the endpoint's parameters."""
@@ -309,38 +184,6 @@ def test_the_value_check_reads_the_schemas_gradio_lists():
     assert fit({"path": "x"}, {"$ref": "#/$defs/FileData"}) is None  # more than this check reads: Gradio's
 
 
-# -- component calls --------------------------------------------------------------------------------------------------
-def test_a_call_to_no_components_server_function_is_refused_in_one_log_line(toy):
-    """Issue 39, finding 5: an unknown `component_id` got a bare 500 and a traceback in the log per request (67 KB a
-    minute from one client); the guard finds the component and its function as Gradio's route does and refuses the
-    call with the reason (404, 422 for a body that is no call), one rate-limited line each."""
-    records: list[logging.LogRecord] = []
-    catch = logging.Handler()
-    catch.emit = records.append
-    loggers = [logging.getLogger("uvicorn.error"), logs.LOG]
-    for logger in loggers:
-        logger.addHandler(catch)
-    call = {"session_hash": "s", "data": None}
-    try:
-        cases = [  # body -> (status, words of the reason)
-            ({**call, "component_id": 9999, "fn_name": "ls"}, 404, "no component 9999 with a server function 'ls'"),
-            ({**call, "component_id": toy.explorer._id, "fn_name": "__init__"}, 404, "server function '__init__'"),
-            ({**call, "component_id": "x", "fn_name": "ls"}, 422, "component_id"),
-        ]
-        for body, status, words in cases:
-            answer = httpx.post(f"{toy.url}/component_server", json=body)
-            assert answer.status_code == status and words in answer.json()["error"], (body, answer.text)
-        listed = httpx.post(
-            f"{toy.url}/component_server", json={**call, "component_id": toy.explorer._id, "fn_name": "ls"}
-        )
-        assert listed.status_code == 200, listed.text  # a real server function is Gradio's to answer
-    finally:
-        for logger in loggers:
-            logger.removeHandler(catch)
-    assert [r.getMessage()[:80] for r in records if r.name == "uvicorn.error" and r.levelno >= logging.ERROR] == []
-    assert len([r for r in records if r.name == logs.LOG.name]) <= len(cases)
-
-
 def test_the_client_the_guard_counts_is_kept_for_the_handlers(toy):
     """Issue 39, finding 2: the store's share of runs is per client, counted as the guard counts it (one notion):
     the guard keeps the client it counted in the request, where an event's handler reads it."""
@@ -365,7 +208,7 @@ def test_one_client_may_have_two_engine_jobs_and_is_told_why_a_third_is_refused(
 
 
 def test_every_queued_job_counts_toward_a_clients_cap(toy):
-    """Only engine jobs were counted, so one client filled all 24 queue places with exports and uploads; now any
+    """Only engine jobs were counted, so one client filled all 24 queue places with other jobs; now any
     job in the queue counts, JOBS_PER_CLIENT at most, and another client is still taken."""
     try:
         codes = [toy.call("busy", [str(i)]).status_code for i in range(limits.JOBS_PER_CLIENT)]
@@ -564,7 +407,7 @@ def test_an_ipv6_client_is_its_64_network():
     forwarded = {"client": ("10.1.1.1", 5000), "headers": [(b"x-forwarded-for", b"2001:db8:9:9::1")]}
     assert guard.client_of(forwarded, trust_proxy=1) == "2001:db8:9:9::/64"
     odd = {"client": ("10.1.1.1", 5000), "headers": [(b"x-forwarded-for", b"not an address " + b"x" * 500)]}
-    assert len(guard.client_of(odd, trust_proxy=1)) <= guard.MAX_CLIENT_CHARS
+    assert len(guard.client_of(odd, trust_proxy=1)) <= limits.MAX_CLIENT_CHARS
 
 
 @pytest.fixture(scope="module")
@@ -597,16 +440,18 @@ def test_without_a_trusted_proxy_a_client_is_the_connecting_address(real_app):
     `--trust-proxy 0` a local process picked its identity for every per-client limit with X-Forwarded-For (140
     reads answered where 120 per 10 s is the limit). `--trust-proxy` is the one rule: FORWARDED_ALLOW_IPS is emptied
     before launch, so uvicorn rewrites no client and the guard reads X-Forwarded-For only when told to."""
-    from app import routes
 
     url, _ = real_app
     name = "code-class-W7N4G7"
     with httpx.Client(timeout=30) as client:
         codes = [
             client.get(f"{url}/runs/{name}/held.json", headers={"X-Forwarded-For": f"198.51.100.{i % 250}"}).status_code
-            for i in range(3 * routes.RATE)
+            for i in range(3 * limits.RUN_READS)
         ]
-    assert codes.count(429) > 0 and codes[: routes.RATE] == [200] * routes.RATE, (codes.count(200), codes.count(429))
+    assert codes.count(429) > 0 and codes[: limits.RUN_READS] == [200] * limits.RUN_READS, (
+        codes.count(200),
+        codes.count(429),
+    )
     assert os.environ["FORWARDED_ALLOW_IPS"] == ""
 
 
@@ -640,28 +485,27 @@ def test_bodies_in_flight_are_bounded_per_client_and_in_all_and_a_stalled_one_is
     """Issue 54, item 2: every POST body was held whole before any check, with no bound on bodies in flight and no
     timeout (uvicorn has none): 40 connections each holding back the last byte of an 8 MiB body cost +317 to +408 MB.
     Before a byte is read, a client's third body still arriving is refused (429) and a body past what the server
-    holds at once (here 20 MiB, two uploads' worth) too (503); a body that stops arriving is answered 408."""
-    url = toy.url
-    held = [_partial(url, "/gradio_api/queue/join", 1000, 10, "10.9.0.1") for _ in range(2)]
+    holds at once (here two of the largest ordinary bodies and a little) too (503); a body that stops arriving is
+    answered 408."""
+    url, join = toy.url, "/gradio_api/queue/join"
+    held = [_partial(url, join, 1000, 10, "10.9.0.1") for _ in range(2)]
     started = time.monotonic()
-    assert _status(_partial(url, "/gradio_api/queue/join", 1000, 10, "10.9.0.1"), 0.8) == 429
-    big = [_partial(url, "/gradio_api/upload", 8 * 2**20, 1000, f"10.9.0.{i}") for i in (2, 3)]
-    assert _status(_partial(url, "/gradio_api/upload", 8 * 2**20, 1000, "10.9.0.4"), 0.8) == 503
+    assert _status(_partial(url, join, 1000, 10, "10.9.0.1"), 0.8) == 429
+    big = [_partial(url, join, limits.MAX_BODY_BYTES, 1000, f"10.9.0.{i}") for i in (2, 3)]
+    assert _status(_partial(url, join, limits.MAX_BODY_BYTES, 1000, "10.9.0.4"), 0.8) == 503
     assert time.monotonic() - started < BODY_IDLE_S  # both refused before the stalled ones time out
     assert [_status(sock, BODY_IDLE_S + 5) for sock in held + big] == [408] * 4
     time.sleep(0.2)
-    one, kind = _multipart([("ok.json", b'{"ok": 1}')])  # the bodies left: a whole one is taken again
-    assert httpx.post(f"{url}/upload", content=one, headers={"content-type": kind}).status_code == 200
+    assert toy.call("add", [1, 2], client="10.9.0.4").status_code == 200  # the bodies left: a whole one taken again
 
 
 def test_a_posted_trace_is_refused_by_its_rate_before_its_body_is_read(real_app):
     """Issue 54, item 2: the `runs` rate applied after the guard had read the whole body; a client past its rate is
     now refused before a byte of its body is read (the route checks its rate, then reads through the guard)."""
-    from app import routes
 
     url, _ = real_app
     with httpx.Client(timeout=30) as http:
-        for _ in range(routes.UPLOAD_RATE):
+        for _ in range(limits.POSTS):
             http.post(f"{url}/runs", content=b"{}", headers={"content-type": "application/json"})
     assert _status(_partial(url, "/runs", 8 * 2**20, 0), 3.0) == 429
 

@@ -10,7 +10,7 @@ from hostile_cases import CASES, base_doc, dumps
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from app import gallery, routes
+from app import gallery, limits, routes
 from app.render.payload import as_text, payload
 from app.store import STORE
 from lade_core import parse_run
@@ -101,22 +101,23 @@ def test_an_odd_since_is_refused_with_what_it_must_be(since):
 @pytest.fixture
 def slow_clock(monkeypatch):
     """Buckets that refill once an hour, so that a test's requests cannot earn tokens back while it runs."""
-    monkeypatch.setattr(routes, "RATE_S", 3600.0)
-    monkeypatch.setattr(routes, "EXPORT_S", 3600.0)
-    monkeypatch.setattr(routes, "UPLOAD_S", 3600.0)
+    monkeypatch.setattr(limits, "RUN_READS_S", 3600.0)
+    monkeypatch.setattr(limits, "EXPORTS_S", 3600.0)
+    monkeypatch.setattr(limits, "POSTS_S", 3600.0)
 
 
 def test_a_flood_from_one_client_is_slowed_and_no_other_client_is(slow_clock):
     c = client()
-    codes = [c.get(f"/runs/{NAME}.json", headers=as_visitor("10.0.1.1")).status_code for _ in range(routes.RATE + 5)]
-    assert codes[: routes.RATE] == [200] * routes.RATE and set(codes[routes.RATE :]) == {429}
+    codes = [
+        c.get(f"/runs/{NAME}.json", headers=as_visitor("10.0.1.1")).status_code for _ in range(limits.RUN_READS + 5)
+    ]
+    assert codes[: limits.RUN_READS] == [200] * limits.RUN_READS and set(codes[limits.RUN_READS :]) == {429}
     refused = c.get(f"/runs/{NAME}.json", headers=as_visitor("10.0.1.1"))
     assert "try again in" in refused.json()["error"] and int(refused.headers["retry-after"]) >= 1
     assert c.get(f"/runs/{NAME}.json", headers=as_visitor("10.0.1.2")).status_code == 200
     # exports have their own, smaller bucket: a replay renders a page on the CPU
     codes = [
-        c.get(f"/runs/{NAME}/trace.json", headers=as_visitor("10.0.1.3")).status_code
-        for _ in range(routes.EXPORT_RATE + 2)
+        c.get(f"/runs/{NAME}/trace.json", headers=as_visitor("10.0.1.3")).status_code for _ in range(limits.EXPORTS + 2)
     ]
     assert codes.count(429) == 2
 
@@ -127,7 +128,7 @@ def test_the_client_is_counted_from_the_right_of_the_proxy_chain(slow_clock):
     c = client(trust_proxy=1)
     codes = [
         c.get(f"/runs/{NAME}.json", headers=as_visitor(f"192.0.2.{i % 250}, 10.0.2.1")).status_code
-        for i in range(routes.RATE + 1)
+        for i in range(limits.RUN_READS + 1)
     ]
     assert codes[-1] == 429
 
@@ -136,9 +137,9 @@ def test_buckets_refill_with_time_and_forget_the_oldest_clients():
     buckets = routes.Buckets(2, 10.0)
     assert [buckets.wait("a", now=0.0) for _ in range(3)] == [0.0, 0.0, pytest.approx(5.0)]
     assert buckets.wait("a", now=5.0) == 0.0
-    for i in range(routes.MAX_CLIENTS + 10):
+    for i in range(limits.RATE_CLIENTS + 10):
         buckets.wait(f"c{i}", now=6.0)
-    assert len(buckets._tokens) == routes.MAX_CLIENTS
+    assert len(buckets._tokens) == limits.RATE_CLIENTS
 
 
 # -- a trace file posted: POST /runs ----------------------------------------------------------------------------
@@ -211,8 +212,8 @@ def test_a_body_over_the_upload_limit_is_refused_by_the_route_too():
 
 def test_a_flood_of_posted_files_is_slowed(slow_clock):
     c, data = client(), (RUNS / "code-fib-W7N4G7.json").read_bytes()
-    codes = [post(c, data, "10.0.3.7").status_code for _ in range(routes.UPLOAD_RATE + 2)]
-    assert codes[: routes.UPLOAD_RATE] == [201] * routes.UPLOAD_RATE and codes[routes.UPLOAD_RATE :] == [429] * 2
+    codes = [post(c, data, "10.0.3.7").status_code for _ in range(limits.POSTS + 2)]
+    assert codes[: limits.POSTS] == [201] * limits.POSTS and codes[limits.POSTS :] == [429] * 2
     assert post(c, data, "10.0.3.8").status_code == 201
 
 
@@ -220,16 +221,18 @@ def test_per_client_zero_lifts_the_rates(slow_clock):
     """`--per-client 0` (a private server, or tests whose clients share one address) lifts the routes' rates too."""
     c = TestClient(Starlette(routes=routes.routes(trust_proxy=1, per_client=0)))
     data = (RUNS / "code-fib-W7N4G7.json").read_bytes()
-    assert {post(c, data, "10.0.3.9").status_code for _ in range(routes.UPLOAD_RATE + 2)} == {201}
-    reads = {c.get(f"/runs/{NAME}.json", headers=as_visitor("10.0.3.9")).status_code for _ in range(routes.RATE + 2)}
+    assert {post(c, data, "10.0.3.9").status_code for _ in range(limits.POSTS + 2)} == {201}
+    reads = {
+        c.get(f"/runs/{NAME}.json", headers=as_visitor("10.0.3.9")).status_code for _ in range(limits.RUN_READS + 2)
+    }
     assert reads == {200}
 
 
 def test_the_engine_files_are_served_by_name_revalidated_and_bounded_in_bytes(tmp_path, monkeypatch):
     """engine/<name> answers only the files it was given (no path is built from the request), 304 to a copy the
-    browser holds (If-None-Match), and each client at most `ENGINE_BYTES` per `ENGINE_S` (429 past it, naming the
-    engine's files); another client is not held back."""
-    monkeypatch.setattr(routes, "ENGINE_BYTES", 3_000)
+    browser holds (If-None-Match), and each client at most `limits.ENGINE_FILE_BYTES` per `ENGINE_FILE_S` (429 past
+    it, naming the engine's files); another client is not held back."""
+    monkeypatch.setattr(limits, "ENGINE_FILE_BYTES", 3_000)
     chunk = tmp_path / "model.gguf.000"
     chunk.write_bytes(b"x" * 1_000)
     c = TestClient(Starlette(routes=routes.routes(trust_proxy=1, engine={"model.gguf.000": chunk})))

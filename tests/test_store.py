@@ -194,8 +194,8 @@ def test_a_zerogpu_run_is_sent_by_handle(monkeypatch):
 
 def test_one_client_cannot_empty_the_store_for_everyone():
     """Issue 39, finding 2: 260 small uploads from one client in 20 s evicted every other visitor's run. A client's
-    runs count against its share (1/SHARE of the runs and of the bytes): past it its own least recently used go,
-    never another client's; a run two clients added is neither's alone; a run with no owner counts only in the
+    runs count against its share (1/limits.STORE_SHARE of the runs and of the bytes): past it its own least recently
+    used go, never another client's; a run two clients added is neither's alone; a run with no owner counts only in the
     whole."""
     store = RunStore(max_entries=16, max_bytes=10**9, share=4)  # a client's share: 4 runs
     visitor = add_as(store, variant("the visitor's run"), "10.0.0.1")

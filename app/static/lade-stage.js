@@ -354,7 +354,7 @@ const LadeStage = (() => {
       const got = await (local(handle) ? Lade.raceKeep.load(handle) : this.source.load(handle, null)).catch(
         (/** @type {Error} */ err) => ({ error: `Could not load the run: ${err.message}` }),
       );
-      const payload = got && (got.payload || (got.payload_text ? JSON.parse(got.payload_text) : null));
+      const payload = got && got.payload;
       if (!got || !payload) {
         this.set({ notice: (got && got.error) || `The run ${Lade.page.shown(handle)} is not in this page.` });
         return null;
@@ -736,7 +736,7 @@ const LadeStage = (() => {
             this.set({ notice: got.error });
             break;
           }
-          const payload = got.payload || (got.payload_text ? JSON.parse(got.payload_text) : null);
+          const payload = got.payload;
           if (payload) this.runs.set(handle, new Lade.Run(payload, handle));
           else if (got.delta && run) run.append(got.delta);
           const shown = this.runs.get(handle);

@@ -29,7 +29,6 @@ interface LiveDelta {
 }
 interface Loaded {
   payload?: Payload;
-  payload_text?: string;
   delta?: LiveDelta;
   error?: string;
   live?: boolean;
