@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from app.process import (  # noqa: F401 (the app without its model; a process's RSS; the tests' Chromium)
     CHROMIUM,
@@ -98,6 +99,7 @@ def new_page(browser, width=1280, height=900, **options):
     page.on("pageerror", lambda e: page.errors.append(str(e)))
     # a script, worker or WebAssembly the page's Content-Security-Policy refused (app/page_policy.py) is an error too
     page.on("console", lambda m: page.errors.append(m.text) if "Content Security Policy" in m.text else None)
+    page.wait_for_function = _saying_why(page, page.wait_for_function)
     page.on(
         "request",
         lambda r: page.server_requests.append(r.url)
@@ -105,6 +107,33 @@ def new_page(browser, width=1280, height=900, **options):
         else None,
     )
     return page
+
+
+# What a page shows when a wait for it ran out: the stage's state, its status lines and its notices, so that a test
+# that times out says where the page was (a bare TimeoutError says nothing of it).
+PAGE_STATE = """() => {
+    const s = window.ladeStage, text = (q) => [...document.querySelectorAll(q)].map((e) => e.innerText.trim());
+    const plain = s && s.state ? Object.entries(s.state).filter(([, v]) => typeof v !== "object") : null;
+    const state = plain && Object.fromEntries(plain);
+    const status = text("[role=status], .race-title"), alerts = text("[role=alert]");
+    return JSON.stringify({ url: location.href, state, status, alerts }).slice(0, 3000);
+}"""
+
+
+def _saying_why(page, wait):
+    """`page.wait_for_function` that, when it times out, raises with the page's state and errors in its message."""
+
+    def waited(*args, **kwargs):
+        try:
+            return wait(*args, **kwargs)
+        except PlaywrightTimeout as timeout:
+            try:
+                where = page.evaluate(PAGE_STATE)
+            except Exception as err:  # the page itself may be gone
+                where = f"(the page could not be read: {err})"
+            raise PlaywrightTimeout(f"{timeout.message}\nthe page: {where}\nits errors: {page.errors[-5:]}") from None
+
+    return waited
 
 
 def open_app(page, url: str, condition: str = "s.run()"):

@@ -13,7 +13,6 @@ import re
 import time
 import types
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
 
 import httpx
 import pytest
@@ -357,30 +356,28 @@ def test_browser_shows_limits_refusals_queue_position_and_stop_frees_the_slot(se
     closed tab each end the run's work at its next step, so the next run gets the engine at once."""
     pytest.importorskip("playwright.sync_api")
     url, _ = server
-    with nullcontext(chromium) as browser:  # the session's Chromium
-        page = app_page(browser, url)
-        page.wait_for_function(
-            "() => (document.querySelector('#limits') || {innerText: ''}).innerText.includes('W ≤ 32')"
-        )
-        page.fill("#prompt textarea", "bad\u0001input")
-        page.click("#run")
-        page.wait_for_selector("text=control character (U+0001 at character 4)")
+    browser = chromium  # the session's Chromium
+    page = app_page(browser, url)
+    page.wait_for_function("() => (document.querySelector('#limits') || {innerText: ''}).innerText.includes('W ≤ 32')")
+    page.fill("#prompt textarea", "bad\u0001input")
+    page.click("#run")
+    page.wait_for_selector("text=control character (U+0001 at character 4)")
 
-        # The engine is busy with an API run: the page's Run waits and shows its place in the engine's queue.
-        long = Client(url, verbose=False).submit(*LONG, api_name="/generate")
-        wait_for_output(long)
-        ask_for_long_run(page)
-        page.wait_for_function("() => /Waiting for the engine: 1 run ahead/.test(document.body.innerText)")
-        long.cancel()
-        page.wait_for_function(RACING)
-        page.click("#stop")  # whichever of its two requests lands first, the engine stops (see the next test)
-        freed(url, lm, "run_after_browser_stop_s")
+    # The engine is busy with an API run: the page's Run waits and shows its place in the engine's queue.
+    long = Client(url, verbose=False).submit(*LONG, api_name="/generate")
+    wait_for_output(long)
+    ask_for_long_run(page)
+    page.wait_for_function("() => /Waiting for the engine: 1 run ahead/.test(document.body.innerText)")
+    long.cancel()
+    page.wait_for_function(RACING)
+    page.click("#stop")  # whichever of its two requests lands first, the engine stops (see the next test)
+    freed(url, lm, "run_after_browser_stop_s")
 
-        # Closing the tab mid-run ends the run's work too.
-        page.click("#run")
-        page.wait_for_function(RACING)
-        page.close()
-        freed(url, lm, "run_after_tab_closed_s")
+    # Closing the tab mid-run ends the run's work too.
+    page.click("#run")
+    page.wait_for_function(RACING)
+    page.close()
+    freed(url, lm, "run_after_tab_closed_s")
 
 
 @pytest.mark.browser
@@ -406,39 +403,38 @@ def test_stop_keeps_the_run_as_it_stood_whichever_request_lands_first(server, lm
         else:
             route.continue_()
 
-    with nullcontext(chromium) as browser:  # the session's Chromium
-        page = app_page(browser, url)
-        if first == "cancel":
-            page.route("**/gradio_api/queue/join*", hold_stop)
-        else:
-            page.route("**/gradio_api/cancel", lambda route: held.append(route))
-        ask_for_long_run(page)
-        page.wait_for_function(RACING)
-        if first == "cancel":
-            with page.expect_response("**/gradio_api/cancel"):  # the Run event is cancelled first
-                page.click("#stop")
-        else:
+    browser = chromium  # the session's Chromium
+    page = app_page(browser, url)
+    if first == "cancel":
+        page.route("**/gradio_api/queue/join*", hold_stop)
+    else:
+        page.route("**/gradio_api/cancel", lambda route: held.append(route))
+    ask_for_long_run(page)
+    page.wait_for_function(RACING)
+    if first == "cancel":
+        with page.expect_response("**/gradio_api/cancel"):  # the Run event is cancelled first
             page.click("#stop")
-            page.wait_for_function(
-                "() => { const s = window.ladeStage, r = s.runs.get(s.state.live); "
-                "return !!r && !r.running('parallel'); }"
-            )  # the run ended on its own
-        assert len(held) == 1, f"the {'stop_live' if first == 'cancel' else 'cancel'} request was not held"
-        held.pop().continue_()
-        shown = (
-            "() => { const s = window.ladeStage, r = s.runs.get(s.state.live); return { notice: s.state.notice, "
-            "lanes: r && r.lanes().map(l => l.run.stop_reason), race: document.querySelector('.race-title') && "
-            "document.querySelector('.race-title').innerText }; }"
-        )
-        for check, what in (
-            (STOPPED, "the run as it stood, every lane ended and cancelled"),
-            (NOTICE, "the notice 'Live run stopped.'"),
-        ):
-            try:
-                page.wait_for_function(check, timeout=45_000)
-            except PlaywrightTimeout:
-                pytest.fail(f"{first} first: the page never showed {what}; it shows {page.evaluate(shown)}")
-        title = page.locator(".race-title").inner_text()  # a stopped race is not a finished one, and says so
-        assert title.startswith("Stopped before the end:") and "the texts are identical" in title, title
-        page.close()
+    else:
+        page.click("#stop")
+        page.wait_for_function(
+            "() => { const s = window.ladeStage, r = s.runs.get(s.state.live); return !!r && !r.running('parallel'); }"
+        )  # the run ended on its own
+    assert len(held) == 1, f"the {'stop_live' if first == 'cancel' else 'cancel'} request was not held"
+    held.pop().continue_()
+    shown = (
+        "() => { const s = window.ladeStage, r = s.runs.get(s.state.live); return { notice: s.state.notice, "
+        "lanes: r && r.lanes().map(l => l.run.stop_reason), race: document.querySelector('.race-title') && "
+        "document.querySelector('.race-title').innerText }; }"
+    )
+    for check, what in (
+        (STOPPED, "the run as it stood, every lane ended and cancelled"),
+        (NOTICE, "the notice 'Live run stopped.'"),
+    ):
+        try:
+            page.wait_for_function(check, timeout=45_000)
+        except PlaywrightTimeout:
+            pytest.fail(f"{first} first: the page never showed {what}; it shows {page.evaluate(shown)}")
+    title = page.locator(".race-title").inner_text()  # a stopped race is not a finished one, and says so
+    assert title.startswith("Stopped before the end:") and "the texts are identical" in title, title
+    page.close()
     freed(url, lm, f"run_after_stop_{first}_first_s")
