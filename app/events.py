@@ -29,8 +29,7 @@ from .store import STORE
 from .wait import bound_s, curve_source
 
 # The last live run of each session, for settling after a cancel: its handle and a weak reference, never the run
-# itself (a cancelled run kept whole per session was up to about 0.5 GiB for 300 sessions; the store keeps what it
-# recorded, under the handle).
+# itself (a run is large; the store keeps what it recorded, under the handle).
 _ended: dict[str, tuple[str, weakref.ref]] = {}
 _ended_lock = threading.Lock()
 

@@ -56,8 +56,7 @@ def _by_digest() -> dict[str, str]:
 def name_of(run: RunTrace) -> str | None:
     """The gallery name of `run` if it is one of the gallery's own runs (the same content as its shipped file), else
     None, whatever the run's title or file name says: a caption and an official title belong to the gallery's files,
-    never to a name (an uploaded run titled "code-fib-W7N4G7" was exported under that run's caption, whose numbers
-    contradicted its data)."""
+    never to a name (a run titled as a gallery run would carry that run's caption, whose numbers are not its own)."""
     return _by_digest().get(_digest(run))
 
 

@@ -15,14 +15,13 @@ that text (`payload_text`, which the route sends as it is). Bounds (`limits`): a
 answers with a message saying so. Which run goes, the share rules (a client is counted as the guard counts it,
 `guard.counted_client`: its address, an IPv6 address by its /64):
 
-1. **Share**: the runs a client added count against at most 1/`STORE_SHARE` of both bounds; past its share its own least
-   recently used runs go, never another client's (260 small uploads from one client in 20 s evicted every other
-   visitor's run). A run added by a second client stays its first owner's; with no owner named it is in no share.
+1. **Share**: the runs a client added count against at most 1/`STORE_SHARE` of both bounds; past its share its own
+   least recently used runs go, never another client's. A run added by a second client stays its first owner's;
+   with no owner named it is in no share.
 2. **At the store's bounds**, the run that goes is the least recently used of the client that holds the most runs
    (the most bytes, when the bytes are past their bound), where a run is held by the client that last added *or
-   opened* it: so a flood from many addresses, each within its share, drops its own runs first (27 addresses evicted
-   every other visitor's run in 1 s), and a run someone opened recently (a lecture's link, opened by each student)
-   is held by a reader with few runs and stays.
+   opened* it: so a flood from many addresses, each within its share, drops its own runs first, and a run someone
+   opened recently (a lecture's link, opened by each student) is held by a reader with few runs and stays.
 
 No run is promised a fixed time: a promise would have to refuse new runs once the store is full of young ones, which
 lets a flood lock every other visitor out (what the shares prevent). What a link can say instead is `held`: how full
