@@ -274,6 +274,15 @@ interface LadeNamespace {
   slide: typeof LadeSlide;
   layout: typeof LadeLayout;
   pictures: typeof LadePictures;
+  sources: typeof LadeSources;
+  address: typeof LadeAddress;
+  frame: typeof LadeFrame;
+  print: typeof LadePrint;
+  present: typeof LadePresent;
+  share: typeof LadeShare;
+  keys: typeof LadeKeys;
+  focus: typeof LadeFocus;
+  host: typeof LadeHost;
   stage: typeof LadeStage;
   engine: typeof LadeEngine;
   weights: typeof LadeWeights;
@@ -286,6 +295,8 @@ interface LadeNamespace {
   auto: typeof LadeAuto;
   handoff: typeof LadeHandoff;
 }
+/** The page's stage (lade-stage.js), as the files it hands its jobs to see it. */
+type Stage = InstanceType<(typeof LadeStage)["Stage"]>;
 interface Window {
   Lade: LadeNamespace;
   ladeStage: any;
