@@ -40,7 +40,7 @@ from lade_core.schema import to_data
 
 from . import limits
 from .memory import trim
-from .render.payload import Deriver, empty_derived
+from .render.payload import Deriver, LiveAnswer, empty_derived
 
 ENGINE = ThreadPoolExecutor(max_workers=limits.ENGINE_SLOTS, thread_name_prefix="lade-engine")
 
@@ -266,7 +266,7 @@ class LiveRun:
         raced = [Lane(spec.method, spec.config, spec.draft, runs[lane]) for spec, lane in zip(self.specs, self.lanes)]
         return make_trace(self.lm, request, raced, runs["baseline"], self.machine)
 
-    def pull(self, since) -> dict:
+    def pull(self, since) -> LiveAnswer:
         """What a page that has `since` ({lane: steps, "layouts": n}, or None for nothing) lacks of the record: the
         whole run so far as a payload, or {"delta": new steps per lane, their derived rows, new layouts, texts}."""
         self._seen = time.monotonic()

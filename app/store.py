@@ -55,7 +55,7 @@ from lade_core import RunTrace
 from lade_core.schema import build
 
 from . import gallery, limits
-from .render.payload import as_text, payload
+from .render.payload import Held, as_text, payload
 
 DATABASE, KEY = "runs.sqlite3", "store.key"  # in a persistent folder (`RunStore.persist`)
 
@@ -234,7 +234,7 @@ class RunStore:
         )
         return db.execute("SELECT payload FROM runs WHERE handle = ?", (handle,)).fetchone()[0]
 
-    def held(self, handle: str) -> dict:
+    def held(self, handle: str) -> Held:
         """Whether the store holds `handle` (a gallery run always), how many runs it holds and its bounds (the whole
         store's and one client's), and, once a new run may drop one (the count at its bound, or the bytes within one
         client's share of theirs), how many seconds ago the run it would drop next was last opened (None before).

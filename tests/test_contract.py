@@ -84,10 +84,29 @@ def _problems(value, node: dict, defs: dict, where: str = "payload"):
 def test_the_schema_describes_a_real_payload_and_refuses_an_undeclared_field(path):
     doc = contract.json_schema()
     data = json.loads(json.dumps(payload(parse_run(path.read_text(encoding="utf-8")))))
-    assert list(_problems(data, doc, doc["$defs"])) == []
+    assert list(_problems(data, doc["$defs"]["Payload"], doc["$defs"])) == []
     data["trace"]["parallel"]["steps"][1]["seed"] = 3  # a field the page would read and the engine never writes
     data["trace"]["sampling"]["top_p"] = 2.0
-    assert sorted(_problems(data, doc, doc["$defs"])) == [
+    assert sorted(_problems(data, doc["$defs"]["Payload"], doc["$defs"])) == [
         "payload.trace.parallel.steps[1].seed is not declared",
         "payload.trace.sampling.top_p: 2.0 is outside [0.0, 1.0]",
     ]
+
+
+def conforms(value, name: str) -> list[str]:
+    """Where `value` (as JSON) breaks the generated schema's type `name`."""
+    doc = contract.json_schema()
+    return list(_problems(json.loads(json.dumps(value)), doc["$defs"][name], doc["$defs"], name))
+
+
+def test_what_the_store_says_of_a_link_is_the_declared_held():
+    """Issue 52: `held.json` was read by the page with no declared type; it is `Held` (app/render/payload.py), and
+    what the store answers, empty or at its bounds, fits it (a field dropped or renamed fails here)."""
+    from app.store import RunStore
+
+    store = RunStore(max_entries=1)
+    first = store.add_run(parse_run(SHIPPED[0].read_text(encoding="utf-8")))
+    store.add_run(parse_run(SHIPPED[1].read_text(encoding="utf-8")))  # at its bound: the next out is named
+    for handle in (first, "code-class-W7N4G7", "nope"):
+        assert conforms(store.held(handle), "Held") == [], handle
+    assert conforms({**store.held("nope"), "runs": "3"}, "Held") == ["Held.runs: '3' is not an integer"]

@@ -19,7 +19,7 @@ from app import events, live, runqueue
 from app.live import LiveRun
 from lade_core import LookaheadConfig, MethodSpec, Sampling
 from lade_core.config import DraftConfig
-from lade_core.trace import MethodRun, StepTrace
+from lade_core.trace import Machine, MethodRun, StepTrace
 
 STEP_S = 0.02  # the fake engine's step
 
@@ -76,7 +76,7 @@ def engine(monkeypatch):
         return FakeRun(runs["parallel"], runs["baseline"])
 
     monkeypatch.setattr(live, "record_run", record_run)
-    monkeypatch.setattr(live, "machine_record", lambda lm: None)
+    monkeypatch.setattr(live, "machine_record", lambda lm: Machine(description="a fake engine"))
     monkeypatch.setattr(live.LiveRun, "_append", lambda self, lane, step: self.steps[lane].append(step))
     yield gate
     gate.set()  # a test that failed while holding the engine leaves it free for the next
@@ -259,3 +259,20 @@ def test_the_expected_wait_counts_a_runs_followers_once(engine, monkeypatch):
     assert [j.session_hash for j in kept] == ["s0", "new"]
     shared.stop()
     shared.wait(10)
+
+
+def test_a_live_runs_answers_are_the_declared_live_answer(engine):
+    """Issue 52: a live run's answer at its address (the whole run so far, or what a page lacks since the steps it
+    has) was typed by hand in the page; it is `LiveAnswer` with its `LiveDelta` (app/render/payload.py), and what
+    `LiveRun.pull` answers fits the generated schema."""
+    from test_contract import conforms
+
+    run = run_of(max_new=40)
+    run.start()
+    wait_for(lambda: len(run.steps["parallel"]) >= 4)
+    whole, since = run.pull(None), run.pull({"parallel": 2, "baseline": 1, "layouts": 0})
+    run.stop()
+    run.wait(10)
+    assert "payload" in whole and "delta" in since and since["delta"]["lanes"]["parallel"]
+    assert conforms(whole, "LiveAnswer") == [] and conforms(since, "LiveAnswer") == []
+    assert conforms({**since, "delta": {**since["delta"], "status": None}}, "LiveAnswer") != []

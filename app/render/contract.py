@@ -1,7 +1,8 @@
 """The contract with the browser, declared once in Python and generated for the page's type checker.
 
 The trace's dataclasses (`lade_core.trace`, their ranges in `schema.spec` metadata) and the payload's typed dicts
-(`app.render.payload`) are the only declaration of what the renderer gets. From them:
+(`app.render.payload`: a run's payload, a live run's delta, `held.json`) are the only declaration of what the
+renderer gets. From them:
 
     json_schema()   a JSON Schema (pydantic's `TypeAdapter`), with each field's declared range, choices and
                     longest length added, and every field required (the writer always writes them all)
@@ -22,7 +23,7 @@ import typing
 from pydantic import TypeAdapter
 
 from app.render.assets import STATIC
-from app.render.payload import Payload
+from app.render.payload import Contract
 from lade_core import RunTrace, schema
 from lade_core.paths import ROOT
 
@@ -71,8 +72,9 @@ def _with_spec(prop: dict, kind, meta: dict) -> None:
 
 
 def json_schema() -> dict:
-    """The payload's JSON Schema, the trace's fields carrying their declared ranges."""
-    doc = TypeAdapter(Payload).json_schema(mode="serialization")
+    """The JSON Schema of what the page reads (`Contract`: a run's payload, a live run's answer, what the store says
+    of a link), the trace's fields carrying their declared ranges."""
+    doc = TypeAdapter(Contract).json_schema(mode="serialization")
     for name, cls in _dataclasses(RunTrace).items():
         definition = doc["$defs"][name]
         hints = typing.get_type_hints(cls)

@@ -131,6 +131,48 @@ class Payload(TypedDict):
     derived: Derived
 
 
+class LiveDelta(TypedDict):
+    """What a live run's page lacks of it since the steps it has (`LiveRun.pull`): each lane's new steps, the main
+    lane's new derived rows, the new step layouts, the texts of the tokens they hold, and the run's status line."""
+
+    lanes: dict[str, list[StepTrace]]  # by the page's lane ids, as the trace file's JSON
+    derived: list[DerivedStep]
+    layouts: list[LayoutRow]
+    token_text: dict[str, str]  # token id (as text) -> its text
+    status: str
+
+
+class LiveAnswer(TypedDict):
+    """A live run at its address (`runs/<handle>.json` with `live` set): the whole run so far, or what the page lacks
+    of it. A finished or gallery run answers its `Payload` itself."""
+
+    payload: NotRequired[Payload]
+    delta: NotRequired[LiveDelta]
+    live: bool
+
+
+class Held(TypedDict):
+    """How long a link to a run may work (`runs/<handle>/held.json`, `RunStore.held`)."""
+
+    held: bool  # the store holds the run (a gallery run always)
+    gallery: bool
+    persistent: bool  # a restart of the server keeps it (a folder on disk), or not (memory only)
+    runs: int  # runs the store holds now
+    most_runs: int  # ... at most, and in MiB of compressed view data
+    most_mib: int
+    client_runs: int  # one client's share of both
+    client_mib: int
+    next_out_opened_s: int | None  # at the bounds: how long ago the run it would drop next was opened (else null)
+
+
+class Contract(TypedDict):
+    """Every shape the page reads from the server, for the generated contract (app/render/contract.py)."""
+
+    payload: Payload
+    live: LiveAnswer
+    held: Held
+
+
 class PayloadTooLarge(ValueError):
     """A run whose view data would pass `ITEM_BUDGET`: too large to draw, whatever its file size."""
 

@@ -2,41 +2,62 @@
 // do not edit: tests/test_contract.py fails when this file differs from what they declare.
 
 /**
- * What the renderer draws a run from.
+ * Every shape the page reads from the server, for the generated contract (app/render/contract.py).
  */
-export interface Payload {
-  derived: Derived;
-  trace: RunTrace;
+export interface Contract {
+  held: Held;
+  live: LiveAnswer;
+  payload: Payload;
 }
 /**
- * This interface was referenced by `Payload`'s JSON-Schema
- * via the `definition` "Derived".
+ * How long a link to a run may work (`runs/<handle>/held.json`, `RunStore.held`).
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "Held".
  */
-export interface Derived {
-  lab?: LabRunData;
-  lanes: DerivedLane[];
-  layouts: LayoutRow[];
-  metric_terms?: MetricTerm[];
-  metrics?: {
-    [k: string]: RunMetrics;
+export interface Held {
+  client_mib: number;
+  client_runs: number;
+  gallery: boolean;
+  held: boolean;
+  most_mib: number;
+  most_runs: number;
+  next_out_opened_s: number | null;
+  persistent: boolean;
+  runs: number;
+}
+/**
+ * A live run at its address (`runs/<handle>.json` with `live` set): the whole run so far, or what the page lacks
+ * of it. A finished or gallery run answers its `Payload` itself.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "LiveAnswer".
+ */
+export interface LiveAnswer {
+  delta?: LiveDelta;
+  live: boolean;
+  payload?: Payload;
+}
+/**
+ * What a live run's page lacks of it since the steps it has (`LiveRun.pull`): each lane's new steps, the main
+ * lane's new derived rows, the new step layouts, the texts of the tokens they hold, and the run's status line.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "LiveDelta".
+ */
+export interface LiveDelta {
+  derived: DerivedStep[];
+  lanes: {
+    [k: string]: StepTrace[];
   };
-  names: {
+  layouts: LayoutRow[];
+  status: string;
+  token_text: {
     [k: string]: string;
   };
-  reasons: string[];
-  rules: number[][][];
-  speed?: Speed;
-  steps: DerivedStep[];
 }
 /**
- * This interface was referenced by `Payload`'s JSON-Schema
- * via the `definition` "DerivedLane".
- */
-export interface DerivedLane {
-  steps: DerivedStep[];
-}
-/**
- * This interface was referenced by `Payload`'s JSON-Schema
+ * This interface was referenced by `Contract`'s JSON-Schema
  * via the `definition` "DerivedStep".
  */
 export interface DerivedStep {
@@ -46,7 +67,7 @@ export interface DerivedStep {
   pool?: PoolState;
 }
 /**
- * This interface was referenced by `Payload`'s JSON-Schema
+ * This interface was referenced by `Contract`'s JSON-Schema
  * via the `definition` "PoolState".
  */
 export interface PoolState {
@@ -56,7 +77,7 @@ export interface PoolState {
   size: number;
 }
 /**
- * This interface was referenced by `Payload`'s JSON-Schema
+ * This interface was referenced by `Contract`'s JSON-Schema
  * via the `definition` "PoolRow".
  */
 export interface PoolRow {
@@ -65,7 +86,7 @@ export interface PoolRow {
   key: number;
 }
 /**
- * This interface was referenced by `Payload`'s JSON-Schema
+ * This interface was referenced by `Contract`'s JSON-Schema
  * via the `definition` "PoolItem".
  */
 export interface PoolItem {
@@ -73,150 +94,7 @@ export interface PoolItem {
   new: boolean;
 }
 /**
- * One distinct step layout for the mask view: its tokens' labels, positions, kinds (`token_kinds`) and tree
- * parents, and the mask as packed bits in base64 (null past `MASK_BUDGET`).
- *
- * This interface was referenced by `Payload`'s JSON-Schema
- * via the `definition` "LayoutRow".
- */
-export interface LayoutRow {
-  kinds: number[];
-  labels: string[];
-  levels: number;
-  mask: string | null;
-  nodes: number;
-  parents: number[];
-  positions: number[];
-  size: number;
-  window: number;
-}
-/**
- * One column of the methods table: its label, this project's definition, and what it is called elsewhere.
- *
- * This interface was referenced by `Payload`'s JSON-Schema
- * via the `definition` "MetricTerm".
- */
-export interface MetricTerm {
-  elsewhere: string;
-  id: string;
-  label: string;
-  ours: string;
-  sources: TermSource[];
-}
-/**
- * This interface was referenced by `Payload`'s JSON-Schema
- * via the `definition` "TermSource".
- */
-export interface TermSource {
-  name: string;
-  url: string;
-  where: string;
-}
-/**
- * What `run_metrics` answers (the page's metrics table reads these names).
- *
- * This interface was referenced by `Payload`'s JSON-Schema
- * via the `definition` "RunMetrics".
- */
-export interface RunMetrics {
-  accepted_drafts: number;
-  draft_acceptance_rate: number;
-  drafted_per_step: number;
-  drafted_tokens: number;
-  drafting_steps: number;
-  mean_acceptance_length: number;
-  per_position_acceptance: number[];
-  tokens_per_step: number;
-}
-/**
- * A finished run's speed as the one noise rule (`app.speed`) reads it.
- *
- * This interface was referenced by `Payload`'s JSON-Schema
- * via the `definition` "Speed".
- */
-export interface Speed {
-  band: Band;
-  fastest: string[];
-  lanes: {
-    [k: string]: LaneSpeed;
-  };
-}
-/**
- * This interface was referenced by `Payload`'s JSON-Schema
- * via the `definition` "Band".
- */
-export interface Band {
-  parts: {
-    [k: string]: unknown;
-  }[];
-  ratio: number;
-}
-/**
- * This interface was referenced by `Payload`'s JSON-Schema
- * via the `definition` "LaneSpeed".
- */
-export interface LaneSpeed {
-  bench: number[];
-  speedup: number;
-  verdict: string;
-}
-/**
- * A recorded run: one prompt decoded by a main method (`method`, with `config` or `draft`, in `parallel`: what
- * the step views draw), by plain autoregressive decoding (greedy, or plain sampling when the run samples) in
- * `baseline`, and by up to `MAX_LANES` more methods raced on the same clock (`lanes`), with what all of them saw.
- *
- * This interface was referenced by `Payload`'s JSON-Schema
- * via the `definition` "RunTrace".
- */
-export interface RunTrace {
-  baseline: MethodRun;
-  config: LookaheadConfig;
-  context: number;
-  device: string;
-  draft: DraftConfig;
-  dtype: "float32" | "bfloat16" | "float16";
-  /**
-   * @maxItems 2
-   */
-  lanes: Lane[];
-  machine: Machine;
-  max_new_tokens: number;
-  method: "lookahead" | "jacobi" | "pld" | "early-exit" | "draft";
-  model: string;
-  parallel: MethodRun;
-  prompt: string;
-  /**
-   * @maxItems 1000000
-   */
-  prompt_ids: number[];
-  recorded_at: string;
-  sampling: Sampling;
-  title: string;
-  token_text: {
-    [k: string]: string;
-  };
-  vocab_size: number;
-}
-/**
- * One method's output: new tokens, its steps, and the wall time of the whole run.
- *
- * This interface was referenced by `Payload`'s JSON-Schema
- * via the `definition` "MethodRun".
- */
-export interface MethodRun {
-  /**
-   * @maxItems 100000
-   */
-  steps: StepTrace[];
-  stop_reason: "eos" | "length" | "cancelled" | "budget" | "running";
-  /**
-   * @maxItems 1000000
-   */
-  tokens: number[];
-  wall_s: number;
-}
-/**
- * This interface was referenced by `Payload`'s JSON-Schema
+ * This interface was referenced by `Contract`'s JSON-Schema
  * via the `definition` "StepTrace".
  */
 export interface StepTrace {
@@ -280,7 +158,7 @@ export interface StepTrace {
 /**
  * One verified position of a sampling step: the draft token, its probability, the uniform draw, the verdict.
  *
- * This interface was referenced by `Payload`'s JSON-Schema
+ * This interface was referenced by `Contract`'s JSON-Schema
  * via the `definition` "Draw".
  */
 export interface Draw {
@@ -299,7 +177,7 @@ export interface Draw {
  * crosses each link grows with the ranks: a ring all-gather over k ranks passes k-1 such parts through each), and
  * the accepted tokens' K/V when it verified them (broadcast to every other rank).
  *
- * This interface was referenced by `Payload`'s JSON-Schema
+ * This interface was referenced by `Contract`'s JSON-Schema
  * via the `definition` "RankStep".
  */
 export interface RankStep {
@@ -312,6 +190,186 @@ export interface RankStep {
   first: number;
   forward_s: number;
   sent: number;
+}
+/**
+ * One distinct step layout for the mask view: its tokens' labels, positions, kinds (`token_kinds`) and tree
+ * parents, and the mask as packed bits in base64 (null past `MASK_BUDGET`).
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "LayoutRow".
+ */
+export interface LayoutRow {
+  kinds: number[];
+  labels: string[];
+  levels: number;
+  mask: string | null;
+  nodes: number;
+  parents: number[];
+  positions: number[];
+  size: number;
+  window: number;
+}
+/**
+ * What the renderer draws a run from.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "Payload".
+ */
+export interface Payload {
+  derived: Derived;
+  trace: RunTrace;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "Derived".
+ */
+export interface Derived {
+  lab?: LabRunData;
+  lanes: DerivedLane[];
+  layouts: LayoutRow[];
+  metric_terms?: MetricTerm[];
+  metrics?: {
+    [k: string]: RunMetrics;
+  };
+  names: {
+    [k: string]: string;
+  };
+  reasons: string[];
+  rules: number[][][];
+  speed?: Speed;
+  steps: DerivedStep[];
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "DerivedLane".
+ */
+export interface DerivedLane {
+  steps: DerivedStep[];
+}
+/**
+ * One column of the methods table: its label, this project's definition, and what it is called elsewhere.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "MetricTerm".
+ */
+export interface MetricTerm {
+  elsewhere: string;
+  id: string;
+  label: string;
+  ours: string;
+  sources: TermSource[];
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "TermSource".
+ */
+export interface TermSource {
+  name: string;
+  url: string;
+  where: string;
+}
+/**
+ * What `run_metrics` answers (the page's metrics table reads these names).
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "RunMetrics".
+ */
+export interface RunMetrics {
+  accepted_drafts: number;
+  draft_acceptance_rate: number;
+  drafted_per_step: number;
+  drafted_tokens: number;
+  drafting_steps: number;
+  mean_acceptance_length: number;
+  per_position_acceptance: number[];
+  tokens_per_step: number;
+}
+/**
+ * A finished run's speed as the one noise rule (`app.speed`) reads it.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "Speed".
+ */
+export interface Speed {
+  band: Band;
+  fastest: string[];
+  lanes: {
+    [k: string]: LaneSpeed;
+  };
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "Band".
+ */
+export interface Band {
+  parts: {
+    [k: string]: unknown;
+  }[];
+  ratio: number;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "LaneSpeed".
+ */
+export interface LaneSpeed {
+  bench: number[];
+  speedup: number;
+  verdict: string;
+}
+/**
+ * A recorded run: one prompt decoded by a main method (`method`, with `config` or `draft`, in `parallel`: what
+ * the step views draw), by plain autoregressive decoding (greedy, or plain sampling when the run samples) in
+ * `baseline`, and by up to `MAX_LANES` more methods raced on the same clock (`lanes`), with what all of them saw.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "RunTrace".
+ */
+export interface RunTrace {
+  baseline: MethodRun;
+  config: LookaheadConfig;
+  context: number;
+  device: string;
+  draft: DraftConfig;
+  dtype: "float32" | "bfloat16" | "float16";
+  /**
+   * @maxItems 2
+   */
+  lanes: Lane[];
+  machine: Machine;
+  max_new_tokens: number;
+  method: "lookahead" | "jacobi" | "pld" | "early-exit" | "draft";
+  model: string;
+  parallel: MethodRun;
+  prompt: string;
+  /**
+   * @maxItems 1000000
+   */
+  prompt_ids: number[];
+  recorded_at: string;
+  sampling: Sampling;
+  title: string;
+  token_text: {
+    [k: string]: string;
+  };
+  vocab_size: number;
+}
+/**
+ * One method's output: new tokens, its steps, and the wall time of the whole run.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "MethodRun".
+ */
+export interface MethodRun {
+  /**
+   * @maxItems 100000
+   */
+  steps: StepTrace[];
+  stop_reason: "eos" | "length" | "cancelled" | "budget" | "running";
+  /**
+   * @maxItems 1000000
+   */
+  tokens: number[];
+  wall_s: number;
 }
 /**
  * W, N, G of the paper plus the pool and verification options.
@@ -333,7 +391,7 @@ export interface RankStep {
  *     candidates: longer ones than the pool's N-1 where the answer repeats the prompt or itself. 0 (the
  *     default) is the paper's method; needs the token tree.
  *
- * This interface was referenced by `Payload`'s JSON-Schema
+ * This interface was referenced by `Contract`'s JSON-Schema
  * via the `definition` "LookaheadConfig".
  */
 export interface LookaheadConfig {
@@ -359,7 +417,7 @@ export interface LookaheadConfig {
  *     kept its whole draft, one fewer (at least 1) otherwise (transformers' opt-in
  *     `num_assistant_tokens_schedule="heuristic"`), so a draft that is seldom right stops paying for long guesses.
  *
- * This interface was referenced by `Payload`'s JSON-Schema
+ * This interface was referenced by `Contract`'s JSON-Schema
  * via the `definition` "DraftConfig".
  */
 export interface DraftConfig {
@@ -373,7 +431,7 @@ export interface DraftConfig {
  * A method raced beside the run's main one: its name, its settings (`config` for lookahead and Jacobi
  * decoding, `draft` for the speculative methods; the other one keeps its defaults) and its run.
  *
- * This interface was referenced by `Payload`'s JSON-Schema
+ * This interface was referenced by `Contract`'s JSON-Schema
  * via the `definition` "Lane".
  */
 export interface Lane {
@@ -391,7 +449,7 @@ export interface Lane {
  * one measurement (the noise rule's floor on this device, `app/speed.py`). Empty in traces that did not record
  * it.
  *
- * This interface was referenced by `Payload`'s JSON-Schema
+ * This interface was referenced by `Contract`'s JSON-Schema
  * via the `definition` "Machine".
  */
 export interface Machine {
@@ -413,7 +471,7 @@ export interface Machine {
 /**
  * One width of a machine's cost curve: a forward of `tokens` tokens, its median seconds and quartiles.
  *
- * This interface was referenced by `Payload`'s JSON-Schema
+ * This interface was referenced by `Contract`'s JSON-Schema
  * via the `definition` "CostPoint".
  */
 export interface CostPoint {
@@ -429,7 +487,7 @@ export interface CostPoint {
  * then restricted to the top_k most likely tokens (0 = no limit) and to the smallest set whose probability reaches
  * top_p (1.0 = no limit), renormalised, and sampled with a generator seeded by `sample_seed`.
  *
- * This interface was referenced by `Payload`'s JSON-Schema
+ * This interface was referenced by `Contract`'s JSON-Schema
  * via the `definition` "Sampling".
  */
 export interface Sampling {

@@ -19,14 +19,9 @@ type Band = import("./contract").Band;
 type Speed = import("./contract").Speed;
 /** The speed lab's predictions for a run (lade_core/measure/labdata.py lab_run_data, documented there). */
 type LabRunData = any;
-/** What a live run's page lacks (app/live.py LiveRun.pull). */
-interface LiveDelta {
-  lanes: Record<string, Step[]>;
-  derived: DerivedStep[];
-  layouts: LayoutRow[];
-  token_text: Record<string, string>;
-  status?: string;
-}
+type LiveDelta = import("./contract").LiveDelta;
+type LiveAnswer = import("./contract").LiveAnswer;
+type Held = import("./contract").Held;
 interface Loaded {
   payload?: Payload;
   delta?: LiveDelta;
@@ -193,7 +188,7 @@ interface Actions {
   chapter: (n: number, how?: string) => void;
   answer: (option: number) => void;
   explore: () => void;
-  open: (handle: string, step: any) => void;
+  open: (handle: string, step: number | "last" | "interesting" | null) => void;
   teach: () => void;
   sidebar: () => void;
   lab: (patch: Partial<LabInputs>) => void;
@@ -299,5 +294,5 @@ interface LadeNamespace {
 type Stage = InstanceType<(typeof LadeStage)["Stage"]>;
 interface Window {
   Lade: LadeNamespace;
-  ladeStage: any;
+  ladeStage: Stage;
 }
