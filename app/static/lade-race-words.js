@@ -112,7 +112,7 @@ const LadeRaceWords = (() => {
     return Lade.charts.line({
       title: "Cost of one forward pass, relative to one token",
       xLabel: "tokens fed",
-      yLabel: "× a one-token forward",
+      yLabel: "× 1-token cost",
       logX: true,
       yMin: 0,
       height: 200,
