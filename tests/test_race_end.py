@@ -1,0 +1,149 @@
+"""A live race says how it ended (issue 49): a race the server's time limit stopped showed "As far as each lane got,
+the texts are identical" above a lookahead lane badged "≠ Differs from greedy decoding from token #35 on" (it had
+tokens #0-#34, every one greedy's), and both cut-short lanes read "✓ done (budget)". Now each lane says it finished
+(its tokens) or was stopped, and by what, after k tokens, with no success mark on a lane that did not finish; the
+texts are compared over the tokens both lanes wrote, and a lane cut short is never called different for tokens it
+did not write. The page's own scripts draw the race box, the output panels and the methods table
+(tests/js/race_end.cjs, under node), and each sentence is checked against one computed here from the trace."""
+
+import json
+import shutil
+import subprocess
+from dataclasses import replace
+
+import pytest
+
+from app import gallery
+from app.render.payload import payload
+from lade_core.paths import ROOT
+
+RUNNER = ROOT / "tests" / "js" / "race_end.cjs"
+TIME_LIMIT = "by the server's time limit for one run"
+STOP = "before its end (Stop, or nobody left following it)"
+
+
+def plural(n: int, one: str) -> str:
+    return f"{n} {one}{'' if n == 1 else 's'}"
+
+
+def cut(method, steps: int, reason: str):
+    """A lane as a race stopped after its first `steps` steps leaves it."""
+    kept = method.steps[:steps]
+    return replace(method, steps=kept, tokens=tuple(t for s in kept for t in s.accepted), stop_reason=reason)
+
+
+def drawn(runs) -> list[dict]:
+    node = shutil.which("node")
+    assert node, "node is needed (make install brings the npm dev tools)"
+    doc = json.dumps({"payloads": [payload(r, lab=False) for r in runs]})
+    done = subprocess.run([node, str(RUNNER)], input=doc, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def common(a, b) -> tuple[int, int]:
+    """The tokens both wrote and the first of them where the texts part (-1: none)."""
+    n = min(len(a), len(b))
+    return n, next((i for i in range(n) if a[i] != b[i]), -1)
+
+
+def expected(run) -> list[str]:
+    """How a stopped race ended, sentence by sentence, from its trace."""
+    why = {"budget": TIME_LIMIT, "cancelled": STOP}
+    ended = {
+        "eos": "it wrote the end of its answer",
+        "length": f"it wrote the {run.max_new_tokens} new tokens asked for",
+    }
+    budget = any(m.stop_reason == "budget" for m in (run.parallel, run.baseline))
+    out = [
+        "The race was stopped at the server's time limit for one run, every lane as far as it got."
+        if budget
+        else "The race was stopped before its end, every lane as far as it got."
+    ]
+    for name, m in (("Lookahead", run.parallel), ("Greedy", run.baseline)):
+        tokens, steps = plural(len(m.tokens), "token"), f"{plural(len(m.steps), 'step')}, the prompt's included"
+        out.append(
+            f"{name} was stopped {why[m.stop_reason]} after {tokens} ({steps})."
+            if m.stop_reason in why
+            else f"{name} finished: {tokens} in {steps} ({ended[m.stop_reason]})."
+        )
+    a, b = run.parallel.tokens, run.baseline.tokens
+    n, part = common(a, b)
+    shorter = run.parallel if len(a) < len(b) else run.baseline if len(b) < len(a) else None
+    if part < 0 and shorter is not None and shorter.stop_reason not in why:
+        part = n  # the shorter lane finished there and the other wrote on: they differ there
+    out.append(
+        f"Lookahead's text differs from greedy's from token #{part} on."
+        if part >= 0
+        else f"Lookahead's text is the same as greedy's over the {plural(n, 'token')} both wrote."
+    )
+    out.append(
+        "A lane stopped before its end has no time to its end, so the race's times are no speed-up and it gets no "
+        "verdict."
+    )
+    return out
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    run = gallery.load("code-class-W7N4G7")  # lookahead's text is greedy's, token for token
+    assert run.parallel.tokens == run.baseline.tokens
+    return run
+
+
+def test_a_race_the_budget_stopped_says_how_each_lane_ended(recorded):
+    """Lookahead stopped after 35 tokens, greedy after 40, both by the server's time limit, every token greedy's:
+    the race's summary, sentence by sentence; no lane marked as done; the lookahead lane's badge and table cell say
+    the texts agree over the 35 tokens both wrote, never that they differ."""
+    k = next(i for i in range(len(recorded.parallel.steps)) if len(cut(recorded.parallel, i, "").tokens) >= 35)
+    run = replace(recorded, parallel=cut(recorded.parallel, k, "budget"), baseline=cut(recorded.baseline, 40, "budget"))
+    la, greedy = len(run.parallel.tokens), len(run.baseline.tokens)
+    assert la < greedy
+    got = drawn([run])[0]
+    assert got["title"] == " ".join(expected(run)), got["title"]
+    assert got["sentences"] == expected(run)
+    for line in got["lanes"]:
+        assert "✓" not in line and "done" not in line and f"stopped {TIME_LIMIT}" in line, line
+    badge = got["parallel"]["badge"]
+    assert badge == (
+        f"= The same as greedy decoding over the {la} tokens both wrote (float32); lookahead stopped {TIME_LIMIT} "
+        f"after {la} tokens, greedy stopped {TIME_LIMIT} after {greedy} tokens."
+    ), badge
+    assert got["parallel"]["status"] == (
+        f"was stopped {TIME_LIMIT} after {la} tokens ({k} steps, the prompt's included); steps 0 to {k - 1}"
+    ), got["parallel"]["status"]
+    row = next(r for r in got["table"] if r[0] == "Lookahead")
+    assert row[-1] == f"= the same over the {la} tokens both wrote", row
+
+
+def test_a_stopped_race_says_where_texts_differ_and_where_a_lane_finished(recorded):
+    """A token both lanes wrote differs: the texts differ from there. A lane that finished before the other was
+    stopped differs where it ended, since the other wrote on; Stop's words, not the budget's; the finished lane
+    carries the success mark and the stopped one none."""
+    la = cut(recorded.parallel, 20, "cancelled")
+    greedy = cut(recorded.baseline, 30, "cancelled")
+    changed = replace(greedy, tokens=(*greedy.tokens[:7], greedy.tokens[7] + 1, *greedy.tokens[8:]))
+    differs = replace(recorded, parallel=la, baseline=changed)
+    finished = replace(recorded, parallel=replace(la, stop_reason="eos"), baseline=greedy)
+    got = drawn([differs, finished])
+    for run, g in zip((differs, finished), got, strict=True):
+        assert g["title"] == " ".join(expected(run)), g["title"]
+        assert g["sentences"] == expected(run)
+    assert "differs from greedy's from token #7 on" in got[0]["title"]
+    assert got[0]["parallel"]["badge"] == "≠ Differs from greedy decoding from token #7 on (float32)."
+    n = len(la.tokens)
+    assert f"differs from greedy's from token #{n} on" in got[1]["title"]
+    assert got[1]["lanes"][0].endswith("· ✓ finished (it wrote the end of its answer)"), got[1]["lanes"]
+    assert got[1]["lanes"][1].endswith(f"· stopped {STOP}"), got[1]["lanes"]
+
+
+def test_a_finished_race_keeps_its_marks(recorded):
+    """Both lanes finished, token for token the same: identical, each lane finished with its mark."""
+    got = drawn([recorded])[0]
+    assert got["title"].startswith("Finished.") and got["title"].endswith("The texts are identical, token for token.")
+    assert (
+        got["parallel"]["badge"]
+        == f"✓ Identical to greedy decoding: all {len(recorded.parallel.tokens)} tokens (float32)."
+    )
+    want = f"· ✓ finished (it wrote the {recorded.max_new_tokens} new tokens asked for)"
+    assert all(line.endswith(want) for line in got["lanes"]), got["lanes"]
