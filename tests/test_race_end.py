@@ -147,3 +147,43 @@ def test_a_finished_race_keeps_its_marks(recorded):
     )
     want = f"· ✓ finished (it wrote the {recorded.max_new_tokens} new tokens asked for)"
     assert all(line.endswith(want) for line in got["lanes"]), got["lanes"]
+
+
+def test_a_stopped_run_is_told_why_by_its_own_stop_reasons(recorded):
+    """Why a run stopped was chosen in two places (app/events.py): following the run, by the live run's flags, and
+    settling it after the page's Run event was cancelled, always "Live run stopped.", though the server's time limit
+    had stopped it. Now both read the run's own stop reasons (`events.why_stopped`): a race a lane of which ran out
+    of the time limit is told so however it is settled."""
+    import weakref
+    from types import SimpleNamespace
+
+    from app import events, limits
+
+    budget = replace(
+        recorded, parallel=cut(recorded.parallel, 10, "budget"), baseline=cut(recorded.baseline, 12, "budget")
+    )
+    stop = replace(
+        budget,
+        parallel=replace(budget.parallel, stop_reason="cancelled"),
+        baseline=replace(budget.baseline, stop_reason="cancelled"),
+    )
+    assert events.why_stopped(budget) == limits.budget_text()
+    assert events.why_stopped(stop) == events.STOPPED
+    assert json.loads(events.stopped("live-x", budget))["notice"] == limits.budget_text()
+
+    # settled after its Run event was cancelled, the engine having ended it at its time limit
+    class Ended:  # what settling reads of a live run that has ended
+        handle, stopping, ended, result, watchers = "live-x", True, True, budget, 0
+        steps = {"parallel": budget.parallel.steps}
+
+        def leave(self, session=None):
+            pass
+
+        def wait(self, timeout=None):
+            pass
+
+    live = Ended()
+    with events._ended_lock:
+        events._ended["budget-session"] = (live.handle, weakref.ref(live))
+    value = json.loads(events.settle_run(SimpleNamespace(session_hash="budget-session")))
+    assert value["run"] == "live-x" and value["step"] == "last" and value["notice"] == limits.budget_text(), value
