@@ -6,6 +6,7 @@ texts are compared over the tokens both lanes wrote, and a lane cut short is nev
 did not write. The page's own scripts draw the race box, the output panels and the methods table
 (tests/js/race_end.cjs, under node), and each sentence is checked against one computed here from the trace."""
 
+import itertools
 import json
 import shutil
 import subprocess
@@ -187,3 +188,36 @@ def test_a_stopped_run_is_told_why_by_its_own_stop_reasons(recorded):
         events._ended["budget-session"] = (live.handle, weakref.ref(live))
     value = json.loads(events.settle_run(SimpleNamespace(session_hash="budget-session")))
     assert value["run"] == "live-x" and value["step"] == "last" and value["notice"] == limits.budget_text(), value
+
+
+def test_a_steps_seconds_and_the_mean_step_time_are_pythons():
+    """A step's seconds and the mean step time were computed in three places (trace.py and app/speed.py; the page's
+    lade-run.js; the browser engine's clock, lade-engine.js), with nothing holding them together. Python is the home;
+    on every gallery run, every lane, the page's and the engine's copies give Python's: each step's seconds exactly,
+    the running totals, the mean step and forward times (the prefill left out) and a lane's whole time to the last
+    bits of a float (Python's fmean sums exactly)."""
+    import math
+
+    from app import speed
+    from app.render.payload import lane_methods
+    from lade_core.schema import to_data
+
+    node = shutil.which("node")
+    assert node, "node is needed (make install brings the npm dev tools)"
+    runs = [gallery.load(n) for n in gallery.names()]
+    doc = json.dumps({"traces": [to_data(r) for r in runs]})
+    done = subprocess.run(
+        [node, str(ROOT / "tests" / "js" / "timing.cjs")], input=doc, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    close = lambda a, b: math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-15)  # noqa: E731
+    for run, got in zip(runs, json.loads(done.stdout), strict=True):
+        lanes = lane_methods(run)
+        assert got.keys() == lanes.keys(), run.title
+        for lane, m in lanes.items():
+            g, want = got[lane], [s.seconds for s in m.steps]
+            assert g["seconds"] == want and g["engine"] == want, (run.title, lane)
+            assert all(close(a, b) for a, b in zip(g["totals"], itertools.accumulate(want), strict=True))
+            assert close(g["mean_step_s"], speed.mean_step_s(m)), (run.title, lane)
+            assert close(g["mean_forward_s"], speed.mean_forward_s(m)), (run.title, lane)
+            assert close(g["time"], sum(want)), (run.title, lane)

@@ -144,7 +144,9 @@ const LadeRun = (() => {
       return i === undefined || i < 0 ? null : this.d.layouts[i];
     }
 
-    /** A step's time: its forward pass, the engine's work around it, and any drafting. @param {Step} step */
+    /** A step's time: its forward pass, the engine's work around it, and any drafting (trace.py
+     * `StepTrace.seconds`, the home of the rule; tests/test_race_end.py holds this and the means below to Python's on
+     * every gallery run). @param {Step} step */
     seconds(step) {
       return step.forward_s + step.overhead_s + (step.draft_s || 0);
     }
@@ -191,13 +193,14 @@ const LadeRun = (() => {
       return k >= this.lane(lane).steps.length - 1 && !this.running(lane);
     }
 
-    /** Mean seconds of a decoding step's forward pass alone, prefill excluded. @param {string} lane */
+    /** Mean seconds of a decoding step's forward pass alone, prefill excluded (app/speed.py `mean_forward_s`).
+     * @param {string} lane */
     meanForward(lane) {
       const steps = this.lane(lane).steps.slice(1);
       return steps.length ? steps.reduce((a, s) => a + s.forward_s, 0) / steps.length : 0;
     }
 
-    /** Mean seconds of a decoding step, prefill excluded. @param {string} lane */
+    /** Mean seconds of a decoding step, prefill excluded (app/speed.py `mean_step_s`). @param {string} lane */
     meanStep(lane) {
       const steps = this.lane(lane).steps.slice(1);
       return steps.length ? steps.reduce((a, s) => a + this.seconds(s), 0) / steps.length : 0;
