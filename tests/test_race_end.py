@@ -115,6 +115,7 @@ def test_a_race_the_budget_stopped_says_how_each_lane_ended(recorded):
     ), got["parallel"]["status"]
     row = next(r for r in got["table"] if r[0] == "Lookahead")
     assert row[-1] == f"= the same over the {la} tokens both wrote", row
+    assert row[-2] == "– (stopped)", row  # no speed-up of lanes stopped at once
 
 
 def test_a_stopped_race_says_where_texts_differ_and_where_a_lane_finished(recorded):

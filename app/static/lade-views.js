@@ -349,7 +349,17 @@ const LadeViews = (() => {
       ],
       [
         "vs greedy",
-        (lane) => h("td", {}, run.time(lane.id) > 0 ? `${fmt(run.time("baseline") / run.time(lane.id))}x` : "–"),
+        // a race stopped before its end has no speed-up: its lanes were stopped at once, not at their ends
+        (lane) =>
+          h(
+            "td",
+            {},
+            run.lanes().some((l) => run.ended(l.id) === "stopped")
+              ? "– (stopped)"
+              : run.time(lane.id) > 0
+                ? `${fmt(run.time("baseline") / run.time(lane.id))}x`
+                : "–",
+          ),
         true,
       ],
       [
