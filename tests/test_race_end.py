@@ -111,7 +111,7 @@ def test_a_race_the_budget_stopped_says_how_each_lane_ended(recorded):
         f"after {la} tokens, greedy stopped {TIME_LIMIT} after {greedy} tokens."
     ), badge
     assert got["parallel"]["status"] == (
-        f"was stopped {TIME_LIMIT} after {la} tokens ({k} steps, the prompt's included); steps 0 to {k - 1}"
+        f"Lookahead was stopped {TIME_LIMIT} after {la} tokens ({k} steps, the prompt's included); steps 0 to {k - 1}."
     ), got["parallel"]["status"]
     row = next(r for r in got["table"] if r[0] == "Lookahead")
     assert row[-1] == f"= the same over the {la} tokens both wrote", row
@@ -147,7 +147,12 @@ def test_a_finished_race_keeps_its_marks(recorded):
         got["parallel"]["badge"]
         == f"✓ Identical to greedy decoding: all {len(recorded.parallel.tokens)} tokens (float32)."
     )
-    want = f"· ✓ finished (it wrote the {recorded.max_new_tokens} new tokens asked for)"
+    m, asked = recorded.parallel, f"it wrote the {recorded.max_new_tokens} new tokens asked for"
+    assert got["parallel"]["status"] == (
+        f"Lookahead finished: {len(m.tokens)} tokens in {len(m.steps)} steps, the prompt's included ({asked}); "
+        f"steps 0 to {len(m.steps) - 1}."
+    ), got["parallel"]["status"]
+    want = f"· ✓ finished ({asked})"
     assert all(line.endswith(want) for line in got["lanes"]), got["lanes"]
 
 

@@ -622,3 +622,32 @@ def test_a_race_of_four_sets_each_lane_against_the_next(chromium, tmp_path):
         )
         assert said in banner, (said, banner)
     assert banner.count("greedy's speed") == len(times) - 1, banner
+
+
+def test_a_race_the_budget_stopped_says_so_on_the_page(chromium, exports):
+    """A live race the server's time limit stopped, drawn by the page itself (the race box, the output badge): each
+    sentence as tests/test_race_end.py computes it from the trace, no success mark on a lane that did not finish,
+    no "differs" of a lane that agrees as far as it got, and no accessibility violation in this state."""
+    from test_a11y_browser import run_axe
+    from test_race_end import cut, expected
+
+    from app.render.payload import payload
+
+    run = gallery.load("code-class-W7N4G7")
+    run = dataclasses.replace(run, parallel=cut(run.parallel, 30, "budget"), baseline=cut(run.baseline, 45, "budget"))
+    page = open_export(chromium, exports["code-class-W7N4G7"])
+    page.evaluate(
+        """data => { const s = window.ladeStage, run = new Lade.Run(data, 'live-x');
+        s.runs.set('live-x', run);
+        s.set({ mode: 'explorer', live: 'live-x', current: 'live-x', liveStatus: '', k: run.lastStep() }); }""",
+        payload(run, lab=False),
+    )
+    title = page.inner_text("#race .race-title")
+    assert title == " ".join(expected(run)), title
+    assert "✓" not in page.inner_text("#race"), page.inner_text("#race")
+    badge = page.inner_text("#la-output .badge")
+    assert badge.startswith(f"= The same as greedy decoding over the {len(run.parallel.tokens)} tokens both wrote")
+    assert run_axe(page, "race-stopped-by-the-budget") == []
+    page.locator("#race").screenshot(path=str(SHOTS / "race-stopped-by-the-budget.png"))
+    page.locator("#la-output").screenshot(path=str(SHOTS / "race-stopped-by-the-budget-output.png"))
+    page.close()

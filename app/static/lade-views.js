@@ -112,7 +112,7 @@ const LadeViews = (() => {
     const status = !steps
       ? "not started yet"
       : done
-        ? `${Lade.raceWords.laneEnd(run, lane)}; steps 0 to ${steps - 1}`
+        ? `${run.laneName(lane)} ${Lade.raceWords.laneEnd(run, lane)}; steps 0 to ${steps - 1}.`
         : `after step ${upto}: ${plural(n.tokens, "token")}`;
     requestAnimationFrame(() => {
       if (box.scrollHeight - box.scrollTop - box.clientHeight < 60) box.scrollTop = box.scrollHeight;
