@@ -227,3 +227,29 @@ def test_a_steps_seconds_and_the_mean_step_time_are_pythons():
             assert close(g["mean_step_s"], speed.mean_step_s(m)), (run.title, lane)
             assert close(g["mean_forward_s"], speed.mean_forward_s(m)), (run.title, lane)
             assert close(g["time"], sum(want)), (run.title, lane)
+
+
+def test_a_live_race_the_engine_stops_at_its_budget_ends_as_its_trace_says(lm):
+    """A live race on the engine, on a prompt written now, stopped by a budget of one second on the engine: its
+    lanes end "budget", and the page's summary of it, sentence by sentence, and the notice the visitor is told are
+    those its own trace gives."""
+    import secrets
+
+    from app import events, limits
+    from app.live import LiveRun
+    from lade_core.config import LookaheadConfig
+
+    word = secrets.token_hex(3)
+    prompt = f"Write a Python class named Queue{word} with methods to add, remove and count items, and explain it."
+    live = LiveRun(lm, prompt, LookaheadConfig(window=4, ngram=3, guess=4), 256, budget_s=1.0)
+    live.start()
+    assert live.wait(300) and live.error is None, live.error
+    run = live.result
+    assert {run.parallel.stop_reason, run.baseline.stop_reason} == {"budget"}, (
+        run.parallel.stop_reason,
+        run.baseline.stop_reason,
+    )
+    got = drawn([run])[0]
+    assert got["sentences"] == expected(run) and got["title"] == " ".join(expected(run)), got["title"]
+    assert all("✓" not in line for line in got["lanes"]), got["lanes"]
+    assert json.loads(events.stopped("live-x", run))["notice"] == limits.budget_text()
