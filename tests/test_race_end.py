@@ -253,3 +253,13 @@ def test_a_live_race_the_engine_stops_at_its_budget_ends_as_its_trace_says(lm):
     assert got["sentences"] == expected(run) and got["title"] == " ".join(expected(run)), got["title"]
     assert all("✓" not in line for line in got["lanes"]), got["lanes"]
     assert json.loads(events.stopped("live-x", run))["notice"] == limits.budget_text()
+
+
+def test_a_finished_race_says_where_a_text_parts_from_greedys(recorded):
+    """Both lanes finished, the texts parting at token #9: the race's summary said "The texts differ."; now it says
+    where, as the badge does."""
+    b = recorded.baseline.tokens
+    parted = replace(recorded, baseline=replace(recorded.baseline, tokens=(*b[:9], b[9] + 1, *b[10:])))
+    got = drawn([parted])[0]
+    assert got["title"].endswith(" Lookahead's text differs from greedy's from token #9 on."), got["title"]
+    assert got["parallel"]["badge"] == "≠ Differs from greedy decoding from token #9 on (float32)."

@@ -197,11 +197,13 @@ const LadePage = (() => {
       .map((l) => ({ id: l.id, name: run.laneName(l.id), word: run.laneWord(l.id), time: run.time(l.id) }));
     lanes.sort((a, b) => a.time - b.time);
     const [first, second] = lanes;
-    const same = run.greedy
-      ? run.lanes().every((l) => l.run.tokens.join() === run.t.baseline.tokens.join())
+    // each lane's text against greedy's (`Run.against`): identical, or where it parts from it
+    const parted = run.lanes().filter((l) => l.id !== "baseline" && run.against(l.id).verdict !== "identical");
+    const same = !run.greedy
+      ? "This race samples: each lane draws its own text from the model's distribution."
+      : !parted.length
         ? "The texts are identical, token for token."
-        : "The texts differ."
-      : "This race samples: each lane draws its own text from the model's distribution.";
+        : parted.map((l) => `${run.laneName(l.id)}'s text ${Lade.raceWords.textAgainst(run, l.id)}.`).join(" ");
     const sp = run.d.speed; // the one noise rule's verdicts and band (app.speed), once the run is whole
     if (!sp || !second) return `Finished. ${first.name} finished first on the machine that ran them. ${same}`;
     const words = (/** @type {any[]} */ parts) => parts.flat(Infinity).join(""); // the band's words, as plain text in a banner
