@@ -263,3 +263,16 @@ def test_a_finished_race_says_where_a_text_parts_from_greedys(recorded):
     got = drawn([parted])[0]
     assert got["title"].endswith(" Lookahead's text differs from greedy's from token #9 on."), got["title"]
     assert got["parallel"]["badge"] == "≠ Differs from greedy decoding from token #9 on (float32)."
+
+
+def test_the_browser_race_compares_texts_by_the_same_rule(recorded):
+    """The race in the visitor's browser compares its texts by the page's one rule (`Run.against`, no copy of its
+    own): stopped, over the tokens both lanes wrote; a lane that finished where the other wrote on parts there."""
+    agree = replace(
+        recorded, parallel=cut(recorded.parallel, 12, "cancelled"), baseline=cut(recorded.baseline, 30, "cancelled")
+    )
+    ended = replace(agree, parallel=replace(agree.parallel, stop_reason="eos"))
+    said = [g["browser"][2] for g in drawn([agree, ended])]
+    n = len(agree.parallel.tokens)
+    assert said[0].endswith(f"; over the {n} tokens both lanes wrote, the texts are identical."), said[0]
+    assert said[1].endswith(f"; the texts differ from token #{n} on."), said[1]

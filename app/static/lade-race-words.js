@@ -16,13 +16,6 @@ const LadeRaceWords = (() => {
     length: (max) => `it wrote the ${max} new tokens asked for`,
   });
 
-  /** The first of the first `n` tokens where two texts part (one that ended first parts there), or -1.
-   * @param {number[]} a @param {number[]} b @param {number} n */
-  const parting = (a, b, n) => {
-    for (let i = 0; i < n; i++) if (a[i] !== b[i]) return i;
-    return -1;
-  };
-
   /**
    * How a race ended, sentence by sentence, each from its trace: each lane finished (its tokens, and why it ended)
    * or stopped by Stop after k tokens; then one sentence with the verdict by the one noise rule and its band, and
@@ -46,20 +39,18 @@ const LadeRaceWords = (() => {
           : `${name} was stopped by Stop after ${plural(m.tokens.length, "token")} (${steps}).`,
       };
     });
-    const a = t.parallel.tokens,
-      b = t.baseline.tokens;
-    const whole = lanes.every(([, , m]) => REASON[m.stop_reason]);
-    const n = whole ? Math.max(a.length, b.length) : Math.min(a.length, b.length);
-    const part = parting(a, b, whole ? n : Math.min(a.length, b.length));
-    const same = whole
-      ? part < 0
+    // the texts compared by the page's one rule (`Run.against`): over the tokens both lanes wrote
+    const whole = lanes.every(([, , m]) => REASON[m.stop_reason]),
+      text = new Lade.Run(payload, "summary").against("parallel"),
+      both = `over the ${plural(text.n, "token")} both lanes wrote, the texts`;
+    const same =
+      text.verdict === "identical"
         ? "the texts are identical, token for token"
-        : `the texts differ from token #${part} on`
-      : n === 0
-        ? "the lanes had no token in common to compare"
-        : part < 0
-          ? `over the ${plural(n, "token")} both lanes wrote, the texts are identical`
-          : `over the ${plural(n, "token")} both lanes wrote, the texts differ from token #${part} on`;
+        : !whole && text.n === 0
+          ? "the lanes had no token in common to compare"
+          : text.verdict === "differs"
+            ? `${whole || text.part === text.n ? "the texts" : both} differ from token #${text.part} on`
+            : `${both} are identical`;
     const words = (/** @type {any[]} */ parts) => parts.flat(Infinity).join("");
     const verdict = !whole
       ? `The race was stopped, so its lanes' times are no speed-up and it gets no verdict; ${same}.`

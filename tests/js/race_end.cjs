@@ -125,6 +125,8 @@ const out = payloads.map((/** @type {any} */ payload) => {
       Lade.raceWords.stoppedRace && run.lanes().some((/** @type {any} */ l) => run.ended(l.id) === "stopped")
         ? Lade.raceWords.stoppedRace(run).map((/** @type {any} */ s) => s.text)
         : null,
+    // what the race in the visitor's browser would say of it (its summary's sentences)
+    browser: Lade.raceWords.summary(payload, { engine: {} }).map((/** @type {any} */ s) => s.text),
     baseline: panel("ar-output"),
     parallel: panel("la-output"),
     table: rows,
