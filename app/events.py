@@ -19,6 +19,8 @@ from typing import NamedTuple
 
 import gradio as gr
 
+from lade_core import RunTrace
+
 from . import gallery, gradio_adapter, guard, limits, runqueue, stage, zerogpu
 from .askers import NO_OFFER, Busy, busy_text, following, long_wait, offer, place_text, status_of
 from .live import LiveRun, forget, register, session_run, stop_session
@@ -178,7 +180,7 @@ async def _follow_live(session: str, asked: Asked, settings: tuple, request):
         # Stop may reach the engine before it cancels this event: the run then ends here, stopped, and says so
         yield (
             (
-                stopped(live.handle, limits.budget_text() if live.out_of_budget else STOPPED)
+                stopped(live.handle, live.result)
                 if (live.cancelled or live.out_of_budget)
                 else stage.live(live.handle, live.status(), done=True)
             ),
@@ -204,10 +206,17 @@ def _on_gpu(live: LiveRun):
 STOPPED = "Live run stopped."
 
 
-def stopped(handle: str, why: str = STOPPED):
+def why_stopped(run: RunTrace | None) -> str:
+    """Why a run ended before its last token, read off its lanes' own stop reasons (the one place this is chosen):
+    the server's time limit where a lane ran out of it (`limits.budget_text`), else Stop's sentence."""
+    lanes = () if run is None else (run.parallel, run.baseline, *(lane.run for lane in run.lanes))
+    return limits.budget_text() if any(m.stop_reason == "budget" for m in lanes) else STOPPED
+
+
+def stopped(handle: str, run: RunTrace | None = None, why: str | None = None):
     """The stage's value for a run that ended before its last token (Stop, the budget): the run at its last step,
-    with the sentence saying why."""
-    return stage.show(handle, "last", notice=why)
+    with the sentence saying why (`why_stopped` of the run it recorded, unless `why` says otherwise)."""
+    return stage.show(handle, "last", notice=why_stopped(run) if why is None else why)
 
 
 def finished(session: str, live: LiveRun) -> None:
@@ -239,7 +248,7 @@ def settle_run(request: gr.Request):
         handle, ref = _ended.pop(session, (None, lambda: None))
     live = ref()
     if handle is not None and live is None:  # it ended and was let go of: what it recorded is in the store
-        return stopped(handle) if STORE.held(handle)["held"] else gr.skip()
+        return stopped(handle, STORE.run(handle)) if STORE.held(handle)["held"] else gr.skip()
     if live is None:  # it never started: say so where it stays, if the model is the reason
         try:
             MODEL.get()
@@ -248,11 +257,11 @@ def settle_run(request: gr.Request):
         return gr.skip()
     live.leave(session=session)  # the cancel's own leaving may not have run yet
     if not live.stopping and not live.ended:  # others watch it: it goes on without this page
-        return stopped(live.handle, left_text(live.watchers))
+        return stopped(live.handle, why=left_text(live.watchers))
     live.wait(timeout=30)  # the engine stops at its next step
     if live.result is None or not live.steps["parallel"]:
         return gr.skip()
-    return stopped(live.handle)
+    return stopped(live.handle, live.result)
 
 
 AUTO_WHAT = (

@@ -10,7 +10,7 @@ import subprocess
 
 from app import gallery
 from app import speed as rule
-from app.render.payload import derive, lane_methods
+from app.render.payload import derive, lane_methods, metrics
 from lade_core.paths import ROOT
 from lade_core.schema import to_data
 
@@ -60,6 +60,32 @@ def test_the_browser_derives_what_the_server_derives():
         for i, (a, b) in enumerate(zip(got["steps"], want["steps"], strict=True)):
             assert a == b, (run.title, i, {k: (a.get(k), b[k]) for k in b if a.get(k) != b[k]})
         assert got["lanes"] == want["lanes"], run.title
+        assert got["metrics"] == json.loads(json.dumps(metrics(run))), run.title
+
+
+def test_the_browser_race_counts_drafts_as_the_server_does():
+    """The browser race's methods table said "(nothing drafted)" for a lookahead lane that kept 19 drafted tokens:
+    its payload had no metrics. The worker's payload now carries each lane's metrics by lade-derive.js `metrics`,
+    the server's derivation (lade_core/metrics.py): on a run of the kinds the browser makes (lookahead against
+    greedy), cut where a Stop would cut it, the same counts, and drafts where the lookahead lane drafted."""
+    from dataclasses import replace
+
+    run = gallery.load("code-class-W7N4G7")
+    k = len(run.parallel.steps) // 2
+    cut = replace(
+        run.parallel,
+        steps=run.parallel.steps[:k],
+        tokens=tuple(t for s in run.parallel.steps[:k] for t in s.accepted),
+        stop_reason="cancelled",
+    )
+    raced = replace(run, parallel=cut, lanes=())
+    got = derived_in_js([{**to_data(raced), "derive": True}])[0]["metrics"]
+    want = json.loads(json.dumps(metrics(raced)))
+    assert got == want
+    assert want["parallel"]["drafted_tokens"] > 0 and want["parallel"]["accepted_drafts"] > 0, want["parallel"]
+    assert want["baseline"]["drafted_tokens"] == 0
+    worker = (ROOT / "app" / "static" / "lade-race-worker.js").read_text("utf-8")
+    assert "metrics: scope.Lade.derive.metrics(trace)" in worker  # the race's payload carries them
 
 
 def test_the_browser_judges_speed_by_the_one_noise_rule():

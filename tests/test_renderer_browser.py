@@ -541,6 +541,57 @@ def test_a_live_run_pulled_whole_again_is_drawn_afresh(chromium, exports):
     assert pulls == 2 and before != after and after.startswith("the race as it ended"), (before, after)
 
 
+# A live race followed as it records: its lookahead lane one step short of its end beneath greedy's longer lane, then
+# the race pulled whole once it ended, at the same clock step (greedy's last): what the live region says each time.
+LIVE_NEWS = """async () => {
+    const run = window.ladeStage.run(), copy = (p) => JSON.parse(JSON.stringify(p));
+    const whole = copy({ trace: run.t, derived: run.d }), partial = copy(whole);
+    const la = partial.trace.parallel, n = la.steps.length - 1;
+    la.steps = la.steps.slice(0, n);
+    la.tokens = la.steps.flatMap((s) => s.accepted);
+    la.stop_reason = partial.trace.baseline.stop_reason = 'running';
+    partial.derived.steps = partial.derived.steps.slice(0, n);
+    let pulls = 0;
+    const host = document.createElement('div');
+    document.body.appendChild(host);
+    const source = { kind: 'server', load: async () => ({ payload: copy(pulls++ ? whole : partial) }) };
+    const stage = new Lade.stage.Stage(host, { boot: window.ladeStage.boot, source });
+    const said = async () => { await new Promise((r) => setTimeout(r, 600)); return stage.liveRegion.textContent; };
+    await stage.apply(JSON.stringify({ live: 'live-x', status: 'Live race: running.', n: 1 }));
+    const before = await said();
+    await stage.apply(JSON.stringify({ live: 'live-x', status: 'Live race: done.', n: 2, done: true }));
+    const after = await said();
+    host.remove();
+    return [before, after, pulls];
+}"""
+
+
+def test_a_live_race_that_ends_beneath_greedy_announces_its_last_step(chromium, exports):
+    """The step summary said "Lookahead step 30 … 34 tokens" beside "35 tokens in 32 steps": a live race's lookahead
+    lane took its last step beneath greedy's longer lane, the clock step shown stayed greedy's last, and the page
+    announced a step only when the clock step moved, so the news kept the lane as it stood a step before. Now the
+    step shown is announced again when the run under it grows or is pulled whole: the news and the counter read
+    the same numbers (`Run.numbers`)."""
+    run = gallery.load("code-class-W7N4G7")
+    assert len(run.baseline.steps) > len(run.parallel.steps)
+    page = open_export(chromium, exports["code-class-W7N4G7"])
+    before, after, pulls = page.evaluate(LIVE_NEWS)
+    page.close()
+    last, k = len(run.parallel.steps) - 1, len(run.baseline.steps) - 1
+
+    def tokens(n: int) -> str:
+        return f"{n} token{'' if n == 1 else 's'}"
+
+    def news(i: int) -> str:
+        return f"Step {k} of {k}. Lookahead step {i} accepted {tokens(len(run.parallel.steps[i].accepted))}"
+
+    def written(i: int) -> str:
+        return f"{tokens(sum(len(s.accepted) for s in run.parallel.steps[: i + 1]))} written so far."
+
+    assert pulls == 2 and before.startswith(news(last - 1)) and before.endswith(written(last - 1)), before
+    assert after.startswith(news(last)) and after.endswith(written(last)), after
+
+
 def test_a_race_of_four_sets_each_lane_against_the_next(chromium, tmp_path):
     """A race of four (the lesson's relatives race, handed over as a finished live race): each method against
     greedy, then the finishing order lane by lane, each against the next, "about together" inside the band and by
@@ -571,3 +622,32 @@ def test_a_race_of_four_sets_each_lane_against_the_next(chromium, tmp_path):
         )
         assert said in banner, (said, banner)
     assert banner.count("greedy's speed") == len(times) - 1, banner
+
+
+def test_a_race_the_budget_stopped_says_so_on_the_page(chromium, exports):
+    """A live race the server's time limit stopped, drawn by the page itself (the race box, the output badge): each
+    sentence as tests/test_race_end.py computes it from the trace, no success mark on a lane that did not finish,
+    no "differs" of a lane that agrees as far as it got, and no accessibility violation in this state."""
+    from test_a11y_browser import run_axe
+    from test_race_end import cut, expected
+
+    from app.render.payload import payload
+
+    run = gallery.load("code-class-W7N4G7")
+    run = dataclasses.replace(run, parallel=cut(run.parallel, 30, "budget"), baseline=cut(run.baseline, 45, "budget"))
+    page = open_export(chromium, exports["code-class-W7N4G7"])
+    page.evaluate(
+        """data => { const s = window.ladeStage, run = new Lade.Run(data, 'live-x');
+        s.runs.set('live-x', run);
+        s.set({ mode: 'explorer', live: 'live-x', current: 'live-x', liveStatus: '', k: run.lastStep() }); }""",
+        payload(run, lab=False),
+    )
+    title = page.inner_text("#race .race-title")
+    assert title == " ".join(expected(run)), title
+    assert "✓" not in page.inner_text("#race"), page.inner_text("#race")
+    badge = page.inner_text("#la-output .badge")
+    assert badge.startswith(f"= The same as greedy decoding over the {len(run.parallel.tokens)} tokens both wrote")
+    assert run_axe(page, "race-stopped-by-the-budget") == []
+    page.locator("#race").screenshot(path=str(SHOTS / "race-stopped-by-the-budget.png"))
+    page.locator("#la-output").screenshot(path=str(SHOTS / "race-stopped-by-the-budget-output.png"))
+    page.close()

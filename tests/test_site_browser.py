@@ -647,8 +647,8 @@ def band_words(run) -> str:
 def expected_sentences(trace: dict) -> list[str]:
     """How a race ended, each sentence computed here from its trace by the one noise rule (app/speed.py): each lane
     finished (its tokens and why) or stopped by Stop after k tokens; one sentence with the verdict and its band and
-    whether the texts are identical, over the tokens both lanes wrote (a lane cut short is never called different);
-    the device every time was measured on."""
+    whether the texts are identical, over the tokens both lanes wrote (a lane cut short is never called different;
+    a lane that finished where the other wrote on is); the device every time was measured on."""
     run = schema.build(RunTrace, trace)
     out = []
     for name, m in (("Lookahead", run.parallel), ("Greedy", run.baseline)):
@@ -675,9 +675,13 @@ def expected_sentences(trace: dict) -> list[str]:
         )
     else:
         both = f"over the {plural(n, 'token')} both lanes wrote, the texts"
+        shorter = run.parallel if len(a) < len(b) else run.baseline if len(b) < len(a) else None
+        ended_there = part < 0 and shorter is not None and shorter.stop_reason in ("eos", "length")
         same = (
             "the lanes had no token in common to compare"
             if n == 0
+            else f"the texts differ from token #{n} on"  # the shorter lane finished there, the other wrote on
+            if ended_there
             else f"{both} are identical"
             if part < 0
             else f"{both} differ from token #{part} on"

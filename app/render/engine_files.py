@@ -212,6 +212,7 @@ def engine_boot(made: dict) -> dict:
 
     from lade_core.checkpoint import DEFAULT_MODEL, default_model_path
     from lade_core.config import DraftConfig, LookaheadConfig, Sampling
+    from lade_core.metrics import terms
     from lade_core.schema import to_data
     from lade_core.trace import SCHEMA, VERSION
 
@@ -245,7 +246,8 @@ def engine_boot(made: dict) -> dict:
             "prompt_chars": limits.MAX_PROMPT_CHARS,
             "prompt_tokens": limits.MAX_PROMPT_TOKENS,
         },
-        "derived": empty_derived(),
+        # with the metrics' names elsewhere, as a server run's payload has them (payload.py `payload`)
+        "derived": {**empty_derived(), "metric_terms": terms()},
         "sweeps": race_sweeps(LookaheadConfig().pool),
         "server_curve": server_curve(),
         "trace_format": {"schema": SCHEMA, "version": VERSION},  # a race's trace file, as `lade trace` writes it

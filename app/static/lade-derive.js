@@ -132,6 +132,50 @@ const LadeDerive = (() => {
 
   /** The sum of a list. @param {number[]} xs */
   const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+
+  /** Draft tokens a step fed for verification (lade_core/metrics.py `drafted`): its layout's verification nodes, or
+   * Jacobi decoding's guess block. @param {Step} step */
+  const drafted = (step) =>
+    step.kind === "prefill" || step.kind === "autoregressive"
+      ? 0
+      : step.kind === "jacobi"
+        ? step.window
+        : layoutOf(step).nodes;
+
+  /** The practitioners' metrics of one lane (lade_core/metrics.py `run_metrics`, held to it by
+   * tests/test_derive_js.py): over its decoding steps, the drafting steps, the tokens drafted and kept.
+   * @param {{tokens: number[], steps: Step[]}} lane */
+  function laneMetrics(lane) {
+    const steps = lane.steps.slice(1),
+      drafting = steps.filter((s) => drafted(s) > 0),
+      keptAll = drafting.map(kept),
+      total = sum(steps.map(drafted)),
+      longest = Math.max(0, ...keptAll),
+      accepted = sum(keptAll);
+    return {
+      mean_acceptance_length: drafting.length ? 1 + accepted / drafting.length : 1.0,
+      per_position_acceptance: Array.from(
+        { length: longest },
+        (_, i) => keptAll.filter((k) => k > i).length / drafting.length,
+      ),
+      draft_acceptance_rate: total ? accepted / total : 0.0,
+      drafted_per_step: steps.length ? total / steps.length : 0.0,
+      drafting_steps: drafting.length,
+      drafted_tokens: total,
+      accepted_drafts: accepted,
+      tokens_per_step: lane.steps.length ? lane.tokens.length / lane.steps.length : 0.0,
+    };
+  }
+
+  /** Every lane's metrics by the page's lane ids (payload.py `metrics`). @param {any} trace a RunTrace's data */
+  function metrics(trace) {
+    /** @type {Record<string, any>} */
+    const out = { parallel: laneMetrics(trace.parallel), baseline: laneMetrics(trace.baseline) };
+    (trace.lanes || []).forEach((/** @type {any} */ l, /** @type {number} */ i) => {
+      out[`lane${i}`] = laneMetrics(l.run);
+    });
+    return out;
+  }
   /** A lane's time on the race's clock: its steps' seconds. @param {{steps: Step[]}} lane */
   const time = (lane) => sum(lane.steps.map(window.Lade.engine.seconds));
 
@@ -196,7 +240,7 @@ const LadeDerive = (() => {
     return { band: { ratio, parts: all }, lanes, fastest };
   }
 
-  return { Deriver, derive, packBits, speed };
+  return { Deriver, derive, packBits, speed, metrics };
 })();
 window.Lade = window.Lade || /** @type {any} */ ({});
 window.Lade.derive = LadeDerive;

@@ -170,7 +170,8 @@ const LadePage = (() => {
           "span",
           { class: "lane-num" },
           `${plural(n.tokens, "token")} · ${plural(n.steps, "step")} · ${fmt(n.seconds)} s`,
-          over ? ` · ✓ done (${l.run.stop_reason})` : " · running",
+          // a success mark only on a lane that finished: a lane stopped before its end says by what
+          over ? ` · ${run.ended(l.id) === "finished" ? "✓ " : ""}${Lade.raceWords.laneHow(run, l.id)}` : " · running",
         ),
       );
     });
@@ -182,35 +183,27 @@ const LadePage = (() => {
     );
   }
 
-  /** Who finished first and by how much, and whether the texts are the same (so far, for a race cut short).
+  /** Who finished first and by how much, and whether the texts are the same; for a race stopped before its end,
+   * how each lane ended and its text over the tokens both lanes wrote (`Lade.raceWords.stoppedRace`).
    * @param {Run} run */
   function finish(run) {
-    const cut = run.lanes().find((l) => l.run.stop_reason === "cancelled" || l.run.stop_reason === "budget");
-    if (cut) {
-      const same = run.lanes().every((l) => {
-        const a = l.run.tokens,
-          b = run.t.baseline.tokens,
-          n = Math.min(a.length, b.length);
-        return a.slice(0, n).join() === b.slice(0, n).join();
-      });
-      return (
-        `${cut.run.stop_reason === "budget" ? "Stopped at the server's time limit for one run" : "Stopped before the end"}: ${run
-          .lanes()
-          .map((l) => `${run.laneWord(l.id)} ${plural(l.run.tokens.length, "token")}`)
-          .join(", ")}. ` +
-        (run.greedy ? `As far as each lane got, the texts ${same ? "are identical" : "differ"}.` : "")
-      );
-    }
+    if (run.lanes().some((l) => run.ended(l.id) === "stopped"))
+      return Lade.raceWords
+        .stoppedRace(run)
+        .map((s) => s.text)
+        .join(" ");
     const lanes = run
       .lanes()
       .map((l) => ({ id: l.id, name: run.laneName(l.id), word: run.laneWord(l.id), time: run.time(l.id) }));
     lanes.sort((a, b) => a.time - b.time);
     const [first, second] = lanes;
-    const same = run.greedy
-      ? run.lanes().every((l) => l.run.tokens.join() === run.t.baseline.tokens.join())
+    // each lane's text against greedy's (`Run.against`): identical, or where it parts from it
+    const parted = run.lanes().filter((l) => l.id !== "baseline" && run.against(l.id).verdict !== "identical");
+    const same = !run.greedy
+      ? "This race samples: each lane draws its own text from the model's distribution."
+      : !parted.length
         ? "The texts are identical, token for token."
-        : "The texts differ."
-      : "This race samples: each lane draws its own text from the model's distribution.";
+        : parted.map((l) => `${run.laneName(l.id)}'s text ${Lade.raceWords.textAgainst(run, l.id)}.`).join(" ");
     const sp = run.d.speed; // the one noise rule's verdicts and band (app.speed), once the run is whole
     if (!sp || !second) return `Finished. ${first.name} finished first on the machine that ran them. ${same}`;
     const words = (/** @type {any[]} */ parts) => parts.flat(Infinity).join(""); // the band's words, as plain text in a banner
@@ -611,6 +604,6 @@ const LadePage = (() => {
     },
   };
 
-  return { SECTIONS, runbar, race, share, links, shown, liveLink, heldWords };
+  return { SECTIONS, runbar, race, finish, share, links, shown, liveLink, heldWords };
 })();
 window.Lade.page = LadePage;

@@ -179,7 +179,12 @@
       machine: state.machine,
     };
     /** @type {Record<string, any>} */
-    const derived = { ...info.derived, ...scope.Lade.derive.derive(trace) };
+    // the lanes' metrics by the server's derivation (payload.py `metrics`): the methods table reads them
+    const derived = {
+      ...info.derived,
+      ...scope.Lade.derive.derive(trace),
+      metrics: scope.Lade.derive.metrics(trace),
+    };
     // judged by the one noise rule only when both lanes finished (a race stopped early states no speed-up: payload.py)
     const whole = [trace.parallel, trace.baseline].every(
       (m) => !["running", "cancelled", "budget"].includes(m.stop_reason),

@@ -8,7 +8,8 @@ const LadeRun = (() => {
   "use strict";
   const Lade = /** @type {LadeNamespace} */ (window.Lade);
   const PARALLEL = "parallel",
-    BASELINE = "baseline";
+    BASELINE = "baseline",
+    CUT = ["cancelled", "budget"]; // stop reasons of a lane stopped before its end (payload.py `CUT`)
 
   class Run {
     /** @param {Payload} payload @param {string} handle */
@@ -143,7 +144,9 @@ const LadeRun = (() => {
       return i === undefined || i < 0 ? null : this.d.layouts[i];
     }
 
-    /** A step's time: its forward pass, the engine's work around it, and any drafting. @param {Step} step */
+    /** A step's time: its forward pass, the engine's work around it, and any drafting (trace.py
+     * `StepTrace.seconds`, the home of the rule; tests/test_race_end.py holds this and the means below to Python's on
+     * every gallery run). @param {Step} step */
     seconds(step) {
       return step.forward_s + step.overhead_s + (step.draft_s || 0);
     }
@@ -190,13 +193,14 @@ const LadeRun = (() => {
       return k >= this.lane(lane).steps.length - 1 && !this.running(lane);
     }
 
-    /** Mean seconds of a decoding step's forward pass alone, prefill excluded. @param {string} lane */
+    /** Mean seconds of a decoding step's forward pass alone, prefill excluded (app/speed.py `mean_forward_s`).
+     * @param {string} lane */
     meanForward(lane) {
       const steps = this.lane(lane).steps.slice(1);
       return steps.length ? steps.reduce((a, s) => a + s.forward_s, 0) / steps.length : 0;
     }
 
-    /** Mean seconds of a decoding step, prefill excluded. @param {string} lane */
+    /** Mean seconds of a decoding step, prefill excluded (app/speed.py `mean_step_s`). @param {string} lane */
     meanStep(lane) {
       const steps = this.lane(lane).steps.slice(1);
       return steps.length ? steps.reduce((a, s) => a + this.seconds(s), 0) / steps.length : 0;
@@ -212,6 +216,35 @@ const LadeRun = (() => {
     compression(lane = PARALLEL) {
       const m = this.lane(lane);
       return m.steps.length ? m.tokens.length / m.steps.length : 0;
+    }
+
+    /** How a lane ended, by its stop reason: "finished" (it wrote the end of its answer, or every token asked
+     * for), "stopped" (Stop, or the server's time limit for one run, before its end: payload.py `CUT`) or
+     * "running". The one home of this rule on the page. @param {string} lane @returns {"finished" | "stopped" | "running"} */
+    ended(lane) {
+      const reason = this.lane(lane).stop_reason;
+      return reason === "running" ? "running" : CUT.includes(reason) ? "stopped" : "finished";
+    }
+
+    /**
+     * A lane's text against another's (greedy's by default), compared over the tokens both wrote: `n` of them,
+     * `part` the first where they differ (-1: none), and the verdict: "identical" (both finished, token for token),
+     * "agrees" (the same over the `n` both wrote, where the shorter was cut short or is still running: a lane cut
+     * short is never called different for tokens it did not write), "differs" (a token both wrote differs, or the
+     * shorter finished where the other wrote on), "none" (no token both wrote).
+     * @param {string} lane @param {string} [other]
+     * @returns {{n: number, part: number, verdict: "identical" | "agrees" | "differs" | "none"}}
+     */
+    against(lane, other = BASELINE) {
+      const a = this.lane(lane).tokens,
+        b = this.lane(other).tokens,
+        n = Math.min(a.length, b.length);
+      for (let i = 0; i < n; i++) if (a[i] !== b[i]) return { n, part: i, verdict: "differs" };
+      const shorter = a.length < b.length ? lane : b.length < a.length ? other : null;
+      if (shorter !== null && this.ended(shorter) === "finished") return { n, part: n, verdict: "differs" };
+      if (shorter === null && this.ended(lane) === "finished" && this.ended(other) === "finished")
+        return { n, part: -1, verdict: "identical" };
+      return { n, part: -1, verdict: n ? "agrees" : "none" };
     }
 
     /** Whether the run's texts are token-identical (greedy runs, both finished). */

@@ -49,6 +49,8 @@ const LadeStage = (() => {
       this.renders = 0;
       this.pulling = false;
       this.announceTimer = 0;
+      /** @type {[Run, number, number] | null} the run, its version and the step last announced (or to be) */
+      this.announced = null;
       this.standalone = source.kind === "inline";
       this.landed = false; // the address the page opened on is shown: every change after it is the reader's own
       this.restoring = false; // following Back or Forward: the address is already the state's
@@ -140,7 +142,12 @@ const LadeStage = (() => {
       Lade.share.fileLinks(this);
       Lade.address.write(this, before);
       if (focus) Lade.focus.move(this, focus);
-      if (before.k !== next.k && !next.playing) Lade.focus.announce(this);
+      // the step shown is announced when it moves, and when the run under it grew or was pulled whole again at the
+      // same clock step (a live race ends with a lane's last step beneath greedy's: the news must be the run's now)
+      const shown = /** @type {[Run, number, number] | null} */ (run ? [run, run.version, next.k] : null),
+        was = this.announced;
+      this.announced = shown;
+      if (shown && !next.playing && (!was || shown.some((x, i) => x !== was[i]))) Lade.focus.announce(this);
       if (before.playing && !next.playing) Lade.focus.announce(this, true);
       Lade.slide.tell(this);
     }

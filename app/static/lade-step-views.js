@@ -130,7 +130,7 @@ const LadeStepViews = (() => {
           `, the last accepted token, at output position `,
           `#${run.outputIndex(step.position)}.`,
           L < N - 1 && !jacobi ? " Warm-up: no n-gram is complete yet." : "",
-          k > step.index ? ` (The run finished at step ${step.index}.)` : "",
+          k > step.index ? ` (${Lade.raceWords.lastStep(run, "parallel", step.index)})` : "",
           wide,
         ),
         // the summary is the table's caption for screen readers and a line above its scroll box for the eye (a caption
@@ -609,7 +609,7 @@ const LadeStepViews = (() => {
       `Step ${step.index}: x = `,
       tok(run, step.input_token),
       source,
-      k > step.index ? ` The run finished at step ${step.index}.` : "",
+      k > step.index ? ` ${Lade.raceWords.lastStep(run, "parallel", step.index)}` : "",
     );
     if (!g) {
       const why =

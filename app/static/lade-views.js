@@ -112,7 +112,7 @@ const LadeViews = (() => {
     const status = !steps
       ? "not started yet"
       : done
-        ? `finished: ${plural(n.tokens, "token")} in ${plural(steps, "step")} (steps 0 to ${steps - 1}; ${run.lane(lane).stop_reason})`
+        ? `${run.laneName(lane)} ${Lade.raceWords.laneEnd(run, lane)}; steps 0 to ${steps - 1}.`
         : `after step ${upto}: ${plural(n.tokens, "token")}`;
     requestAnimationFrame(() => {
       if (box.scrollHeight - box.scrollTop - box.clientHeight < 60) box.scrollTop = box.scrollHeight;
@@ -136,22 +136,30 @@ const LadeViews = (() => {
     );
   }
 
-  /** Whether the texts are identical, shown only when both lanes of a greedy run are done and it is so. @param {Run} run */
+  /** The text against greedy's once both lanes of a greedy run have ended, compared over the tokens both wrote
+   * (`Run.against`): identical, the same as far as a lane cut short got (no success mark: it did not finish), or
+   * where they differ. @param {Run} run */
   function badge(run) {
     if (!run.greedy || run.running("parallel") || run.running("baseline")) return null;
-    const a = run.parallel.tokens,
-      b = run.baseline.tokens;
-    if (run.identical())
-      return h(
-        "p",
-        { class: "badge same" },
-        `✓ Identical to greedy decoding: all ${a.length} tokens (${run.t.dtype}).`,
-      );
-    const at = a.findIndex((t, i) => t !== b[i]);
+    const t = run.against("parallel"),
+      dtype = ` (${run.t.dtype})`;
+    if (t.verdict === "identical")
+      return h("p", { class: "badge same" }, `✓ Identical to greedy decoding: all ${t.n} tokens${dtype}.`);
+    if (t.verdict === "differs")
+      return h("p", { class: "badge differs" }, `≠ Differs from greedy decoding from token #${t.part} on${dtype}.`);
+    const cut = ["parallel", "baseline"]
+      .filter((l) => run.ended(l) === "stopped")
+      .map(
+        (l) =>
+          `${run.laneWord(l)} ${Lade.raceWords.laneHow(run, l)} after ${plural(run.lane(l).tokens.length, "token")}`,
+      )
+      .join(", ");
     return h(
       "p",
-      { class: "badge differs" },
-      `≠ Differs from greedy decoding from token #${at < 0 ? Math.min(a.length, b.length) : at} on (${run.t.dtype}).`,
+      { class: "badge partial" },
+      t.verdict === "agrees"
+        ? `= The same as greedy decoding over the ${plural(t.n, "token")} both wrote${dtype}; ${cut}.`
+        : `No token both lanes wrote to compare; ${cut}.`,
     );
   }
 
@@ -341,14 +349,36 @@ const LadeViews = (() => {
       ],
       [
         "vs greedy",
-        (lane) => h("td", {}, run.time(lane.id) > 0 ? `${fmt(run.time("baseline") / run.time(lane.id))}x` : "–"),
+        // a race stopped before its end has no speed-up: its lanes were stopped at once, not at their ends
+        (lane) =>
+          h(
+            "td",
+            {},
+            run.lanes().some((l) => run.ended(l.id) === "stopped")
+              ? "– (stopped)"
+              : run.time(lane.id) > 0
+                ? `${fmt(run.time("baseline") / run.time(lane.id))}x`
+                : "–",
+          ),
         true,
       ],
       [
         "text",
         (lane) => {
-          const same = lane.run.tokens.join() === run.baseline.tokens.join();
-          return h("td", {}, run.greedy && !run.running(lane.id) ? (same ? "✓ identical" : "≠ differs") : "–");
+          if (!run.greedy || run.running(lane.id) || run.running("baseline")) return h("td", {}, "–");
+          if (lane.id === "baseline") return h("td", {}, "– (the reference)");
+          const t = run.against(lane.id);
+          return h(
+            "td",
+            {},
+            t.verdict === "identical"
+              ? "✓ identical"
+              : t.verdict === "differs"
+                ? `≠ differs from #${t.part}`
+                : t.verdict === "agrees"
+                  ? `= the same over the ${plural(t.n, "token")} both wrote`
+                  : "– (no token to compare)",
+          );
         },
         true,
       ],

@@ -1,0 +1,135 @@
+// Draws how a race on the server ended, with the page's own scripts under a small stand-in for the DOM (enough
+// for `Lade.dom.h`: elements, text, attributes): reads {"payloads": [Payload]} on stdin, prints for each the race
+// box's title and lanes (lade-page.js `race`), the two output panels (their status and badge) and the methods
+// table's rows (lade-views.js), as text. Usage: node tests/js/race_end.cjs < INPUT.json
+"use strict";
+const fs = require("node:fs");
+const path = require("node:path");
+const vm = require("node:vm");
+
+class Node {
+  constructor() {
+    /** @type {any[]} */
+    this.childNodes = [];
+  }
+  appendChild(child) {
+    if (child instanceof Fragment) this.childNodes.push(...child.childNodes);
+    else this.childNodes.push(child);
+    return child;
+  }
+  replaceChildren(...children) {
+    this.childNodes = [];
+    for (const c of children) this.appendChild(c);
+  }
+  get textContent() {
+    return this.childNodes.map((c) => c.textContent).join("");
+  }
+  set textContent(value) {
+    this.childNodes = [new Text(String(value))];
+  }
+}
+class Text extends Node {
+  constructor(text) {
+    super();
+    this.text = text;
+  }
+  get textContent() {
+    return this.text;
+  }
+}
+class Fragment extends Node {}
+class Element extends Node {
+  constructor(tag) {
+    super();
+    this.tagName = tag.toUpperCase();
+    /** @type {Record<string, string>} */
+    this.attributes = {};
+    this.dataset = {};
+    this.style = { setProperty() {} };
+    const names = new Set();
+    this.classList = {
+      add: (/** @type {string} */ c) => names.add(c),
+      remove: (/** @type {string} */ c) => names.delete(c),
+      contains: (/** @type {string} */ c) => names.has(c),
+      toggle: (/** @type {string} */ c, /** @type {boolean} */ on) => (on ? names.add(c) : names.delete(c)),
+    };
+  }
+  setAttribute(key, value) {
+    this.attributes[key] = value;
+  }
+  getAttribute(key) {
+    return Object.hasOwn(this.attributes, key) ? this.attributes[key] : null;
+  }
+  addEventListener() {}
+  querySelectorAll(selector) {
+    // a tag name, or a class after a tag (".badge", "tr"): what these checks ask
+    const out = [];
+    const match = (/** @type {Element} */ el) =>
+      selector.startsWith(".")
+        ? (el.attributes.class || "").split(" ").includes(selector.slice(1))
+        : el.tagName === selector.toUpperCase();
+    const walk = (/** @type {Node} */ node) => {
+      for (const c of node.childNodes)
+        if (c instanceof Element) {
+          if (match(c)) out.push(c);
+          walk(c);
+        }
+    };
+    walk(this);
+    return out;
+  }
+}
+
+globalThis.window = globalThis;
+globalThis.Node = Node;
+globalThis.document = {
+  createElement: (tag) => new Element(tag),
+  createElementNS: (_ns, tag) => new Element(tag),
+  createTextNode: (text) => new Text(text),
+  createDocumentFragment: () => new Fragment(),
+  addEventListener() {},
+  querySelectorAll: () => [],
+};
+globalThis.requestAnimationFrame = () => 0;
+globalThis.innerWidth = 1280;
+for (const name of [
+  "lade-core.js",
+  "lade-run.js",
+  "lade-notes.js",
+  "lade-views.js",
+  "lade-lesson-extras.js",
+  "lade-page.js",
+  "lade-race-words.js",
+])
+  vm.runInThisContext(fs.readFileSync(path.join(__dirname, "../../app/static", name), "utf8"));
+
+const { payloads } = JSON.parse(fs.readFileSync(0, "utf8"));
+const Lade = globalThis.Lade;
+const out = payloads.map((/** @type {any} */ payload) => {
+  const run = new Lade.Run(payload, "live-x"),
+    k = run.lastStep();
+  const box = Lade.page.race(run, "running");
+  const panel = (/** @type {string} */ id) => {
+    const node = Lade.views.render[id]({ run, k });
+    const [badge] = node.querySelectorAll(".badge");
+    const [status] = node.querySelectorAll(".muted");
+    return { status: status ? status.textContent : null, badge: badge ? badge.textContent : null };
+  };
+  const table = Lade.views.render["relatives-view"]({ run, k, compact: false });
+  const rows = table.querySelectorAll("tr").map((/** @type {any} */ tr) => tr.childNodes.map((c) => c.textContent));
+  return {
+    title: box.querySelectorAll(".race-title")[0].textContent,
+    lanes: box.querySelectorAll(".lane-num").map((/** @type {any} */ n) => n.textContent),
+    // the sentences one by one, where the page has them (a race stopped before its end)
+    sentences:
+      Lade.raceWords.stoppedRace && run.lanes().some((/** @type {any} */ l) => run.ended(l.id) === "stopped")
+        ? Lade.raceWords.stoppedRace(run).map((/** @type {any} */ s) => s.text)
+        : null,
+    // what the race in the visitor's browser would say of it (its summary's sentences)
+    browser: Lade.raceWords.summary(payload, { engine: {} }).map((/** @type {any} */ s) => s.text),
+    baseline: panel("ar-output"),
+    parallel: panel("la-output"),
+    table: rows,
+  };
+});
+process.stdout.write(JSON.stringify(out));
