@@ -8,11 +8,6 @@ const LadeNotes = (() => {
   const { h, fmt, plural, label } = Lade.dom;
 
   const SECTIONS = {
-    outputs:
-      "Both methods decode the same prompt. The clock counts forward passes (steps; step 0 reads the prompt). " +
-      "Autoregressive decoding writes one token per step; lookahead decoding writes 1 to N per step. With greedy " +
-      "decoding the two texts are identical, token for token; when the run samples, both draw from the model's " +
-      "distribution, so their texts differ in general.",
     chain:
       "One step, left to right. The lookahead branch (the window) holds guesses for future positions; the " +
       "model refines all of them in the step's forward pass (a Jacobi iteration), and each column of the window then " +
@@ -29,6 +24,51 @@ const LadeNotes = (() => {
       "ordinary next-token prediction. Hover a cell to see why it is visible or not.",
   };
 
+  /** What a lane of each kind writes in one step, as a concept (no numbers): keyed by `Run.lanes()`'s `kind`. */
+  const WRITES = {
+    greedy: "one token per step",
+    sampling: "one token per step",
+    lookahead: "1 to N tokens per step (N: the n-gram size)",
+    [Lade.dom.HYBRID]:
+      "one token per step plus the longest prefix of a candidate (a pool n-gram or copied text) the model agrees with",
+    jacobi: "one token per step plus the guesses at the front of its block that the model agrees with",
+    pld: "one token per step plus the copied tokens the model agrees with",
+    "early-exit": "one token per step plus the drafted tokens the model agrees with",
+    draft: "one token per step plus the drafted tokens the model agrees with",
+  };
+
+  /** "What am I looking at?" over the two text panels, chosen by the run's own lanes: the panels show the baseline
+   * lane and the main lane; a race's other lanes are named as not drawn there. @param {Run} run */
+  function outputsNote(run) {
+    const lanes = run.lanes(),
+      shown = lanes.filter((l) => l.id === "parallel" || l.id === "baseline"),
+      others = lanes.filter((l) => !shown.includes(l));
+    const writes = shown
+      .slice()
+      .reverse()
+      .map((l, i) => {
+        const what = Object.hasOwn(WRITES, l.kind) ? WRITES[l.kind] : "one token or more per step";
+        return `${i ? run.laneWord(l.id) : run.laneName(l.id)} decoding writes ${what}`;
+      });
+    const names = (/** @type {typeof lanes} */ ls) => ls.map((l) => run.laneWord(l.id)).join(", ");
+    return (
+      `The two text panels show the same prompt decoded by ${shown
+        .slice()
+        .reverse()
+        .map((l) => run.laneWord(l.id))
+        .join(" and by ")}` +
+      (others.length
+        ? `; the race's other ${others.length === 1 ? "lane" : "lanes"} (${names(others)}) decoded it too: ` +
+          "their counts are in the counter and the methods table, their texts are not drawn here. "
+        : ". ") +
+      "The clock counts forward passes (steps; step 0 reads the prompt). " +
+      `${writes.join("; ")}. ` +
+      (run.greedy
+        ? "With greedy decoding every lane's text is the same, token for token."
+        : "This run samples: each lane draws from the model's distribution with its own random numbers, so their texts differ in general.")
+    );
+  }
+
   /** One line per term: the glossary, the same text wherever a term is explained. */
   const GLOSSARY = {
     "forward pass": "One run of the whole model over the tokens fed to it; it gives a next-token prediction for each.",
@@ -42,7 +82,8 @@ const LadeNotes = (() => {
     "least recently added":
       "The pool's eviction rule: when a key holds more than G n-grams, the one added longest ago leaves. Adding one that is already there counts as adding it again; looking it up does not.",
     "token tree": "Candidates fed with their shared prefixes once, each branch seeing only its own ancestors.",
-    compression: "Tokens written per step (per forward pass): an upper bound on the speed-up, not the speed-up.",
+    compression:
+      "Tokens written per step (per forward pass), the prompt's prefill counted as a step: an upper bound on the speed-up, not the speed-up.",
     "MT-bench": "A benchmark of multi-turn chat questions, which the paper uses for its single-GPU speed-up.",
     roofline: "A model of a forward pass's time: the longer of reading its bytes from memory and doing its arithmetic.",
     "speculative decoding":
@@ -165,6 +206,16 @@ const LadeNotes = (() => {
     );
   }
 
-  return { SECTIONS, GLOSSARY, term, settingsText, runSummary, honestNote, deviceName };
+  return {
+    SECTIONS,
+    WRITES,
+    outputsNote,
+    GLOSSARY,
+    term,
+    settingsText,
+    runSummary,
+    honestNote,
+    deviceName,
+  };
 })();
 window.Lade.notes = LadeNotes;
