@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from functools import cache, lru_cache
+
+import pytest
 
 from app import gallery
 from app.render.assets import SCRIPTS
@@ -34,6 +37,14 @@ LOADED = [
         "lade-stage.js",
         "lade-handoff.js",
     }
+]
+SELECTIONS = [
+    {"device": "cpu", "size": "135M", "batch": 1, "devices": 1},
+    {"device": "cpu", "size": "135M", "batch": 2, "devices": 1},
+    {"device": "cpu", "size": "135M", "batch": 4, "devices": 1},
+    {"device": "h100", "size": "7B", "batch": 1, "devices": 1},
+    {"device": "a100-80gb", "size": "7B", "batch": 16, "devices": 1},
+    {"device": "h100", "size": "70B", "batch": 1, "devices": 1},
 ]
 
 
@@ -62,6 +73,10 @@ def drawn(jobs: list[tuple[str | None, str]], field: str = "text") -> list[str]:
     errors = [(job, o["error"][:600]) for job, o in zip(jobs, out, strict=True) if "error" in o]
     assert not errors, errors
     return [o[field] for o in out]
+
+
+def lab_view(sel: dict) -> str:
+    return f"Lade.lab.view({{run, state: {{lab: {json.dumps(sel)}}}, boot, actions: {{}}}})"
 
 
 def test_the_jacobi_chapter_calls_the_models_outputs_new_guesses_not_better_ones():
@@ -133,3 +148,108 @@ def test_the_zoomed_mask_names_candidate_one_only_on_a_step_with_a_candidate():
             seen.add(has)
             assert ("candidate 1" in text) is has, (k, text[:300])
     assert seen == {True, False}, seen
+
+
+@pytest.fixture(scope="module")
+def lab_texts() -> dict:
+    jobs = [(n, lab_view(sel)) for n in gallery.names() for sel in SELECTIONS]
+    return dict(zip(jobs, drawn(jobs), strict=True))
+
+
+def test_the_lab_names_the_cpu_each_figure_came_from(lab_texts):
+    """The lab said "the measurement host's CPU" for every CPU figure, whichever machine measured it. A CPU
+    prediction now names the machine of the curve it read (the run's own machine where it recorded a curve), by its
+    processor and threads as recorded."""
+    for (name, expr), text in lab_texts.items():
+        assert "measurement host" not in text, (name, expr)
+        if "'cpu'" in expr.replace('"', "'"):
+            run = gallery.load(name)
+            assert f"On a CPU ({run.machine.description}, {run.machine.threads} thread" in text, (name, expr)
+
+
+def test_a_machine_that_is_not_described_is_said_to_be_not_recorded():
+    """calibrate.labelled called a curve without a machine "a machine this file does not describe" (a file a
+    reader never sees); now its description says the machine is not recorded and it has no name, and the page's
+    words for it say so rather than invent one."""
+    from lade_core.machine import machine_name
+    from lade_core.measure.calibrate import labelled
+
+    bare = labelled({"threads": 2, "measured_at": "2026-12-01"}, "shipped")
+    assert bare["machine_name"] is None and bare["machine_description"].startswith(
+        "its machine not recorded, 2 threads"
+    )
+    assert machine_name("2-core X", 1) == "2-core X at 1 thread" and machine_name(None, 4) is None
+    words = drawn([(None, "Lade.lab.cpuWords(null)"), (None, "Lade.lab.cpuWords('2-core X at 1 thread')")])
+    assert words == ["a CPU whose machine is not recorded", "the 2-core X at 1 thread"]
+
+
+def test_the_honest_note_names_the_machine_that_recorded_the_run():
+    """The honest note said "On the CPU a step of it took ..." and "on this project's CPU a forward costs about
+    what one token costs up to k tokens": one of them the run's machine, the other the shipped curve's. Each now
+    names its own machine."""
+    names = gallery.names()
+    curve = boot()["lab"]["cpu"]["single"]["machine_name"]
+    for name, text in zip(names, drawn([(n, "Lade.notes.honestNote(run, boot)") for n in names]), strict=True):
+        m = gallery.load(name).machine
+        assert f"On the {m.description} at {m.threads} thread" in text, (name, text)
+        assert f"on the {curve} (the CPU curve shipped with the page)" in text, (name, text)
+
+
+def test_the_lab_states_ranges_and_what_runs_as_they_are(lab_texts):
+    """The lab printed "the measured curve's quartiles alone not recorded", "stops paying at batch 2 (predicted;
+    between 2 and 2)", "0.83x to 0.83x", two batch-chart rules both labelled "vLLM example", chart titles with raw
+    ids ("h100", "a100-80gb"), and "No multi-GPU code runs in this project" beside `lade generate --devices K`."""
+    ids = [d["id"] for d in boot()["lab"]["devices"]]
+    for (name, expr), text in lab_texts.items():
+        assert not re.search(r"alone not recorded", text), (name, expr)
+        assert not re.search(r"between (\d+) and \1\b", text), (name, expr, re.search(r"between (\d+) and \1\b", text))
+        assert not re.search(r"(\d+\.\d+x) to \1", text), (name, expr, re.search(r"(\d+\.\d+x) to \1", text))
+        assert "No multi-GPU code" not in text and "runs Lookahead Parallelism for real" in text, (name, expr)
+        assert text.count("vLLM example") == 0, (name, expr)
+        for device in ids:
+            assert not re.search(rf"(?<![\w/-]){re.escape(device)}(?![\w-])", text), (name, expr, device)
+    labels = [s["chart_label"] for s in boot()["lab"]["thresholds"]["servers"] if s["off_from_batch"]]
+    assert len(set(labels)) == len(labels) >= 3, labels
+    some = next(t for (n, e), t in lab_texts.items() if "'cpu'" not in e.replace('"', "'"))
+    assert all(label in some for label in labels), labels
+
+
+def test_the_fit_note_says_which_context_it_assumed():
+    """A model that does not fit one device was judged at the run's mean context (108 positions on the lesson's
+    run) without saying so."""
+    from lade_core.measure.lab import predict_run
+
+    run = gallery.load("code-class-W7N4G7")
+    note = predict_run(run, "h100", "70B")["note"]
+    assert "at this run's context (108 positions, the mean position its steps saw)" in note, note
+
+
+# -- names a reader cannot open --------------------------------------------------------------------------------
+# A file, a code symbol or a document section: what the page's words must not send a reader to.
+NAMED = re.compile(
+    r"\bassets/|\b[\w-]+\.(?:json|jsonl|py|md)\b|BENCHMARKS|\bBOUNDS\b|\bASSUME\b|\bACCELERATORS\b|`\w+`"
+)
+
+
+def test_no_text_shown_to_a_reader_names_a_file_or_a_symbol(lab_texts):
+    """The lab said "(mid values; `BOUNDS` gives the range of each)" and "Both come from one sweep
+    (assets/sweep-prompt.json (64 new tokens))", the lesson "Measured on the project's measurement host (...;
+    assets/bench/numerics-float32.json, ...)". Every chapter at its landing step and at its last, the notes and
+    the lab at every selection are walked; none names a file, a symbol or a section of the project's documents."""
+    found = [(n, e, m.group()) for (n, e), t in lab_texts.items() for m in NAMED.finditer(t)]
+    ctx = "{run, state: {}, actions: {}, lab: boot.lab, boot, links: {explorer: () => ''}}"
+    jobs = []
+    for name in gallery.names():
+        run = gallery.load(name)
+        for k in (1, len(run.parallel.steps) // 2, len(run.parallel.steps) - 1):
+            chapters = f"Lade.lesson.CHAPTERS.map(c => Lade.dom.h('div', {{}}, c.text(run, {k}, {ctx})))"
+            jobs.append((name, f"Lade.dom.h('div', {{}}, {chapters})"))
+        jobs += [(name, "Lade.notes.outputsNote(run)"), (name, "Lade.notes.honestNote(run, boot)")]
+    jobs.append((None, "Object.values(Lade.notes.GLOSSARY).concat(Object.values(Lade.notes.SECTIONS)).join(' ')"))
+    for entry in boot()["gallery"]:  # the gallery's captions (app/captions.py), as the menu shows them
+        found += [(entry["name"], "caption", m.group()) for m in NAMED.finditer(f"{entry['title']} {entry['caption']}")]
+    for (name, expr), text in zip(jobs, drawn(jobs, "prose"), strict=True):
+        found += [
+            (name, expr[:60], m.group(), text[max(0, m.start() - 80) : m.end() + 40]) for m in NAMED.finditer(text)
+        ]
+    assert not found, found[:10]

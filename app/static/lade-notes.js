@@ -136,6 +136,14 @@ const LadeNotes = (() => {
     return { cpu: "the CPU", cuda: "the GPU", mps: "the Apple GPU" }[d.split(":")[0]] || Lade.dom.labelText(d);
   }
 
+  /** The machine that recorded the run, as its trace names it ("the 2-core … Processor at 1 thread"), else the
+   * device's name. @param {Run} run */
+  function machineWords(run) {
+    const m = run.t.machine;
+    if (!m || !m.description) return deviceName(run);
+    return m.threads ? `the ${m.description} at ${plural(m.threads, "thread")}` : `the ${m.description}`;
+  }
+
   /** The run's settings in a line, read off the trace. @param {Run} run */
   function settingsText(run) {
     const c = run.config,
@@ -189,13 +197,17 @@ const LadeNotes = (() => {
       h("b", {}, "An honest note on speed. "),
       `This run wrote ${fmt(compression)} tokens per step against 1 for ${plain}. `,
       "Tokens per step is an upper bound on the speed-up, not the speed-up: ",
-      `a step of this run fed the model up to ${plural(most, "token")} (${fmt(run.meanFed(), 1)} on average). On ${deviceName(run)} a step of it took `,
+      `a step of this run fed the model up to ${plural(most, "token")} (${fmt(run.meanFed(), 1)} on average). On ${machineWords(run)}, which recorded it, a step of it took `,
       `${fmt(ratio)}x as long as a ${plain} step on average, so the measured wall-clock ratio is ${fmt(speedup)}x `,
       `(${plain} time / ${run.laneWord("parallel")} time). `,
       "Extra tokens are nearly free only where decoding is memory-bound, such as a GPU running a model much larger ",
       "than this one",
-      flat
-        ? `; on this project's CPU a forward costs about what one token costs up to ${flat} tokens and more with every token past that. `
+      flat && lab
+        ? [
+            "; on ",
+            Lade.lab.cpuWords(lab.cpu.single.machine_name),
+            ` (the CPU curve shipped with the page) a forward costs about what one token costs up to ${flat} tokens and more with every token past that. `,
+          ]
         : ". ",
       `The paper reports “${paper.one_device}” on one GPU and “${paper.several}” (Lookahead Parallelism), which is `,
       "not a single-device figure.",
@@ -210,6 +222,7 @@ const LadeNotes = (() => {
     SECTIONS,
     WRITES,
     outputsNote,
+    machineWords,
     GLOSSARY,
     term,
     settingsText,
