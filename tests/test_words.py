@@ -253,3 +253,71 @@ def test_no_text_shown_to_a_reader_names_a_file_or_a_symbol(lab_texts):
             (name, expr[:60], m.group(), text[max(0, m.start() - 80) : m.end() + 40]) for m in NAMED.finditer(text)
         ]
     assert not found, found[:10]
+
+
+# -- the documents ---------------------------------------------------------------------------------------------
+def doc(name: str) -> str:
+    return " ".join((ROOT / name).read_text(encoding="utf-8").split())
+
+
+def test_the_readme_says_what_the_page_shows():
+    """README said the lab shows "the batch sizes real servers stop speculating at" (the chart shows example
+    settings, none a default), "the measurement host's CPU", and that the lesson says lookahead loses in a browser
+    (it says wide steps cost more than they bring on a CPU)."""
+    readme = doc("README.md")
+    for wrong in ("real servers stop speculating", "measurement host", "lookahead loses"):
+        assert wrong not in readme, wrong
+    assert "as examples with their sources, the batch from which servers' speculation settings" in readme
+
+
+def test_benchmarks_break_even_table_and_its_reasons_are_the_labs():
+    """BENCHMARKS §12 called greedy's forward memory-bound in every GPU cell; in the 135M row it is overhead-bound.
+    Each cell of its break-even table, and the bound it names for each row, is the lab's for the lesson's run."""
+    from lade_core.measure.labdata import lab_run_data
+
+    text = (ROOT / "BENCHMARKS.md").read_text(encoding="utf-8")
+    section = text[text.index("## 12.") : text.index("## 13.")]
+    run = gallery.load(gallery.by_role("lookahead"))
+    predictions = lab_run_data(run)["predictions"]
+    bounds = {}
+    for size in ("7B", "13B", "70B", "135M"):
+        row = re.search(rf"^\| {size} \|(.*)\|$", section, re.M)
+        assert row, size
+        for device, cell in zip(("a100-80gb", "h100", "h200"), row.group(1).split("|"), strict=True):
+            even = predictions[device][size]["break_even_batch"]
+            got = re.search(r"(\d+) \((\d+) to (\d+)\)", cell)
+            assert got and [int(x) for x in got.groups()] == [even["predicted"], *even["range"]], (size, device)
+            bounds.setdefault(size, set()).add(even["why"]["greedy_bound"])
+    words = " ".join(section.split())
+    assert bounds == {"7B": {"memory"}, "13B": {"memory"}, "70B": {"memory"}, "135M": {"overhead"}}, bounds
+    assert "still memory-bound for the 7B, 13B and 70B rows, and overhead-bound" in words
+
+
+def test_benchmarks_parallelism_figures_are_the_pages_and_the_withdrawn_ones_say_so():
+    """BENCHMARKS §7 still quoted the simulated parallelism figures the page withdrew (1.93x on one device and on
+    eight, 1.31x on two). The figures the page shows now are stated, each equal to the lab's, and the old paragraph
+    is marked superseded with a pointer to §15."""
+    from lade_core.measure.labdata import lab_page_data
+
+    text = doc("BENCHMARKS.md")
+    now = text[text.index("**Lookahead Parallelism, simulated, as the page shows it now**") :]
+    now = now[: now.index("*Superseded*")]
+    scen = lab_page_data()["parallelism"]
+    for key in ("default", "wide"):
+        s = scen[key]
+        w, n = s["setting"]["window"], s["setting"]["ngram"]
+        one, top = f"{s['predicted_speedup'][0]:.2f}x", f"{s['predicted_speedup'][-1]:.2f}x"
+        said = re.search(rf"W={w} N={n}[^;]*?\(([\d.]+) tokens a step\), ([\d.]+x) on one device and ([\d.]+x)", now)
+        assert said and said.groups() == (f"{s['compression']:.2f}", one, top), (key, now[:400])
+    old = text[text.index("*Superseded*") :][:600]
+    assert "1.93x" in old and "1.31x" in old and "§15" in old
+
+
+def test_the_changelog_says_what_landed_since_it_said_still_to_come():
+    """CHANGELOG said a dark theme "is still to come" and the browser race's caching, WebGPU, app button and embeds
+    "are still to come"; all have landed. A "still to come" is kept as history, with what landed since beside it."""
+    text = doc("CHANGELOG.md")
+    found = [m.start() for m in re.finditer("still to come", text)]
+    assert found
+    for at in found:
+        assert "(landed since:" in text[at : at + 40], text[at - 100 : at + 60]
