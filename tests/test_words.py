@@ -58,12 +58,13 @@ def run_payload(name: str) -> dict:
     return payload(gallery.load(name))
 
 
-def drawn(jobs: list[tuple[str | None, str]], field: str = "text") -> list[str]:
-    """The text each (run name, expression) draws (`field` "prose": less the commands shown as code); `expr` sees
-    Lade, run, boot and text(node)."""
+def drawn(jobs: list[tuple[str | dict | None, str]], field: str = "text") -> list[str]:
+    """The text each (run name or payload, expression) draws (`field` "prose": less the commands shown as code);
+    `expr` sees Lade, run, boot and text(node)."""
     node = shutil.which("node")
     assert node, "node is needed (make install brings the npm dev tools)"
-    doc = {"boot": boot(), "jobs": [{"payload": run_payload(n) if n else None, "expr": e} for n, e in jobs]}
+    made = lambda n: n if isinstance(n, dict) else run_payload(n) if n else None  # noqa: E731
+    doc = {"boot": boot(), "jobs": [{"payload": made(n), "expr": e} for n, e in jobs]}
     env = {**os.environ, "LADE_SCRIPTS": ",".join(LOADED)}
     done = subprocess.run(
         [node, str(RUNNER)], input=json.dumps(doc), capture_output=True, text=True, timeout=600, env=env
@@ -193,6 +194,11 @@ def test_the_honest_note_names_the_machine_that_recorded_the_run():
         m = gallery.load(name).machine
         assert f"On the {m.description} at {m.threads} thread" in text, (name, text)
         assert f"on the {curve} (the CPU curve shipped with the page)" in text, (name, text)
+    # a browser's race names its threads in its description: said once
+    browser = json.loads(json.dumps(run_payload(names[0])))
+    browser["trace"]["machine"].update(description="browser: WebAssembly, 2 threads", threads=2)
+    text = drawn([(browser, "Lade.notes.honestNote(run, boot)")])[0]
+    assert "On the browser: WebAssembly, 2 threads, which recorded it" in text, text
 
 
 def test_the_lab_states_ranges_and_what_runs_as_they_are(lab_texts):

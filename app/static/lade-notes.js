@@ -141,7 +141,9 @@ const LadeNotes = (() => {
   function machineWords(run) {
     const m = run.t.machine;
     if (!m || !m.description) return deviceName(run);
-    return m.threads ? `the ${m.description} at ${plural(m.threads, "thread")}` : `the ${m.description}`;
+    // a browser's description names its threads already ("browser: WebAssembly, 2 threads")
+    const said = /\bthreads?\b/.test(m.description) || !m.threads;
+    return said ? `the ${m.description}` : `the ${m.description} at ${plural(m.threads, "thread")}`;
   }
 
   /** The run's settings in a line, read off the trace. @param {Run} run */
