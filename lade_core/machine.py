@@ -46,6 +46,15 @@ def describe_cpu() -> str:
     return f"{cores()}-core {cpu_name()}"
 
 
+def machine_name(description: str | None, threads: int | None = None) -> str | None:
+    """A machine as a page names the source of a figure: "2-core Intel(R) Xeon(R) Processor at 1 thread", its
+    description as recorded with the threads it ran; None where nothing describes it (a page then says the machine
+    is not recorded, and invents none)."""
+    if not description:
+        return None
+    return f"{description} at {threads} thread{'' if threads == 1 else 's'}" if threads else description
+
+
 def identity(device: str = "cpu") -> dict:
     """This machine as a cost curve records it: a description in words, the parts it is made of, and an id."""
     if str(device).startswith("cuda"):

@@ -367,6 +367,10 @@ def lab_facts(run, selection: dict, page_lab: dict) -> dict:
         if x is not None and bound != "overhead":
             out["crossover"] = half_up(x * batch)
 
+    # a range whose two ends print alike is stated once, as its low end ("0.83x", not "0.83x to 0.83x")
+    for name in ("compression", "speedup", "spread", other):
+        if f"{name}_high" in out and f"{out[f'{name}_low']:.2f}" == f"{out[f'{name}_high']:.2f}":
+            del out[f"{name}_high"]
     out.update(break_even(r, band, cpu, page_lab, acc, m))
     out.update(page_facts(page_lab))
     return out
@@ -401,7 +405,7 @@ def break_even(r: dict, band: list, cpu: bool, page_lab: dict, acc, m) -> dict:
         out["largest_batch"] = int(batches[-1])
         return out
     out["break_even"] = predicted
-    if not predicted == earliest == latest == 1:  # "does not pay even alone, at batch 1" states no range
+    if not predicted == earliest == latest:  # a range of one batch is stated as that batch alone
         out["break_even_low"] = earliest if earliest is not None else "–"
         if latest is None:
             out["largest_batch"] = int(batches[-1])
@@ -447,9 +451,9 @@ def scenarios(page_lab: dict) -> dict:
     the swept point nearest the default 7/4/7 (N=4, the window nearest 7, the narrower on a tie) beside the widest
     swept window at N=5 (the higher compression on a tie); each predicted on k = 1..8 devices at batch 1 and the page's
     context: speed-up = the point's compression / the step cost at its mean tokens fed. The sweep is the one the
-    page's scenarios name (their `source`, a provenance string: "assets/sweep-prompt.json (64 new tokens)")."""
+    page's scenarios name (their `file`; their `source` says it in words)."""
     scen = page_lab["parallelism"]
-    files = {name: scen[name]["source"].split(" (")[0] for name in ("default", "wide")}
+    files = {name: scen[name]["file"] for name in ("default", "wide")}
     acc, m = register.accelerator("a100-80gb"), register.model_shape("7B")
     out: dict = {}
     picked = {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from lade_core.machine import machine_name
 from lade_core.measure.prompts import load_prompts
 from lade_core.paths import ASSETS, BENCH
 
@@ -88,11 +89,14 @@ def _cpu_choice() -> dict | None:
     if not (narrow.exists() and wide.exists()):
         return None
     median = lambda path: json.loads(path.read_text())["summary"]["speedup_median"]  # noqa: E731
+    docs = [json.loads(path.read_text()) for path in (narrow, wide)]
+    names = {machine_name(d.get("machine"), d.get("threads")) for d in docs}  # the machine each bench ran on
     return {
         "narrow": median(narrow),
         "wide": median(wide),
         "narrow_file": f"assets/bench/{narrow.name}",
         "wide_file": f"assets/bench/{wide.name}",
+        "machine": names.pop() if len(names) == 1 else None,  # None: not recorded, or two machines
     }
 
 
@@ -126,7 +130,7 @@ def _numerics(cut: int = 80) -> dict | None:
             "wide_identical": data["summary"].get("batch_shape_identical"),
             "rows": rows,
             "source": f"assets/bench/{path.name}",
-            "machine": f"{data.get('machine', 'unknown machine')}, {plural(data.get('threads', 1), 'thread')}",
+            "machine": machine_name(data.get("machine"), data.get("threads")),  # None: not recorded
             "command": data.get("command", ""),
         }
     return out

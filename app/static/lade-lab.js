@@ -18,7 +18,19 @@ const LadeLab = (() => {
     return most;
   }
 
-  /** The measurement host's CPU curve at `batch` (1: the single-sequence one) as [tokens, relative cost] points.
+  /** The CPU that measured a curve, in a sentence: the machine the curve records (its processor, at the threads it
+   * ran), or, where it records none, that it is not recorded (`machine_name`, lade_core/machine.py).
+   * @param {string | null | undefined} name */
+  const cpuWords = (name) =>
+    name ? ["the ", h("span", { class: "source" }, name)] : "a CPU whose machine is not recorded";
+  /** The same as a label (a chart's line, a menu's option). @param {string | null | undefined} name */
+  const cpuLabel = (name) => (name ? `CPU: ${name}` : "CPU (machine not recorded)");
+  /** A device's name in its register (roofline.py ACCELERATORS), its id where the register lacks it.
+   * @param {any} page @param {string} id */
+  const deviceName = (page, id) =>
+    id === "cpu" ? "CPU" : (page.devices.find((/** @type {any} */ d) => d.id === id) || { name: id }).name;
+
+  /** The shipped CPU curve at `batch` (1: the single-sequence one) as [tokens, relative cost] points.
    * @param {any} page @param {number} [batch] */
   const cpuPoints = (page, batch = 1) => {
     const curve =
@@ -34,12 +46,15 @@ const LadeLab = (() => {
   const times = (x) => `${fmt(x)}x`;
   /** @param {number[] | null | undefined} r */
   const span = (r) => (r && r[0] !== null && r[1] !== null ? `${times(r[0])} to ${times(r[1])}` : "not recorded");
-  /** A range as two named facts ("name_low" to "name_high"), each followed by its unit. @param {string} name
+  /** A range as two named facts ("name_low" to "name_high"), each followed by its unit; one value where both ends
+   * read the same ("name_low" alone), and null where an end is not recorded. @param {string} name
    * @param {number[] | null | undefined} r @param {string} [unit] */
   const between = (name, r, unit = "x") =>
-    r && r[0] !== null && r[1] !== null
-      ? [fact(`${name}_low`, fmt(r[0])), `${unit} to `, fact(`${name}_high`, fmt(r[1])), unit]
-      : "not recorded";
+    r && r[0] !== null && r[1] !== null && r[0] !== undefined && r[1] !== undefined
+      ? fmt(r[0]) === fmt(r[1])
+        ? [fact(`${name}_low`, fmt(r[0])), unit]
+        : [fact(`${name}_low`, fmt(r[0])), `${unit} to `, fact(`${name}_high`, fmt(r[1])), unit]
+      : null;
   /** A named factor: its number is the fact, "x" its unit. @param {string} name @param {number} x */
   const factor = (name, x) => [fact(name, fmt(x)), "x"];
 
@@ -77,7 +92,7 @@ const LadeLab = (() => {
     const series = batch > 1 ? pred.by_batch : pred.by_devices,
       i = batch > 1 ? pred.batches.indexOf(batch) : k - 1;
     const cpu = device === "cpu",
-      name = cpu ? "the measurement host's CPU" : (page.devices.find((d) => d.id === device) || { name: device }).name;
+      name = deviceName(page, device);
     const kind = cpu
       ? "Measured cost, predicted speed-up"
       : k > 1
@@ -93,7 +108,15 @@ const LadeLab = (() => {
           : "A model's prediction, not a measurement";
     const measured = batch > 1 && page.cpu.batched ? page.cpu.batched : page.cpu.single; // the curve this batch reads
     const where = cpu
-      ? [`On ${name} (`, h("span", { class: "source" }, measured.machine_description), ")"]
+      ? [
+          "On a CPU (",
+          h(
+            "span",
+            { class: "source" },
+            batch > 1 ? measured.machine_description : pred.machine || measured.machine_description,
+          ),
+          ")",
+        ]
       : pred.fits_in_memory === false
         ? ["With its weights read once per step from several ", cite("devices", name), "s in a pipeline,"]
         : [
@@ -105,6 +128,8 @@ const LadeLab = (() => {
             " model",
           ];
     const part = cpu ? ["measurement", "the measured curve's quartiles"] : ["assumptions", "the model's assumptions"];
+    const spread = between("spread", [series.compression_low[i], series.compression_high[i]]),
+      other = between(part[0], [series[`${part[0]}_low`][i], series[`${part[0]}_high`][i]]);
     const out = [
       h(
         "p",
@@ -121,10 +146,8 @@ const LadeLab = (() => {
         " greedy's speed: ",
         between("speedup", [series.low[i], series.high[i]]),
         ". Of that range, the run's step-to-step spread alone gives ",
-        between("spread", [series.compression_low[i], series.compression_high[i]]),
-        ` and ${part[1]} alone `,
-        between(part[0], [series[`${part[0]}_low`][i], series[`${part[0]}_high`][i]]),
-        ".",
+        spread || "no range of its own",
+        other ? [` and ${part[1]} alone `, other, "."] : `; ${part[1]} were not recorded.`,
       ),
     ];
     const fed = run.tokens_fed,
@@ -144,7 +167,7 @@ const LadeLab = (() => {
         factor("step_cost", cost),
         " a one-token step",
         cpu
-          ? " on the measurement host's measured curve."
+          ? " on that CPU's measured curve."
           : [
               `; the forward is ${bound}-bound`,
               crossover !== null && bound !== "overhead"
@@ -185,12 +208,16 @@ const LadeLab = (() => {
               : [
                   `Lookahead stops paying at batch `,
                   h("b", {}, fact("break_even", even.predicted)),
-                  " (predicted; between ",
-                  fact("break_even_low", even.range[0] ?? "–"),
-                  " and ",
-                  even.range[1] === null
-                    ? ["beyond ", fact("largest_batch", even.largest_batch_tried)]
-                    : fact("break_even_high", even.range[1]),
+                  even.range[0] === even.predicted && even.range[1] === even.predicted
+                    ? " (predicted, at that batch across its whole range"
+                    : [
+                        " (predicted; between ",
+                        fact("break_even_low", even.range[0] ?? "–"),
+                        " and ",
+                        even.range[1] === null
+                          ? ["beyond ", fact("largest_batch", even.largest_batch_tried)]
+                          : fact("break_even_high", even.range[1]),
+                      ],
                   "): ",
                   whyItStops(even.why, fed),
                 ],
@@ -245,11 +272,7 @@ const LadeLab = (() => {
           " read and write more cache than the compression pays for.",
         ];
       default:
-        return [
-          "on the measurement host's measured curves a step of ",
-          each,
-          " costs more than the compression brings back.",
-        ];
+        return ["on that CPU's measured curves a step of ", each, " costs more than the compression brings back."];
     }
   }
 
@@ -260,7 +283,7 @@ const LadeLab = (() => {
       bands = [];
     if (batch === 1 || device === "cpu")
       series.push({
-        name: `the measurement host's CPU, SmolLM2-135M${batch > 1 ? `, batch ${batch}` : ""} (measured)`,
+        name: `${cpuLabel((batch > 1 ? page.cpu.batched : page.cpu.single).machine_name)}, SmolLM2-135M${batch > 1 ? `, batch ${batch}` : ""} (measured)`,
         color: COLORS.baseline,
         points: cpuPoints(page, batch),
       });
@@ -268,7 +291,7 @@ const LadeLab = (() => {
       const c = page.gpu_curves[device][size][String(batch)];
       const pts = page.tokens.map((t, i) => [t, c.mid[i], c.low[i], c.high[i]]);
       series.push({
-        name: `${device}, ${size}, batch ${batch} (model)`,
+        name: `${deviceName(page, device)}, ${size}, batch ${batch} (model)`,
         color: COLORS.parallel,
         dash: "5 3",
         points: pts.map((p) => [p[0], p[1]]),
@@ -300,11 +323,12 @@ const LadeLab = (() => {
   function batchChart(page, sel) {
     const b = sel.pred.by_batch,
       xs = sel.pred.batches;
+    // each server's example rule labelled by its own register entry's `chart_label` (two vLLM settings, two rules)
     const rules = (page.thresholds.servers || [])
-      .filter((s) => s.off_from_batch)
-      .map((s) => ({ x: s.off_from_batch, label: `${s.server.split(" (")[0]} example`, color: COLORS.verify }));
+      .filter((/** @type {any} */ s) => s.off_from_batch)
+      .map((/** @type {any} */ s) => ({ x: s.off_from_batch, label: s.chart_label, color: COLORS.verify }));
     return Lade.charts.line({
-      title: `Speed-up against batch size, one device: ${sel.device}, ${sel.size}`,
+      title: `Speed-up against batch size, one device: ${deviceName(page, sel.device)}, ${sel.size}`,
       xLabel: "sequences per step (batch)",
       yLabel: "speed-up over greedy",
       logX: true,
@@ -425,7 +449,11 @@ const LadeLab = (() => {
             " models on code completion, whose compression this project did not measure.",
           ]
         : "",
-      " Every device holds the whole model, so a scenario is only drawn for a model that fits one. No multi-GPU code runs in this project.",
+      " Every device holds the whole model, so a scenario is only drawn for a model that fits one. These curves are ",
+      "a simulation; ",
+      page.parallel_run
+        ? "this project's engine also runs Lookahead Parallelism for real, over several processes each holding the whole model, and the lesson shows a run it recorded (which makes no speed claim)."
+        : "no run of Lookahead Parallelism is shipped with this page.",
     ];
   }
 
@@ -449,7 +477,7 @@ const LadeLab = (() => {
         {},
         h("th", { scope: "row" }, `${r.model} ${r.model_size}`),
         h("td", {}, r.dataset),
-        h("td", {}, `${r.devices > 1 ? `${r.devices} × ` : ""}${r.device}`),
+        h("td", {}, `${r.devices > 1 ? `${r.devices} × ` : ""}${deviceName(page, r.device)}`),
         h("td", {}, r.window === null ? "not found" : `${r.window}/${r.ngram}/${r.guess}`),
         h("td", {}, times(r.speedup)),
         h("td", {}, cell("bench")),
@@ -496,8 +524,8 @@ const LadeLab = (() => {
       h(
         "p",
         {},
-        "Tokens per step only become speed where a wider forward pass costs about what a narrow one does. Here: the ",
-        "measurement host's CPU cost curve, a roofline model of a GPU's with its assumptions, what they predict for the run on screen, ",
+        "Tokens per step only become speed where a wider forward pass costs about what a narrow one does. Here: a ",
+        "CPU's measured cost curve (its machine named beside it), a roofline model of a GPU's with its assumptions, what they predict for the run on screen, ",
         "alone and with many sequences per step, the paper's own measurements beside the model's predictions, and a simulation ",
         "of Lookahead Parallelism over several GPUs.",
       ),
@@ -519,9 +547,7 @@ const LadeLab = (() => {
         sel.device,
         sel.devices.map((d) => [
           d,
-          d === "cpu"
-            ? "the measurement host's CPU (measured)"
-            : (page.devices.find((x) => x.id === d) || { name: d }).name,
+          d === "cpu" ? "CPU (measured; its machine named below)" : deviceName(page, d), // a phone keeps the menu narrow
         ]),
         (v) => actions.lab({ device: v }),
         "lab-device",
@@ -615,7 +641,7 @@ const LadeLab = (() => {
         ? h(
             "p",
             { class: "muted" },
-            "The measurement host's CPU curve: ",
+            "The CPU curve drawn above: ",
             // the machine's description names its threads and where the curve comes from (calibrate.labelled)
             h("span", { class: "source" }, `${cpu.machine_description}; ${cpu.model}, ${cpu.dtype}`),
             "; a one-token forward took ",
@@ -626,6 +652,6 @@ const LadeLab = (() => {
     );
   }
 
-  return { view, flatUpTo, cpuPoints };
+  return { view, flatUpTo, cpuPoints, cpuWords, cpuLabel, deviceName };
 })();
 window.Lade.lab = LadeLab;

@@ -301,7 +301,12 @@ const LadeLayout = (() => {
           "section",
           { id: sec.id, class: "sec", "aria-labelledby": `${sec.id}-title` },
           h("h2", { id: `${sec.id}-title` }, sec.title),
-          h("p", { class: "explain" }, h("b", {}, "What am I looking at? "), Lade.notes.SECTIONS[sec.note]),
+          h(
+            "p",
+            { class: "explain" },
+            h("b", {}, "What am I looking at? "),
+            sec.note === "outputs" ? Lade.notes.outputsNote(run) : Lade.notes.SECTIONS[sec.note],
+          ),
           sec.rows.map((row) =>
             h(
               "div",

@@ -121,9 +121,15 @@ const LadeLessonExtras = (() => {
     }
     const paper = paperFigures(lab, ctx.boot.paper, fact);
     if (paper) out.push(Lade.lesson.More("What the paper measured, by data set and devices", P(...paper)));
-    const split = lab && lab.parallel_run ? parallelism(lab.parallel_run, fact, P) : null;
+    const recorded = lab && lab.parallel_run,
+      split = recorded ? parallelism(recorded, fact, P) : null;
     if (split)
-      out.push(Lade.lesson.More("Lookahead Parallelism, run: one step dealt out over two processes", ...split));
+      out.push(
+        Lade.lesson.More(
+          `Lookahead Parallelism, run: one step dealt out over ${["", "one", "two", "three", "four"][recorded.devices] || "several"} processes`,
+          ...split,
+        ),
+      );
     if (gpu && lab) {
       const pts = lab.tokens.map((t, i) => [t, gpu.mid[i], gpu.low[i], gpu.high[i]]);
       const chart = [
@@ -135,10 +141,10 @@ const LadeLessonExtras = (() => {
           height: 200,
           yMin: 0,
           width: 520,
-          summary: `This CPU's measured cost and the ${gpuName} model's, against tokens fed; this run fed ${fmt(fed, 1)} tokens a step at ${fmt(ratio)}x here.`,
+          summary: `A CPU's measured cost and the ${gpuName} model's, against tokens fed; this run fed ${fmt(fed, 1)} tokens a step at ${fmt(ratio)}x here.`,
           series: [
             {
-              name: "the measurement host's CPU (measured)",
+              name: `${Lade.lab.cpuLabel(lab.cpu.single.machine_name)} (measured)`,
               color: Lade.dom.COLORS.baseline,
               points: Lade.lab.cpuPoints(lab),
             },
@@ -159,9 +165,11 @@ const LadeLessonExtras = (() => {
       if (curve.length > 1 && widths.length && fed >= curve[0][0] && fed <= curve[curve.length - 1][0])
         chart.push(
           P(
-            "The marker is this recording's own ratio; the curve was measured apart (",
-            h("span", { class: "source" }, lab.cpu.single.source),
-            ") and reads ",
+            "The marker is this recording's own ratio; the curve was measured apart, on ",
+            Lade.lab.cpuWords(lab.cpu.single.machine_name),
+            " (",
+            h("span", { class: "source" }, lab.cpu.single.machine_description),
+            "), and reads ",
             fact("curve_at_fed", fmt(alongLogX(curve, fed))),
             "x at ",
             fact("fed", fmt(fed, 1)),
@@ -172,7 +180,7 @@ const LadeLessonExtras = (() => {
             " tokens: the mean cost of steps of many widths need not sit on the curve at their mean width.",
           ),
         );
-      out.push(Lade.lesson.More("The measurement host's CPU cost beside the GPU model's, on one chart", ...chart));
+      out.push(Lade.lesson.More("A CPU's measured cost beside the GPU model's, on one chart", ...chart));
     }
     return out;
   }
@@ -269,11 +277,11 @@ const LadeLessonExtras = (() => {
       ),
       P(
         "This run makes no speed claim: its processes shared one machine's CPU cores, so their wall time says nothing ",
-        "of devices working side by side. Recorded with ",
+        "of devices working side by side. Recorded on ",
+        h("span", { class: "source" }, r.recorded_at),
+        " with ",
         h("code", {}, r.command),
-        " (",
-        h("span", { class: "source" }, `${r.file}, ${r.recorded_at}`),
-        ").",
+        ".",
       ),
     ];
   }
@@ -321,7 +329,7 @@ const LadeLessonExtras = (() => {
 
   /** @type {Prediction} */
   const speedQuestion = {
-    question: "On the measurement host's CPU, is W = 15 (N = 5, G = 15) faster than W = 7 (N = 4, G = 7)?",
+    question: "On the CPU the bench ran on, is W = 15 (N = 5, G = 15) faster than W = 7 (N = 4, G = 7)?",
     options: ["yes", "no"],
     answer: (_run, _k, ctx) => {
       const lab = ctx.lab && ctx.lab.cpu_choice;
@@ -330,7 +338,8 @@ const LadeLessonExtras = (() => {
         option: lab.wide > lab.narrow ? 0 : 1,
         text:
           `${lab.wide > lab.narrow ? "yes" : "no"}: the bench measured ` +
-          `${fmt(lab.wide)}x greedy's speed for W=15 against ${fmt(lab.narrow)}x for W=7 on the measurement host's CPU (medians over the benchmark ` +
+          `${fmt(lab.wide)}x greedy's speed for W=15 against ${fmt(lab.narrow)}x for W=7 on ` +
+          `${lab.machine ? `the ${lab.machine}` : "a CPU whose machine is not recorded"} (medians over the benchmark ` +
           `prompts)` +
           (lab.wide > lab.narrow ? "." : ": the wider window's extra tokens cost more than they bring here."),
       };
@@ -348,9 +357,11 @@ const LadeLessonExtras = (() => {
     const ex = parted.find((r) => r.prompt === ctx.run.t.prompt) || parted[0];
     const out = [
       P(
-        "Is it really identical? Measured on the project's measurement host (",
-        h("span", { class: "source" }, `${f32.machine}; ${f32.source}, ${bf.source}`),
-        "): in fp32 lookahead's text was ",
+        "Is it really identical? Measured on ",
+        f32.machine === bf.machine
+          ? Lade.lab.cpuWords(f32.machine)
+          : [Lade.lab.cpuWords(f32.machine), " (fp32) and ", Lade.lab.cpuWords(bf.machine), " (bf16)"],
+        ": in fp32 lookahead's text was ",
         "identical to greedy's on ",
         fact("fp32_identical", f32.identical),
         " of ",

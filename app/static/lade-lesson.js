@@ -176,9 +176,9 @@ const LadeLesson = (() => {
             "Jacobi decoding guesses the next W tokens at once and feeds the whole guess block through the model in one ",
             "forward pass (a ",
             term("Jacobi iteration"),
-            "). The model's output after each guess token is a better guess; the prefix ",
-            "of the block the model agrees with is accepted, plus the model's next token. It is exact: nothing is kept that the model ",
-            "would not have written.",
+            "). The prefix of the block the model agrees with is accepted, plus the model's next token. The model's ",
+            "outputs after the guess tokens past that prefix become the next step's guesses: new guesses, which that ",
+            "step checks, not necessarily better ones. It is exact: nothing is kept that the model would not have written.",
           ),
           P(
             "This run guesses ",

@@ -8,11 +8,6 @@ const LadeNotes = (() => {
   const { h, fmt, plural, label } = Lade.dom;
 
   const SECTIONS = {
-    outputs:
-      "Both methods decode the same prompt. The clock counts forward passes (steps; step 0 reads the prompt). " +
-      "Autoregressive decoding writes one token per step; lookahead decoding writes 1 to N per step. With greedy " +
-      "decoding the two texts are identical, token for token; when the run samples, both draw from the model's " +
-      "distribution, so their texts differ in general.",
     chain:
       "One step, left to right. The lookahead branch (the window) holds guesses for future positions; the " +
       "model refines all of them in the step's forward pass (a Jacobi iteration), and each column of the window then " +
@@ -29,6 +24,51 @@ const LadeNotes = (() => {
       "ordinary next-token prediction. Hover a cell to see why it is visible or not.",
   };
 
+  /** What a lane of each kind writes in one step, as a concept (no numbers): keyed by `Run.lanes()`'s `kind`. */
+  const WRITES = {
+    greedy: "one token per step",
+    sampling: "one token per step",
+    lookahead: "1 to N tokens per step (N: the n-gram size)",
+    [Lade.dom.HYBRID]:
+      "one token per step plus the longest prefix of a candidate (a pool n-gram or copied text) the model agrees with",
+    jacobi: "one token per step plus the guesses at the front of its block that the model agrees with",
+    pld: "one token per step plus the copied tokens the model agrees with",
+    "early-exit": "one token per step plus the drafted tokens the model agrees with",
+    draft: "one token per step plus the drafted tokens the model agrees with",
+  };
+
+  /** "What am I looking at?" over the two text panels, chosen by the run's own lanes: the panels show the baseline
+   * lane and the main lane; a race's other lanes are named as not drawn there. @param {Run} run */
+  function outputsNote(run) {
+    const lanes = run.lanes(),
+      shown = lanes.filter((l) => l.id === "parallel" || l.id === "baseline"),
+      others = lanes.filter((l) => !shown.includes(l));
+    const writes = shown
+      .slice()
+      .reverse()
+      .map((l, i) => {
+        const what = Object.hasOwn(WRITES, l.kind) ? WRITES[l.kind] : "one token or more per step";
+        return `${i ? run.laneWord(l.id) : run.laneName(l.id)} decoding writes ${what}`;
+      });
+    const names = (/** @type {typeof lanes} */ ls) => ls.map((l) => run.laneWord(l.id)).join(", ");
+    return (
+      `The two text panels show the same prompt decoded by ${shown
+        .slice()
+        .reverse()
+        .map((l) => run.laneWord(l.id))
+        .join(" and by ")}` +
+      (others.length
+        ? `; the race's other ${others.length === 1 ? "lane" : "lanes"} (${names(others)}) decoded it too: ` +
+          "their counts are in the counter and the methods table, their texts are not drawn here. "
+        : ". ") +
+      "The clock counts forward passes (steps; step 0 reads the prompt). " +
+      `${writes.join("; ")}. ` +
+      (run.greedy
+        ? "With greedy decoding every lane's text is the same, token for token."
+        : "This run samples: each lane draws from the model's distribution with its own random numbers, so their texts differ in general.")
+    );
+  }
+
   /** One line per term: the glossary, the same text wherever a term is explained. */
   const GLOSSARY = {
     "forward pass": "One run of the whole model over the tokens fed to it; it gives a next-token prediction for each.",
@@ -42,7 +82,8 @@ const LadeNotes = (() => {
     "least recently added":
       "The pool's eviction rule: when a key holds more than G n-grams, the one added longest ago leaves. Adding one that is already there counts as adding it again; looking it up does not.",
     "token tree": "Candidates fed with their shared prefixes once, each branch seeing only its own ancestors.",
-    compression: "Tokens written per step (per forward pass): an upper bound on the speed-up, not the speed-up.",
+    compression:
+      "Tokens written per step (per forward pass), the prompt's prefill counted as a step: an upper bound on the speed-up, not the speed-up.",
     "MT-bench": "A benchmark of multi-turn chat questions, which the paper uses for its single-GPU speed-up.",
     roofline: "A model of a forward pass's time: the longer of reading its bytes from memory and doing its arithmetic.",
     "speculative decoding":
@@ -93,6 +134,16 @@ const LadeNotes = (() => {
   function deviceName(run) {
     const d = String(run.t.device);
     return { cpu: "the CPU", cuda: "the GPU", mps: "the Apple GPU" }[d.split(":")[0]] || Lade.dom.labelText(d);
+  }
+
+  /** The machine that recorded the run, as its trace names it ("the 2-core … Processor at 1 thread"), else the
+   * device's name. @param {Run} run */
+  function machineWords(run) {
+    const m = run.t.machine;
+    if (!m || !m.description) return deviceName(run);
+    // a browser's description names its threads already ("browser: WebAssembly, 2 threads")
+    const said = /\bthreads?\b/.test(m.description) || !m.threads;
+    return said ? `the ${m.description}` : `the ${m.description} at ${plural(m.threads, "thread")}`;
   }
 
   /** The run's settings in a line, read off the trace. @param {Run} run */
@@ -148,13 +199,17 @@ const LadeNotes = (() => {
       h("b", {}, "An honest note on speed. "),
       `This run wrote ${fmt(compression)} tokens per step against 1 for ${plain}. `,
       "Tokens per step is an upper bound on the speed-up, not the speed-up: ",
-      `a step of this run fed the model up to ${plural(most, "token")} (${fmt(run.meanFed(), 1)} on average). On ${deviceName(run)} a step of it took `,
+      `a step of this run fed the model up to ${plural(most, "token")} (${fmt(run.meanFed(), 1)} on average). On ${machineWords(run)}, which recorded it, a step of it took `,
       `${fmt(ratio)}x as long as a ${plain} step on average, so the measured wall-clock ratio is ${fmt(speedup)}x `,
       `(${plain} time / ${run.laneWord("parallel")} time). `,
       "Extra tokens are nearly free only where decoding is memory-bound, such as a GPU running a model much larger ",
       "than this one",
-      flat
-        ? `; on this project's CPU a forward costs about what one token costs up to ${flat} tokens and more with every token past that. `
+      flat && lab
+        ? [
+            "; on ",
+            Lade.lab.cpuWords(lab.cpu.single.machine_name),
+            ` (the CPU curve shipped with the page) a forward costs about what one token costs up to ${flat} tokens and more with every token past that. `,
+          ]
         : ". ",
       `The paper reports “${paper.one_device}” on one GPU and “${paper.several}” (Lookahead Parallelism), which is `,
       "not a single-device figure.",
@@ -165,6 +220,17 @@ const LadeNotes = (() => {
     );
   }
 
-  return { SECTIONS, GLOSSARY, term, settingsText, runSummary, honestNote, deviceName };
+  return {
+    SECTIONS,
+    WRITES,
+    outputsNote,
+    machineWords,
+    GLOSSARY,
+    term,
+    settingsText,
+    runSummary,
+    honestNote,
+    deviceName,
+  };
 })();
 window.Lade.notes = LadeNotes;

@@ -348,7 +348,7 @@ const LadeViews = (() => {
         true,
       ],
       [
-        "vs greedy",
+        `vs ${run.laneWord("baseline")}`,
         // a race stopped before its end has no speed-up: its lanes were stopped at once, not at their ends
         (lane) =>
           h(
@@ -399,7 +399,8 @@ const LadeViews = (() => {
     );
     const per = m.parallel ? m.parallel.per_position_acceptance : [];
     const pos = per.length
-      ? `Per-position acceptance of ${run.laneName("parallel").toLowerCase()}: ` +
+      ? `Per-position acceptance of ${run.laneWord("parallel")} (the share of its drafting steps that kept draft ` +
+        `token i${run.method === "lookahead" ? ", each step counting the best of its up to G candidates" : ""}): ` +
         per
           .slice(0, 6)
           .map((/** @type {number} */ r, /** @type {number} */ i) => `draft token ${i}: ${pct(r)}`)

@@ -82,7 +82,7 @@ interface LabPage {
   batches: number[];
   gpu_curves: Record<string, Record<string, Record<string, any>>>;
   cpu: { single: any | null; batched: any | null };
-  cpu_choice?: { narrow: number; wide: number } | null;
+  cpu_choice?: { narrow: number; wide: number; machine?: string | null } | null;
   noise?: Band;
   numerics?: { float32: Numerics; bfloat16: Numerics } | null;
   [part: string]: any;

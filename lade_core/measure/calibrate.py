@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from ..machine import cached_curves, curve_file, identity, save_curve
+from ..machine import cached_curves, curve_file, identity, machine_name, save_curve
 from ..paths import measurement
 from .costcurve import curve_path, load_curve_file, measure_cost_curve
 
@@ -47,12 +47,17 @@ def labelled(curve: dict, source: str) -> dict:
     """`curve` with where it came from: "measured here" (this machine, cached) or "shipped" (assets/, another
     machine or an earlier session), and the machine in words."""
     machine = curve.get("machine") or {}
-    described = machine.get("description") or "a machine this file does not describe"
+    described = machine.get("description") or "its machine not recorded"
     n = curve.get("threads")
     threads = f", {n} thread{'' if n == 1 else 's'}" if n else ""
     when = curve.get("measured_at") or curve.get("recorded_at") or "an unrecorded date"
     where = "this machine" if source == "measured here" else "shipped with the project"
-    return {**curve, "source": source, "machine_description": f"{described}{threads} ({where}, {when})"}
+    return {
+        **curve,
+        "source": source,
+        "machine_description": f"{described}{threads} ({where}, {when})",
+        "machine_name": machine_name(machine.get("description"), n),
+    }
 
 
 _PROCESS: dict[tuple, dict] = {}  # the curves measured in this process, by model, device, dtype, kernels, threads

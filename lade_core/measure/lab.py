@@ -24,6 +24,7 @@ from dataclasses import asdict
 
 import numpy as np
 
+from ..machine import machine_name
 from .calibrate import lab_cpu_curves
 from .costcurve import step_cost as curve_cost
 from .paper import paper_comparison, paper_figures  # noqa: F401 (the lab's API)
@@ -123,6 +124,7 @@ def machine_curves(run) -> dict | None:
         "source": "this run's machine",
         "cached_at": "the run's trace",
         "machine_description": f"{m.description}{threads}, layouts {m.kernels} (measured {m.curve_at})",
+        "machine_name": machine_name(m.description, m.threads),
     }
     shipped = lab_cpu_curves(here=False)["batched"]
     same = shipped and (
@@ -229,7 +231,9 @@ def predict_run(
     if a.get("fits_in_memory") is False:
         weights = t.model.params * t.assumptions.bytes_per_value / 1e9
         notes.append(
-            f"a {t.model.size} model's weights alone are {weights:.0f} GB in bf16 and its caches more, so it "
+            f"a {t.model.size} model's weights alone are {weights:.0f} GB in bf16 and its caches at this run's "
+            f"context ({t.context} positions{' a sequence' * (batch > 1)}, the mean position its steps saw) more, "
+            f"so it "
             f"does not fit one {accelerator(t.device).label} ({a['memory'] / 1e9:.0f} GB)"
             f"{' at this batch' * (batch > 1)}: "
             f"the time is that of reading everything once per step, as pipeline parallelism over several "

@@ -103,6 +103,7 @@ def _cpu_lines(curves: dict) -> dict:
             for k in (
                 "source",
                 "machine_description",
+                "machine_name",
                 "model",
                 "dtype",
                 "kernels",
@@ -161,8 +162,9 @@ def _parallelism() -> dict:
     wide = max((p for p in sweep if p["ngram"] == 5), key=lambda p: (p["window"], p["compression"]))
 
     def scenario(point: dict, label: str) -> dict:
-        source = f"{point['file']} ({point['max_new_tokens']} new tokens)"
-        return {**_scenario(point, "a100-80gb", "7B", label, source), "max_new_tokens": point["max_new_tokens"]}
+        source = f"this project's sweep with the {point['pool']} pool, {point['max_new_tokens']} new tokens a prompt"
+        scen = _scenario(point, "a100-80gb", "7B", label, source)
+        return {**scen, "file": point["file"], "max_new_tokens": point["max_new_tokens"]}
 
     return {
         "default": scenario(near, f"W={near['window']} N=4, the swept window nearest the default 7/4/7"),
@@ -292,9 +294,10 @@ def lab_page_data(curves: dict | None = None) -> dict:
                   simulated_busiest, gathered_bytes, broadcast_steps, kv_bytes_per_token} | null
     thresholds: assets/lab/thresholds.json as it is ({what, read_on, how_read, servers: [{server, setting,
                 applies_to, status?, default, example_value, compares?, off_from_batch (the first batch at which the
-                example drafts nothing), rule, sources: [{url | repo + path, what}]}],
+                example drafts nothing), chart_label (its rule's label on the batch chart, where it has
+                off_from_batch), rule, sources: [{url | repo + path, what}]}],
                 not_found})"""
-    curves = lab_cpu_curves(here=False) if curves is None else curves  # the measurement host's, whoever exports
+    curves = lab_cpu_curves(here=False) if curves is None else curves  # the shipped ones (each names its machine)
     gpu = {acc.name: {m.size: {str(b): _gpu_curve(acc, m, b) for b in BATCHES} for m in MODELS} for acc in ACCELERATORS}
     return {
         "schema": SCHEMA_PAGE,
@@ -479,7 +482,9 @@ def lab_run_data(run) -> dict:
             **_for_target(run, cpu, measured, (1,), setting, fed, band, draws),
             "source": cpu.curves["single"]["source"],
             "machine": cpu.curves["single"]["machine_description"],
+            "machine_name": cpu.curves["single"].get("machine_name"),
             "batched_source": cpu.curves["batched"] and cpu.curves["batched"]["source"],
+            "batched_machine_name": cpu.curves["batched"] and cpu.curves["batched"].get("machine_name"),
             "measurement": r4(measured_on_cpu(run)),
             "roof": _cpu_roof(run),
         }

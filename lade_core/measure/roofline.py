@@ -88,7 +88,7 @@ MODELS = (
 
 @dataclass(frozen=True)
 class Assumptions:
-    """What the roofline takes for granted (mid values; `BOUNDS` gives the range of each). None is measured here.
+    """What the roofline takes for granted (mid values; the bounds below give the range of each). None is measured here.
     Bandwidth 0.7 of peak: gpt-fast's compiled Llama-2-7B decodes at 1,397 GB/s on an A100-80GB, 0.69 of 2,039.
     Compute 0.5 of peak: a round figure for matrix products a few dozen rows tall. 20 us per layer: about a dozen
     kernels a layer at 1-2 us each when launches set the pace. Overlap 1.0: the shorter of memory and compute hides
