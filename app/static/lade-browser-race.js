@@ -261,11 +261,11 @@ const LadeBrowserRace = (() => {
         h("strong", {}, `${fmt(info.download_bytes / 1e6, 0)} MB`),
         " from this site (the model ",
         h("span", { class: "source" }, info.model),
-        " and its runtime) and needs about ",
+        " and its runtime). While loading and racing, Chromium's processes used at most ",
         h("strong", {}, `${fmt(info.memory_bytes / 1e9, 1)} GB`),
-        " of memory (Chromium's processes together, at most, while loading and racing, measured ",
+        " of memory added together (memory they share counted in each, so what a device needs is less), measured ",
         h("span", { class: "source" }, info.memory_source),
-        "). ",
+        ". ",
         self.caches
           ? "It tries to keep the model in this browser's storage, so that a later visit reads it from disk (Delete below frees it). "
           : "This page cannot keep the model between visits (the browser's storage is off here). ",
