@@ -1134,7 +1134,7 @@ def write(folder: Path, names=None) -> dict[str, Path]:
     return paths
 
 
-# Links the page reads (lade-page.js links.read): each is bad somewhere, so each gets a notice.
+# Links the page reads (lade-links.js read): each is bad somewhere, so each gets a notice.
 LONG_VALUE = "A" * 100_000
 QUERIES = [
     {"run": "![x](http://attacker/p.png)"},

@@ -229,7 +229,7 @@ ODD_LINKS = {
         step=None, notice="Step “1234567” is not a step number; showing the run's opening step."
     ),
 }
-READ = "s => Lade.page.links.read(s, window.ladeStage.boot, Lade.lesson.CHAPTERS.length)"
+READ = "s => Lade.links.read(s, window.ladeStage.boot, Lade.lesson.CHAPTERS.length)"
 
 
 def test_the_page_reads_every_link_by_its_one_rule(chromium, server):

@@ -19,7 +19,7 @@ pytest.importorskip("playwright.sync_api")
 pytestmark = [pytest.mark.server, pytest.mark.browser]
 
 # the address the page would write for its state, and the one it shows, read in one go (no wait between them)
-ADDRESS = """() => [location.href, Lade.page.links.url(Lade.page.links.write(window.ladeStage.state), true)]"""
+ADDRESS = """() => [location.href, Lade.links.url(Lade.links.write(window.ladeStage.state), true)]"""
 
 
 @pytest.fixture(scope="module")

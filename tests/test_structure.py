@@ -176,3 +176,59 @@ def test_the_readme_file_map_names_every_browser_file():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     missing = [p.stem for p in sorted((ROOT / "app" / "static").glob("*.js")) if f"`{p.stem}`" not in readme]
     assert missing == [], missing
+
+
+def _lade_graph() -> dict[str, dict[str, set[str]]]:
+    """Script -> the scripts whose `Lade.<module>` it reads in its code (comments left out), with what it reads."""
+    from app.render.assets import SCRIPTS, STATIC
+
+    def code(text: str) -> str:
+        return re.sub(r"(?m)//.*$", "", re.sub(r"/\*.*?\*/", "", text, flags=re.S))
+
+    home = {
+        m.group(1): name
+        for name in SCRIPTS
+        for m in re.finditer(r"window\.Lade\.(\w+)\s*=", (STATIC / name).read_text(encoding="utf-8"))
+    }
+    graph: dict[str, dict[str, set[str]]] = {name: {} for name in SCRIPTS}
+    for name in SCRIPTS:
+        for m in re.finditer(r"\bLade\.(\w+)", code((STATIC / name).read_text(encoding="utf-8"))):
+            other = home.get(m.group(1))
+            if other and other != name:
+                graph[name].setdefault(other, set()).add(m.group(0))
+    return graph
+
+
+def test_each_browser_script_loads_after_every_module_it_reads_and_none_reads_in_a_cycle():
+    """Issue 52: the page's scripts are plain files in one `window.Lade` (ES modules do not survive Gradio's head or the
+    export's policy), so nothing but this test checks their order: each script in `assets.SCRIPTS` comes after every
+    script whose module it reads (so the graph has no cycle: lesson and its extras, layout and the page, the notes and
+    the lab each read the other before). Every shipped script is in the graph."""
+    graph = _lade_graph()
+    assert _read_before_loaded(graph) == [], "read before it is loaded"
+    assert sum(len(reads) for reads in graph.values()) > 50  # the graph was read (a parser that finds nothing fails)
+
+
+def _read_before_loaded(graph) -> list[tuple[str, str, list[str]]]:
+    """(script, the script it reads that loads after it, what it reads)."""
+    from app.render.assets import SCRIPTS
+
+    order = {name: i for i, name in enumerate(SCRIPTS)}
+    return [
+        (name, other, sorted(uses))
+        for name, reads in graph.items()
+        for other, uses in reads.items()
+        if order[other] > order[name]
+    ]
+
+
+def test_the_graph_check_finds_a_planted_cycle(tmp_path, monkeypatch):
+    """The order check fails on a script that reads one loaded after it."""
+    from app.render import assets
+
+    for name in assets.SCRIPTS:
+        (tmp_path / name).write_text((assets.STATIC / name).read_text(encoding="utf-8"), encoding="utf-8")
+    core = tmp_path / assets.SCRIPTS[0]
+    core.write_text(core.read_text(encoding="utf-8") + "\nwindow.Lade.stage.mount;\n", encoding="utf-8")
+    monkeypatch.setattr(assets, "STATIC", tmp_path)
+    assert _read_before_loaded(_lade_graph()) == [(assets.SCRIPTS[0], "lade-stage.js", ["Lade.stage"])]

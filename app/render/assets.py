@@ -2,7 +2,8 @@
 
 `head(boot)` is what the page puts in its <head> (the CSS, the boot data and the scripts, inline, so that the page,
 a Space and an embed need no static route); `inline_bundle()` is the same for the standalone export and the static
-site. Scripts load in `SCRIPTS` order; each adds one module to `window.Lade`.
+site. Scripts load in `SCRIPTS` order, each after every script whose module it reads (tests/test_structure.py
+builds the graph); each adds one module to `window.Lade`.
 """
 
 from __future__ import annotations
@@ -17,21 +18,22 @@ SCRIPTS = (
     "lade-theme.js",
     "lade-run.js",
     "lade-charts.js",
+    "lade-lab.js",
     "lade-notes.js",
+    "lade-race-keep.js",
+    "lade-links.js",
+    "lade-lesson-extras.js",
+    "lade-lesson.js",
+    "lade-race-words.js",
     "lade-views.js",
     "lade-step-views.js",
     "lade-mask.js",
-    "lade-lab.js",
-    "lade-lesson-extras.js",
-    "lade-lesson.js",
-    "lade-lesson-view.js",
-    "lade-page.js",
-    "lade-race-keep.js",
-    "lade-race-words.js",
     "lade-browser-race.js",
     "lade-slide.js",
-    "lade-layout.js",
+    "lade-lesson-view.js",
     "lade-pictures.js",
+    "lade-page.js",
+    "lade-layout.js",
     "lade-sources.js",
     "lade-address.js",
     "lade-print.js",

@@ -6,7 +6,7 @@ const LadeAddress = (() => {
   "use strict";
   const Lade = /** @type {LadeNamespace} */ (window.Lade);
 
-  /** The address follows the state (`Lade.page.links.write`): a new chapter, mode or run is a new history entry,
+  /** The address follows the state (`Lade.links.write`): a new chapter, mode or run is a new history entry,
    * a step or view replaces the entry, so reload, Back and Forward and a copied address land where the reader
    * was. Opening the page's own address replaces (whatever it named), so the first change after it pushes and
    * Back returns to it. Not written while playing (browsers throttle the history), nor in the HTML export (one
@@ -16,7 +16,7 @@ const LadeAddress = (() => {
     if (stage.standalone || s.playing || (!s.current && s.mode !== "lab")) return;
     // a run raced in stage page has no address to reload it from, unless stage browser keeps it (lade-race-keep.js)
     if (s.current && Lade.sources.local(s.current) && !Lade.raceKeep.kept(s.current)) return;
-    const url = Lade.page.links.url(Lade.page.links.write(s), true);
+    const url = Lade.links.url(Lade.links.write(s), true);
     if (url === location.href) return;
     const moved = before.mode !== s.mode || before.chapter !== s.chapter || before.current !== s.current;
     try {
@@ -30,7 +30,7 @@ const LadeAddress = (() => {
   /** Open what the address asks for, or `fallback`; the page has then landed (`write`). @param {Stage} stage
    * @param {() => any} fallback */
   async function follow(stage, fallback) {
-    const link = Lade.page.links.read(location.search, stage.boot, Lade.lesson.CHAPTERS.length);
+    const link = Lade.links.read(location.search, stage.boot, Lade.lesson.CHAPTERS.length);
     await land(stage, link, fallback);
     const dropped = Lade.raceKeep.dropped(); // a race stage tab ran and did not keep, before a reload
     if (dropped) stage.set({ notice: dropped });

@@ -202,6 +202,13 @@ const LadeDom = (() => {
    * its register so a test can find it there. @param {string} register @param {...any} children */
   const cite = (register, ...children) => h("span", { class: "cite", dataset: { register } }, ...children);
 
+  /** A paragraph. @param {...any} children */
+  const P = (...children) => h("p", {}, ...children);
+  /** Secondary material one click away (a chapter's, the notes'), so the view follows the main words on a phone
+   * (its facts are on the page, read by the tests, whether it is open or not). @param {string} summary
+   * @param {...any} children */
+  const More = (summary, ...children) => h("details", { class: "more" }, h("summary", {}, summary), ...children);
+
   /** The kind of a lookahead lane that also verifies prompt lookup's copies: a hybrid, named as one everywhere. */
   const HYBRID = "lookahead+pld";
 
@@ -224,6 +231,8 @@ const LadeDom = (() => {
     sr,
     fact,
     cite,
+    P,
+    More,
     HYBRID,
   };
 })();

@@ -529,7 +529,7 @@ const LadeLab = (() => {
         "alone and with many sequences per step, the paper's own measurements beside the model's predictions, and a simulation ",
         "of Lookahead Parallelism over several GPUs.",
       ),
-      h("p", { class: "muted" }, "Run on screen: ", h("span", { class: "source" }, Lade.notes.settingsText(run)), "."),
+      h("p", { class: "muted" }, "Run on screen: ", h("span", { class: "source" }, run.settingsText()), "."),
     ];
     if (!page || !page.gpu_curves || !runLab)
       return h(

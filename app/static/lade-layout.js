@@ -465,8 +465,8 @@ const LadeLayout = (() => {
       chapter = Lade.slide.kind(s) === "chapter";
     stage.playbar.classList.add("compact");
     stage.openLink.href = chapter
-      ? Lade.page.links.url({ lesson: s.chapter })
-      : Lade.page.links.url({ run: run.handle, step: s.k, view: (s.embed && s.embed.view) || "outputs" });
+      ? Lade.links.url({ lesson: s.chapter })
+      : Lade.links.url({ run: run.handle, step: s.k, view: (s.embed && s.embed.view) || "outputs" });
     // a view or group is built once per run (building it again would move its views out of the box on screen); a
     // chapter's words change with its step
     const same =

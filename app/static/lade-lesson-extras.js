@@ -8,36 +8,7 @@ const LadeLessonExtras = (() => {
   const { h, fmt, pct, cite } = Lade.dom;
   const GPU = { device: "h100", size: "7B" }; // the GPU the lesson compares with (the lab has all; its name is the lab's)
 
-  /** The band two timings must differ by to count, in words: its percentage and the spread that set it (`app.speed`):
-   * the run's own greedy steps, or the floor measured on its device in the process that ran it, whichever is wider.
-   * @param {Band} band @param {typeof Lade.lesson.fact} fact */
-  function bandWords(band, fact) {
-    const parts = /** @type {any[]} */ (band.parts),
-      percent = (/** @type {number} */ r) => `${Math.round(100 * (r - 1))}%`;
-    const own = parts.find((p) => p.source === "this run"),
-      floor = parts.find((p) => p.source === "this run's device");
-    const ownWords = (/** @type {any} */ p) => [
-      "this run's own greedy steps differed by ",
-      fact("noise_own", percent(p.ratio)),
-      " between its first and second half",
-    ];
-    const floorWords = (/** @type {any} */ p) => [
-      "a greedy step on this run's device varied by ",
-      fact("noise_floor", percent(p.ratio)),
-      " within one measurement made before the race",
-    ];
-    const wider = own && (!floor || own.ratio > floor.ratio) ? own : floor;
-    const other = wider === own ? floor : own;
-    return [
-      wider === own ? ownWords(own) : floorWords(floor),
-      other ? [" (", wider === own ? floorWords(other) : ownWords(other), ")"] : "",
-      ", so differences within ",
-      fact("noise_band", percent(band.ratio)),
-      " are noise",
-    ];
-  }
-
-  /** @param {Run} run @param {LessonContext} ctx @param {typeof Lade.lesson.fact} fact @param {typeof Lade.lesson.P} P */
+  /** @param {Run} run @param {LessonContext} ctx @param {typeof Lade.dom.fact} fact @param {typeof Lade.dom.P} P */
   function speed(run, ctx, fact, P) {
     const lab = ctx.lab,
       fed = run.meanFed();
@@ -71,7 +42,7 @@ const LadeLessonExtras = (() => {
               ". On that device it is ",
               fact("verdict", m.verdict),
               ": ",
-              bandWords(/** @type {Speed} */ (run.d.speed).band, fact),
+              Lade.notes.bandWords(/** @type {Speed} */ (run.d.speed).band, fact),
               ".",
             ]
           : run.lanes().some((l) => run.running(l.id))
@@ -120,12 +91,12 @@ const LadeLessonExtras = (() => {
       );
     }
     const paper = paperFigures(lab, ctx.boot.paper, fact);
-    if (paper) out.push(Lade.lesson.More("What the paper measured, by data set and devices", P(...paper)));
+    if (paper) out.push(Lade.dom.More("What the paper measured, by data set and devices", P(...paper)));
     const recorded = lab && lab.parallel_run,
       split = recorded ? parallelism(recorded, fact, P) : null;
     if (split)
       out.push(
-        Lade.lesson.More(
+        Lade.dom.More(
           `Lookahead Parallelism, run: one step dealt out over ${["", "one", "two", "three", "four"][recorded.devices] || "several"} processes`,
           ...split,
         ),
@@ -180,14 +151,14 @@ const LadeLessonExtras = (() => {
             " tokens: the mean cost of steps of many widths need not sit on the curve at their mean width.",
           ),
         );
-      out.push(Lade.lesson.More("A CPU's measured cost beside the GPU model's, on one chart", ...chart));
+      out.push(Lade.dom.More("A CPU's measured cost beside the GPU model's, on one chart", ...chart));
     }
     return out;
   }
 
   /** The recorded Lookahead Parallelism run (labdata `_parallel_run`): what is split, what each process fed beside
    * what one device would have, what travels, and why it makes no speed claim.
-   * @param {any} r @param {typeof Lade.lesson.fact} fact @param {typeof Lade.lesson.P} P */
+   * @param {any} r @param {typeof Lade.dom.fact} fact @param {typeof Lade.dom.P} P */
   function parallelism(r, fact, P) {
     const k = r.devices,
       s = r.setting,
@@ -299,7 +270,7 @@ const LadeLessonExtras = (() => {
 
   /** The paper's figures as its register states them (the boot's claims, the lab's rows): they differ in data set as
    * well as in device count, so each is named with both. @param {LabPage | null} lab @param {Boot["paper"]} claims
-   * @param {typeof Lade.lesson.fact} fact */
+   * @param {typeof Lade.dom.fact} fact */
   function paperFigures(lab, claims, fact) {
     const paper = lab && lab.paper;
     if (!paper) return null;
@@ -347,7 +318,7 @@ const LadeLessonExtras = (() => {
   };
 
   /** What was measured in bf16 (issue: is it really identical?), if the page carries it. @param {LessonContext} ctx
-   * @param {typeof Lade.lesson.fact} fact @param {typeof Lade.lesson.P} P */
+   * @param {typeof Lade.dom.fact} fact @param {typeof Lade.dom.P} P */
   function numerics(ctx, fact, P) {
     const n = ctx.lab && ctx.lab.numerics;
     if (!n) return null;
@@ -424,7 +395,7 @@ const LadeLessonExtras = (() => {
               ],
         ),
       );
-      out.push(Lade.lesson.More("Where bf16 parted from greedy", ...more));
+      out.push(Lade.dom.More("Where bf16 parted from greedy", ...more));
     }
     return out;
   }
@@ -505,8 +476,8 @@ const LadeLessonExtras = (() => {
 
   /** A race's tokens per step, who needed the fewest steps and who was fastest on the clock, and, where the fewest
    * steps did not win the clock, the step cost that is why. `key` prefixes the facts' names (one race per prefix).
-   * @param {Race} race @param {any[]} intro @param {string} key @param {typeof Lade.lesson.fact} fact
-   * @param {typeof Lade.lesson.P} P */
+   * @param {Race} race @param {any[]} intro @param {string} key @param {typeof Lade.dom.fact} fact
+   * @param {typeof Lade.dom.P} P */
   function raceWords(race, intro, key, fact, P) {
     const others = race.lanes,
       byId = (/** @type {string} */ id) => /** @type {RaceLane} */ (others.find((l) => l.id === id));
@@ -525,7 +496,7 @@ const LadeLessonExtras = (() => {
             "x to ",
             fact(`${key}second_speed`, fmt(fastest[fastest.length - 1].speedup || 0)),
             "x greedy's speed): ",
-            bandWords(/** @type {Band} */ (race.band), (name, value) => fact(`${key}${name}`, value)),
+            Lade.notes.bandWords(/** @type {Band} */ (race.band), (name, value) => fact(`${key}${name}`, value)),
             ".",
           ]
         : fastest[0].verdict === "slower than greedy"
@@ -605,8 +576,8 @@ const LadeLessonExtras = (() => {
     focus: ["relatives-view", "progress-plot"],
     start: [{ rule: "the race's last step", at: (run) => run.lastStep() }],
     text: (run, _k, ctx) => {
-      const fact = Lade.lesson.fact,
-        P = Lade.lesson.P,
+      const fact = Lade.dom.fact,
+        P = Lade.dom.P,
         others = run.lanes().filter((l) => l.id !== "baseline");
       const rate = (/** @type {string} */ id) =>
         run.d.metrics && run.d.metrics[id] ? run.d.metrics[id].draft_acceptance_rate : 0;
@@ -633,7 +604,7 @@ const LadeLessonExtras = (() => {
         sp = run.d.speed;
       if (early && sp) {
         out.push(
-          Lade.lesson.More(
+          Lade.dom.More(
             "The early-exit draft, more closely",
             P(
               "The early-exit draft is this model's own first layers: no extra weights, but this model was not trained to exit ",
@@ -665,7 +636,7 @@ const LadeLessonExtras = (() => {
               "Raced the same way on a prompt whose answer is new text (“",
               Lade.dom.proseText(second.prompt),
               "”, ",
-              h("a", { href: Lade.page.links.url({ run: second.name }) }, "open that race"),
+              h("a", { href: Lade.links.url({ run: second.name }) }, "open that race"),
               "): ",
             ],
             "new_",
@@ -700,6 +671,6 @@ const LadeLessonExtras = (() => {
     },
   };
 
-  return { speed, speedQuestion, numerics, relatives: [relatives], bandWords };
+  return { speed, speedQuestion, numerics, relatives: [relatives] };
 })();
 window.Lade.lessonExtras = LadeLessonExtras;

@@ -10,14 +10,9 @@
 const LadeLesson = (() => {
   "use strict";
   const Lade = /** @type {LadeNamespace} */ (window.Lade);
-  const { h, tok, plural, fmt, pct, fact } = Lade.dom;
+  const { h, tok, plural, fmt, pct, fact, P } = Lade.dom;
   const term = Lade.notes.term;
 
-  /** @param {...any} children */
-  const P = (...children) => h("p", {}, ...children);
-  /** A chapter's secondary material, one click away so the view follows the main words on a phone (its facts are
-   * on the page, read by the tests, whether it is open or not). @param {string} summary @param {...any} children */
-  const More = (summary, ...children) => h("details", { class: "more" }, h("summary", {}, summary), ...children);
   /** What the window does when a step accepts several tokens, on the run's first such full-window step whose next
    * step feeds the full window at the same width: nothing moves, positions count from the last accepted token, so
    * every kept guess stands further on. @param {Run} run */
@@ -541,7 +536,7 @@ const LadeLesson = (() => {
           "saved trace, or press “Run your own” to race lookahead decoding against greedy decoding on your own prompt with your own ",
           "W, N and G, greedy or sampling. The speed lab predicts what the same run would do on a GPU, on several, and with many users.",
         ),
-        P("The run on screen now: ", h("span", { class: "source" }, Lade.notes.settingsText(run)), "."),
+        P("The run on screen now: ", h("span", { class: "source" }, run.settingsText()), "."),
       ],
     },
   ];
@@ -567,6 +562,6 @@ const LadeLesson = (() => {
     return { k: 0, rule: "step 0", first: false, wanted: ch.start[0].rule };
   }
 
-  return { CHAPTERS, chapterStart, fact, P, More };
+  return { CHAPTERS, chapterStart };
 })();
 window.Lade.lesson = LadeLesson;

@@ -146,20 +146,33 @@ const LadeNotes = (() => {
     return said ? `the ${m.description}` : `the ${m.description} at ${plural(m.threads, "thread")}`;
   }
 
-  /** The run's settings in a line, read off the trace. @param {Run} run */
-  function settingsText(run) {
-    const c = run.config,
-      s = run.t.sampling;
-    const mode =
-      s.temperature === 0
-        ? "greedy"
-        : `sampling at temperature ${s.temperature}, top-p ${s.top_p}, sampling seed ${s.sample_seed}`;
-    if (run.method === "jacobi") return `Jacobi decoding, a block of W=${c.window} guesses, ${mode}`;
-    if (run.method !== "lookahead") return `${run.laneName("parallel")} decoding, ${mode}`;
-    const extra = [`${c.pool} pool`, c.tree ? "token tree" : null, c.adaptive ? "adaptive sizes" : null].filter(
-      Boolean,
-    );
-    return `W=${c.window}, N=${c.ngram}, G=${c.guess} (${extra.join(", ")}), ${mode}`;
+  /** The band two timings must differ by to count, in words: its percentage and the spread that set it (`app.speed`):
+   * the run's own greedy steps, or the floor measured on its device in the process that ran it, whichever is wider.
+   * @param {Band} band @param {typeof Lade.dom.fact} fact */
+  function bandWords(band, fact) {
+    const parts = /** @type {any[]} */ (band.parts),
+      percent = (/** @type {number} */ r) => `${Math.round(100 * (r - 1))}%`;
+    const own = parts.find((p) => p.source === "this run"),
+      floor = parts.find((p) => p.source === "this run's device");
+    const ownWords = (/** @type {any} */ p) => [
+      "this run's own greedy steps differed by ",
+      fact("noise_own", percent(p.ratio)),
+      " between its first and second half",
+    ];
+    const floorWords = (/** @type {any} */ p) => [
+      "a greedy step on this run's device varied by ",
+      fact("noise_floor", percent(p.ratio)),
+      " within one measurement made before the race",
+    ];
+    const wider = own && (!floor || own.ratio > floor.ratio) ? own : floor;
+    const other = wider === own ? floor : own;
+    return [
+      wider === own ? ownWords(own) : floorWords(floor),
+      other ? [" (", wider === own ? floorWords(other) : ownWords(other), ")"] : "",
+      ", so differences within ",
+      fact("noise_band", percent(band.ratio)),
+      " are noise",
+    ];
   }
 
   /** The lanes' lengths, and the model, device and date the run names (each a `Lade.dom.label`). @param {Run} run */
@@ -227,7 +240,7 @@ const LadeNotes = (() => {
     machineWords,
     GLOSSARY,
     term,
-    settingsText,
+    bandWords,
     runSummary,
     honestNote,
     deviceName,

@@ -56,7 +56,7 @@ const LadeRaceWords = (() => {
       ? `The race was stopped, so its lanes' times are no speed-up and it gets no verdict; ${same}.`
       : sp
         ? `Lookahead ran at ${fmt(sp.lanes.parallel.speedup)}x greedy's speed, ${sp.lanes.parallel.verdict}: ` +
-          `${words(Lade.lessonExtras.bandWords(sp.band, (_n, v) => String(v)))}; ${same}.`
+          `${words(Lade.notes.bandWords(sp.band, (_n, v) => String(v)))}; ${same}.`
         : `Greedy made too few steps to measure this device's noise, so the race gets no speed verdict, and ${same}.`;
     out.push({ id: "verdict", text: verdict });
     const e = ready.engine;

@@ -101,6 +101,22 @@ const LadeRun = (() => {
       return Object.hasOwn(this.d.names, kind) ? this.d.names[kind] : kind;
     }
 
+    /** The run's settings in a line, read off the trace. */
+    settingsText() {
+      const c = this.config,
+        s = this.t.sampling;
+      const mode =
+        s.temperature === 0
+          ? "greedy"
+          : `sampling at temperature ${s.temperature}, top-p ${s.top_p}, sampling seed ${s.sample_seed}`;
+      if (this.method === "jacobi") return `Jacobi decoding, a block of W=${c.window} guesses, ${mode}`;
+      if (this.method !== "lookahead") return `${this.laneName("parallel")} decoding, ${mode}`;
+      const extra = [`${c.pool} pool`, c.tree ? "token tree" : null, c.adaptive ? "adaptive sizes" : null].filter(
+        Boolean,
+      );
+      return `W=${c.window}, N=${c.ngram}, G=${c.guess} (${extra.join(", ")}), ${mode}`;
+    }
+
     /** A lane's method as named at the start of a sentence or a label. @param {string} lane */
     laneName(lane) {
       const word = this.laneWord(lane);

@@ -16,7 +16,7 @@ const LadeShare = (() => {
       });
       return;
     }
-    const url = Lade.page.links.url(Lade.page.links.write(stage.state), true),
+    const url = Lade.links.url(Lade.links.write(stage.state), true),
       handle = stage.state.current;
     // a gallery run is always there; a live or opened run only while the server still holds it: the page asks
     // the server how full its store is and says what that means for the link (Lade.page.heldWords)

@@ -18,11 +18,11 @@ const LadeSources = (() => {
     try {
       res = await fetch(`runs/${encodeURIComponent(handle)}.json${query}`);
     } catch {
-      return { error: `Could not reach the server for the run ${Lade.page.shown(handle)}.` };
+      return { error: `Could not reach the server for the run ${Lade.links.shown(handle)}.` };
     }
     const body = await res.json().catch(() => null);
     if (!res.ok || !body) {
-      return { error: (body && body.error) || `Could not load the run ${Lade.page.shown(handle)} (${res.status}).` };
+      return { error: (body && body.error) || `Could not load the run ${Lade.links.shown(handle)} (${res.status}).` };
     }
     return body.trace && body.derived ? { payload: body } : body;
   }
@@ -58,7 +58,7 @@ const LadeSources = (() => {
     load: async (handle) =>
       boot.gallery.some((g) => g.name === handle)
         ? fetchRun(handle, null)
-        : { error: `No gallery run is called ${Lade.page.shown(handle)}.` },
+        : { error: `No gallery run is called ${Lade.links.shown(handle)}.` },
   });
 
   /** The boot document in the page's head. @returns {Boot} */

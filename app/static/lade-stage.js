@@ -167,7 +167,7 @@ const LadeStage = (() => {
       ).catch((/** @type {Error} */ err) => ({ error: `Could not load the run: ${err.message}` }));
       const payload = got && got.payload;
       if (!got || !payload) {
-        this.set({ notice: (got && got.error) || `The run ${Lade.page.shown(handle)} is not in this page.` });
+        this.set({ notice: (got && got.error) || `The run ${Lade.links.shown(handle)} is not in this page.` });
         return null;
       }
       const run = new Lade.Run(payload, handle);
@@ -363,7 +363,7 @@ const LadeStage = (() => {
         actions: this.actions,
         lab: this.boot.lab,
         boot: this.boot,
-        links: { explorer: () => Lade.page.links.url({ run: run.handle, step: this.state.k }) },
+        links: { explorer: () => Lade.links.url({ run: run.handle, step: this.state.k }) },
       };
     }
 

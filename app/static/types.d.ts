@@ -266,6 +266,7 @@ interface LadeNamespace {
   lesson: typeof LadeLesson;
   lessonView: typeof LadeLessonView;
   page: typeof LadePage;
+  links: typeof LadeLinks;
   slide: typeof LadeSlide;
   layout: typeof LadeLayout;
   pictures: typeof LadePictures;
