@@ -47,7 +47,9 @@ CHAPTER_RULES = "() => Lade.lesson.CHAPTERS.map(c => ({title: c.title, role: c.r
 
 def stated_rules() -> set[str]:
     """Every start rule the lesson's scripts state, read from their source."""
-    text = source("lade-lesson.js") + source("lade-lesson-extras.js")
+    text = "".join(
+        source(f"lade-{name}.js") for name in ("lesson", "chapter-speed", "chapter-numerics", "chapter-relatives")
+    )
     return set(re.findall(r'\{\s*rule: "([^"]+)"', text))
 
 

@@ -626,7 +626,7 @@ def plural(n: int, one: str) -> str:
 
 
 def band_words(run) -> str:
-    """The band in the page's words (lade-lesson-extras.js `bandWords`), the spread that set it first."""
+    """The band in the page's words (lade-notes.js `bandWords`), the spread that set it first."""
     own, floor = rule.own_spread(run), rule.device_floor(run)
     pct = lambda p: f"{round(100 * (p['ratio'] - 1))}%"  # noqa: E731
     words = {

@@ -440,7 +440,7 @@ const LadeLesson = (() => {
               ".",
             ),
           );
-          out.push(...(Lade.lessonExtras.numerics(ctx, fact, P) || []));
+          out.push(...(Lade.chapterNumerics.numerics(ctx, fact, P) || []));
         } else {
           out.push(
             P(
@@ -464,7 +464,7 @@ const LadeLesson = (() => {
         },
       },
     },
-    ...Lade.lessonExtras.relatives,
+    ...Lade.chapterRelatives.relatives,
     {
       title: "One step's anatomy: the attention mask",
       role: "lookahead",
@@ -522,8 +522,8 @@ const LadeLesson = (() => {
       role: "lookahead",
       focus: ["counter", "progress-plot"],
       start: [{ rule: "the run's last step", at: (run) => run.lastStep() }],
-      text: (run, _k, ctx) => Lade.lessonExtras.speed(run, ctx, fact, P),
-      predict: Lade.lessonExtras.speedQuestion,
+      text: (run, _k, ctx) => Lade.chapterSpeed.speed(run, ctx, fact, P),
+      predict: Lade.chapterSpeed.speedQuestion,
     },
     {
       title: "Play with it",

@@ -262,7 +262,9 @@ interface LadeNamespace {
   stepViews: typeof LadeStepViews;
   mask: typeof LadeMask;
   lab: typeof LadeLab;
-  lessonExtras: typeof LadeLessonExtras;
+  chapterSpeed: typeof LadeChapterSpeed;
+  chapterNumerics: typeof LadeChapterNumerics;
+  chapterRelatives: typeof LadeChapterRelatives;
   lesson: typeof LadeLesson;
   lessonView: typeof LadeLessonView;
   page: typeof LadePage;

@@ -97,7 +97,6 @@ for (const name of [
   "lade-run.js",
   "lade-notes.js",
   "lade-views.js",
-  "lade-lesson-extras.js",
   "lade-page.js",
   "lade-race-words.js",
 ])
