@@ -110,3 +110,18 @@ def test_what_the_store_says_of_a_link_is_the_declared_held():
     for handle in (first, "code-class-W7N4G7", "nope"):
         assert conforms(store.held(handle), "Held") == [], handle
     assert conforms({**store.held("nope"), "runs": "3"}, "Held") == ["Held.runs: '3' is not an integer"]
+
+
+def test_what_the_page_knows_of_the_browser_engine_is_the_declared_engine_boot():
+    """Issue 52: the page's `boot.engine` was typed `any`; it is `EngineBoot` (app/render/engine_files.py), and what
+    `engine_boot` writes fits it (a field dropped or renamed fails here), the site's service worker included."""
+    from app.render.engine_files import engine_boot
+
+    boot = engine_boot({"files": 1, "bytes": 200_000_000})
+    assert conforms(boot, "EngineBoot") == []
+    assert conforms({**boot, "isolation": "lade-isolation.js"}, "EngineBoot") == []
+    dropped = {k: v for k, v in boot.items() if k != "limits"}
+    assert conforms(dropped, "EngineBoot") == ["EngineBoot.limits is missing"]
+    assert conforms({**boot, "limits": {**boot["limits"], "tokens": "128"}}, "EngineBoot") == [
+        "EngineBoot.limits.tokens: '128' is not an integer"
+    ]

@@ -35,8 +35,14 @@ import shutil
 import tempfile
 from functools import cache
 from pathlib import Path
+from typing import NotRequired
 
+from typing_extensions import TypedDict
+
+from lade_core.config import DraftConfig, LookaheadConfig, Sampling
 from lade_core.paths import ROOT
+
+from .payload import Derived
 
 CHUNK = 24 * 2**20  # bytes per GGUF chunk: under the 25 MiB a file that common static hosts (Cloudflare Pages) take
 NODE_DIST = ROOT / "node_modules" / "onnxruntime-web" / "dist"  # npm's copy (`make install`)
@@ -201,7 +207,64 @@ def served() -> tuple[dict[str, Path], dict] | None:
     return files, engine_boot({"files": len(files), "bytes": sum(p.stat().st_size for p in files.values())})
 
 
-def engine_boot(made: dict) -> dict:
+class RaceLimits(TypedDict):
+    """The most a browser race may ask for: the public limits on W, N and G, its tokens, the prompt's length."""
+
+    window: int
+    ngram: int
+    guess: int
+    tokens: int
+    prompt_chars: int
+    prompt_tokens: int
+
+
+class SweepPoint(TypedDict):
+    """One swept setting and what Auto reads of it (`autoconfig.predict_point`)."""
+
+    window: int
+    ngram: int
+    guess: int
+    pool: str
+    mean_tokens_fed: float
+    compression: float
+    compression_by_prompt: dict[str, float]
+
+
+class ServerCurve(TypedDict):
+    """The project's shipped cost curve, each point [tokens, cost relative to a one-token forward], and its label."""
+
+    label: str
+    points: list[tuple[int, float]]
+
+
+class TraceFormat(TypedDict):
+    schema: str
+    version: int
+
+
+class EngineBoot(TypedDict):
+    """What the page knows of the browser engine before loading it (`engine_boot`; the page's `boot.engine`)."""
+
+    base: str  # where the engine's files are, relative to the page
+    download_bytes: int  # with the WebAssembly runtime, scripts not counted
+    runtime_bytes: dict[str, int]  # per runtime build ("wasm", "webgpu")
+    memory_bytes: int  # the browser's resident memory loading took, when measured
+    memory_source: str  # where and when that was measured
+    model: str
+    context: int
+    vocab_size: int
+    config: LookaheadConfig  # the settings a race records, at their defaults
+    sampling: Sampling
+    draft: DraftConfig
+    limits: RaceLimits
+    derived: Derived  # a run's derived data with no steps yet
+    sweeps: list[SweepPoint]
+    server_curve: ServerCurve | None
+    trace_format: TraceFormat
+    isolation: NotRequired[str]  # the static site's service worker that isolates the page (site.py), if any
+
+
+def engine_boot(made: dict) -> EngineBoot:
     """What the page knows of the engine's files before it loads them (`boot.engine`, lade-browser-race.js): where
     they are, what a visitor downloads and the memory loading took when measured (`MEASURED`), the model's name,
     context and vocabulary, the settings a race records (the defaults of LookaheadConfig, Sampling and DraftConfig),
@@ -254,7 +317,7 @@ def engine_boot(made: dict) -> dict:
     }
 
 
-def race_sweeps(pool: str) -> list[dict]:
+def race_sweeps(pool: str) -> list[SweepPoint]:
     """The swept settings a browser race can run (its pool, within the public limits), with what Auto reads of each
     (autoconfig.predict_point): the browser's Auto (lade-auto.js) proposes among them by autoconfig's rule."""
     from lade_core.measure.autoconfig import load_sweeps
@@ -270,7 +333,7 @@ def race_sweeps(pool: str) -> list[dict]:
     ]
 
 
-def server_curve() -> dict | None:
+def server_curve() -> ServerCurve | None:
     """The cost curve shipped with the project (assets/costcurve-cpu.json), relative to its one-token forward, with
     what its file says of where it was measured: drawn beside the visitor's own."""
     from lade_core.measure.costcurve import curve_path, load_curve_file

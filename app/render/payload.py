@@ -165,14 +165,6 @@ class Held(TypedDict):
     next_out_opened_s: int | None  # at the bounds: how long ago the run it would drop next was opened (else null)
 
 
-class Contract(TypedDict):
-    """Every shape the page reads from the server, for the generated contract (app/render/contract.py)."""
-
-    payload: Payload
-    live: LiveAnswer
-    held: Held
-
-
 class PayloadTooLarge(ValueError):
     """A run whose view data would pass `ITEM_BUDGET`: too large to draw, whatever its file size."""
 

@@ -2,12 +2,314 @@
 // do not edit: tests/test_contract.py fails when this file differs from what they declare.
 
 /**
- * Every shape the page reads from the server, for the generated contract (app/render/contract.py).
+ * Every shape the page reads from the server: a run's payload, a live run's answer, what the store says of a
+ * link, and what the page knows of the browser engine before loading it.
  */
 export interface Contract {
+  engine: EngineBoot;
   held: Held;
   live: LiveAnswer;
   payload: Payload;
+}
+/**
+ * What the page knows of the browser engine before loading it (`engine_boot`; the page's `boot.engine`).
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "EngineBoot".
+ */
+export interface EngineBoot {
+  base: string;
+  config: LookaheadConfig;
+  context: number;
+  derived: Derived;
+  download_bytes: number;
+  draft: DraftConfig;
+  isolation?: string;
+  limits: RaceLimits;
+  memory_bytes: number;
+  memory_source: string;
+  model: string;
+  runtime_bytes: {
+    [k: string]: number;
+  };
+  sampling: Sampling;
+  server_curve: ServerCurve | null;
+  sweeps: SweepPoint[];
+  trace_format: TraceFormat;
+  vocab_size: number;
+}
+/**
+ * W, N, G of the paper plus the pool and verification options.
+ *
+ * window (W): columns of the Jacobi window, i.e. how far ahead the lookahead branch guesses.
+ * ngram (N): n-gram size; the window has N-1 levels and a full match accepts N tokens.
+ * guess (G): at most G candidates are verified per step, and the pool keeps at most G n-grams per key.
+ *     G = 0 turns verification off (one token per step), an ablation.
+ * pool: where the pool's n-grams come from (`POOL_POLICIES`): "paper" the window only; "output" also the
+ *     n-grams of the text generated so far; "prompt" also the prompt's.
+ * tree: verify the candidates as a token tree (candidates sharing a prefix share its rows) instead of one row
+ *     of N-1 tokens each: the same tokens accepted, fewer tokens fed (on by default: it measured 3-5% cheaper
+ *     steps on this project's CPU, BENCHMARKS.md "Token tree"; off is the paper's layout).
+ * adaptive: choose the window and the number of candidates step by step (up to W and G) from the step cost and
+ *     the acceptance seen so far; W and G then bound the sizes. Needs the device's step cost (`StepCost`).
+ * window_seed: seeds the initial window, drawn from the prompt's tokens.
+ * lookup: also verify what prompt lookup copies from the text (up to this many tokens, keyed on the text's last
+ *     two tokens, from its first and its most recent occurrence, `drafts.PromptLookup`), as one or two more
+ *     candidates: longer ones than the pool's N-1 where the answer repeats the prompt or itself. 0 (the
+ *     default) is the paper's method; needs the token tree.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "LookaheadConfig".
+ */
+export interface LookaheadConfig {
+  adaptive: boolean;
+  guess: number;
+  lookup: number;
+  ngram: number;
+  pool: "paper" | "output" | "prompt";
+  tree: boolean;
+  window: number;
+  window_seed: number;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "Derived".
+ */
+export interface Derived {
+  lab?: LabRunData;
+  lanes: DerivedLane[];
+  layouts: LayoutRow[];
+  metric_terms?: MetricTerm[];
+  metrics?: {
+    [k: string]: RunMetrics;
+  };
+  names: {
+    [k: string]: string;
+  };
+  reasons: string[];
+  rules: number[][][];
+  speed?: Speed;
+  steps: DerivedStep[];
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "DerivedLane".
+ */
+export interface DerivedLane {
+  steps: DerivedStep[];
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "DerivedStep".
+ */
+export interface DerivedStep {
+  kept: number;
+  kept_from?: string;
+  layout: number;
+  pool?: PoolState;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "PoolState".
+ */
+export interface PoolState {
+  keys: number;
+  more_keys: number;
+  rows: PoolRow[];
+  size: number;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "PoolRow".
+ */
+export interface PoolRow {
+  evicted: number[][];
+  items: PoolItem[];
+  key: number;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "PoolItem".
+ */
+export interface PoolItem {
+  cont: number[];
+  new: boolean;
+}
+/**
+ * One distinct step layout for the mask view: its tokens' labels, positions, kinds (`token_kinds`) and tree
+ * parents, and the mask as packed bits in base64 (null past `MASK_BUDGET`).
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "LayoutRow".
+ */
+export interface LayoutRow {
+  kinds: number[];
+  labels: string[];
+  levels: number;
+  mask: string | null;
+  nodes: number;
+  parents: number[];
+  positions: number[];
+  size: number;
+  window: number;
+}
+/**
+ * One column of the methods table: its label, this project's definition, and what it is called elsewhere.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "MetricTerm".
+ */
+export interface MetricTerm {
+  elsewhere: string;
+  id: string;
+  label: string;
+  ours: string;
+  sources: TermSource[];
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "TermSource".
+ */
+export interface TermSource {
+  name: string;
+  url: string;
+  where: string;
+}
+/**
+ * What `run_metrics` answers (the page's metrics table reads these names).
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "RunMetrics".
+ */
+export interface RunMetrics {
+  accepted_drafts: number;
+  draft_acceptance_rate: number;
+  drafted_per_step: number;
+  drafted_tokens: number;
+  drafting_steps: number;
+  mean_acceptance_length: number;
+  per_position_acceptance: number[];
+  tokens_per_step: number;
+}
+/**
+ * A finished run's speed as the one noise rule (`app.speed`) reads it.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "Speed".
+ */
+export interface Speed {
+  band: Band;
+  fastest: string[];
+  lanes: {
+    [k: string]: LaneSpeed;
+  };
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "Band".
+ */
+export interface Band {
+  parts: {
+    [k: string]: unknown;
+  }[];
+  ratio: number;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "LaneSpeed".
+ */
+export interface LaneSpeed {
+  bench: number[];
+  speedup: number;
+  verdict: string;
+}
+/**
+ * What the speculative methods' drafts propose: prompt lookup decoding, an early-exit draft, a draft model.
+ *
+ * tokens (K): the most tokens a draft proposes per step: the continuation prompt lookup copies, or a draft
+ *     model's autoregressive passes (10, as transformers' `prompt_lookup_num_tokens=10`).
+ * match: prompt lookup matches the last n tokens of the text, n from `match` down to 1, and copies what followed
+ *     their first earlier occurrence (transformers' `max_matching_ngram_size`, default 2).
+ * exit_layer: the early-exit draft runs the model's first `exit_layer` layers, then its final norm and LM head.
+ * draft_model: a hub id or folder of a separate draft model with the model's tokenizer ("" for none).
+ * schedule: "constant" drafts K tokens every step; "heuristic" starts at K and drafts two more after a step that
+ *     kept its whole draft, one fewer (at least 1) otherwise (transformers' opt-in
+ *     `num_assistant_tokens_schedule="heuristic"`), so a draft that is seldom right stops paying for long guesses.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "DraftConfig".
+ */
+export interface DraftConfig {
+  draft_model: string;
+  exit_layer: number;
+  match: number;
+  schedule: "constant" | "heuristic";
+  tokens: number;
+}
+/**
+ * The most a browser race may ask for: the public limits on W, N and G, its tokens, the prompt's length.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "RaceLimits".
+ */
+export interface RaceLimits {
+  guess: number;
+  ngram: number;
+  prompt_chars: number;
+  prompt_tokens: number;
+  tokens: number;
+  window: number;
+}
+/**
+ * How a token is drawn from the model's next-token distribution.
+ *
+ * temperature = 0 is greedy decoding (argmax), the exact path. Otherwise the logits are divided by the temperature,
+ * then restricted to the top_k most likely tokens (0 = no limit) and to the smallest set whose probability reaches
+ * top_p (1.0 = no limit), renormalised, and sampled with a generator seeded by `sample_seed`.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "Sampling".
+ */
+export interface Sampling {
+  sample_seed: number;
+  temperature: number;
+  top_k: number;
+  top_p: number;
+}
+/**
+ * The project's shipped cost curve, each point [tokens, cost relative to a one-token forward], and its label.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "ServerCurve".
+ */
+export interface ServerCurve {
+  label: string;
+  points: [unknown, unknown][];
+}
+/**
+ * One swept setting and what Auto reads of it (`autoconfig.predict_point`).
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "SweepPoint".
+ */
+export interface SweepPoint {
+  compression: number;
+  compression_by_prompt: {
+    [k: string]: number;
+  };
+  guess: number;
+  mean_tokens_fed: number;
+  ngram: number;
+  pool: string;
+  window: number;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "TraceFormat".
+ */
+export interface TraceFormat {
+  schema: string;
+  version: number;
 }
 /**
  * How long a link to a run may work (`runs/<handle>/held.json`, `RunStore.held`).
@@ -55,43 +357,6 @@ export interface LiveDelta {
   token_text: {
     [k: string]: string;
   };
-}
-/**
- * This interface was referenced by `Contract`'s JSON-Schema
- * via the `definition` "DerivedStep".
- */
-export interface DerivedStep {
-  kept: number;
-  kept_from?: string;
-  layout: number;
-  pool?: PoolState;
-}
-/**
- * This interface was referenced by `Contract`'s JSON-Schema
- * via the `definition` "PoolState".
- */
-export interface PoolState {
-  keys: number;
-  more_keys: number;
-  rows: PoolRow[];
-  size: number;
-}
-/**
- * This interface was referenced by `Contract`'s JSON-Schema
- * via the `definition` "PoolRow".
- */
-export interface PoolRow {
-  evicted: number[][];
-  items: PoolItem[];
-  key: number;
-}
-/**
- * This interface was referenced by `Contract`'s JSON-Schema
- * via the `definition` "PoolItem".
- */
-export interface PoolItem {
-  cont: number[];
-  new: boolean;
 }
 /**
  * This interface was referenced by `Contract`'s JSON-Schema
@@ -192,24 +457,6 @@ export interface RankStep {
   sent: number;
 }
 /**
- * One distinct step layout for the mask view: its tokens' labels, positions, kinds (`token_kinds`) and tree
- * parents, and the mask as packed bits in base64 (null past `MASK_BUDGET`).
- *
- * This interface was referenced by `Contract`'s JSON-Schema
- * via the `definition` "LayoutRow".
- */
-export interface LayoutRow {
-  kinds: number[];
-  labels: string[];
-  levels: number;
-  mask: string | null;
-  nodes: number;
-  parents: number[];
-  positions: number[];
-  size: number;
-  window: number;
-}
-/**
  * What the renderer draws a run from.
  *
  * This interface was referenced by `Contract`'s JSON-Schema
@@ -218,103 +465,6 @@ export interface LayoutRow {
 export interface Payload {
   derived: Derived;
   trace: RunTrace;
-}
-/**
- * This interface was referenced by `Contract`'s JSON-Schema
- * via the `definition` "Derived".
- */
-export interface Derived {
-  lab?: LabRunData;
-  lanes: DerivedLane[];
-  layouts: LayoutRow[];
-  metric_terms?: MetricTerm[];
-  metrics?: {
-    [k: string]: RunMetrics;
-  };
-  names: {
-    [k: string]: string;
-  };
-  reasons: string[];
-  rules: number[][][];
-  speed?: Speed;
-  steps: DerivedStep[];
-}
-/**
- * This interface was referenced by `Contract`'s JSON-Schema
- * via the `definition` "DerivedLane".
- */
-export interface DerivedLane {
-  steps: DerivedStep[];
-}
-/**
- * One column of the methods table: its label, this project's definition, and what it is called elsewhere.
- *
- * This interface was referenced by `Contract`'s JSON-Schema
- * via the `definition` "MetricTerm".
- */
-export interface MetricTerm {
-  elsewhere: string;
-  id: string;
-  label: string;
-  ours: string;
-  sources: TermSource[];
-}
-/**
- * This interface was referenced by `Contract`'s JSON-Schema
- * via the `definition` "TermSource".
- */
-export interface TermSource {
-  name: string;
-  url: string;
-  where: string;
-}
-/**
- * What `run_metrics` answers (the page's metrics table reads these names).
- *
- * This interface was referenced by `Contract`'s JSON-Schema
- * via the `definition` "RunMetrics".
- */
-export interface RunMetrics {
-  accepted_drafts: number;
-  draft_acceptance_rate: number;
-  drafted_per_step: number;
-  drafted_tokens: number;
-  drafting_steps: number;
-  mean_acceptance_length: number;
-  per_position_acceptance: number[];
-  tokens_per_step: number;
-}
-/**
- * A finished run's speed as the one noise rule (`app.speed`) reads it.
- *
- * This interface was referenced by `Contract`'s JSON-Schema
- * via the `definition` "Speed".
- */
-export interface Speed {
-  band: Band;
-  fastest: string[];
-  lanes: {
-    [k: string]: LaneSpeed;
-  };
-}
-/**
- * This interface was referenced by `Contract`'s JSON-Schema
- * via the `definition` "Band".
- */
-export interface Band {
-  parts: {
-    [k: string]: unknown;
-  }[];
-  ratio: number;
-}
-/**
- * This interface was referenced by `Contract`'s JSON-Schema
- * via the `definition` "LaneSpeed".
- */
-export interface LaneSpeed {
-  bench: number[];
-  speedup: number;
-  verdict: string;
 }
 /**
  * A recorded run: one prompt decoded by a main method (`method`, with `config` or `draft`, in `parallel`: what
@@ -372,62 +522,6 @@ export interface MethodRun {
   wall_s: number;
 }
 /**
- * W, N, G of the paper plus the pool and verification options.
- *
- * window (W): columns of the Jacobi window, i.e. how far ahead the lookahead branch guesses.
- * ngram (N): n-gram size; the window has N-1 levels and a full match accepts N tokens.
- * guess (G): at most G candidates are verified per step, and the pool keeps at most G n-grams per key.
- *     G = 0 turns verification off (one token per step), an ablation.
- * pool: where the pool's n-grams come from (`POOL_POLICIES`): "paper" the window only; "output" also the
- *     n-grams of the text generated so far; "prompt" also the prompt's.
- * tree: verify the candidates as a token tree (candidates sharing a prefix share its rows) instead of one row
- *     of N-1 tokens each: the same tokens accepted, fewer tokens fed (on by default: it measured 3-5% cheaper
- *     steps on this project's CPU, BENCHMARKS.md "Token tree"; off is the paper's layout).
- * adaptive: choose the window and the number of candidates step by step (up to W and G) from the step cost and
- *     the acceptance seen so far; W and G then bound the sizes. Needs the device's step cost (`StepCost`).
- * window_seed: seeds the initial window, drawn from the prompt's tokens.
- * lookup: also verify what prompt lookup copies from the text (up to this many tokens, keyed on the text's last
- *     two tokens, from its first and its most recent occurrence, `drafts.PromptLookup`), as one or two more
- *     candidates: longer ones than the pool's N-1 where the answer repeats the prompt or itself. 0 (the
- *     default) is the paper's method; needs the token tree.
- *
- * This interface was referenced by `Contract`'s JSON-Schema
- * via the `definition` "LookaheadConfig".
- */
-export interface LookaheadConfig {
-  adaptive: boolean;
-  guess: number;
-  lookup: number;
-  ngram: number;
-  pool: "paper" | "output" | "prompt";
-  tree: boolean;
-  window: number;
-  window_seed: number;
-}
-/**
- * What the speculative methods' drafts propose: prompt lookup decoding, an early-exit draft, a draft model.
- *
- * tokens (K): the most tokens a draft proposes per step: the continuation prompt lookup copies, or a draft
- *     model's autoregressive passes (10, as transformers' `prompt_lookup_num_tokens=10`).
- * match: prompt lookup matches the last n tokens of the text, n from `match` down to 1, and copies what followed
- *     their first earlier occurrence (transformers' `max_matching_ngram_size`, default 2).
- * exit_layer: the early-exit draft runs the model's first `exit_layer` layers, then its final norm and LM head.
- * draft_model: a hub id or folder of a separate draft model with the model's tokenizer ("" for none).
- * schedule: "constant" drafts K tokens every step; "heuristic" starts at K and drafts two more after a step that
- *     kept its whole draft, one fewer (at least 1) otherwise (transformers' opt-in
- *     `num_assistant_tokens_schedule="heuristic"`), so a draft that is seldom right stops paying for long guesses.
- *
- * This interface was referenced by `Contract`'s JSON-Schema
- * via the `definition` "DraftConfig".
- */
-export interface DraftConfig {
-  draft_model: string;
-  exit_layer: number;
-  match: number;
-  schedule: "constant" | "heuristic";
-  tokens: number;
-}
-/**
  * A method raced beside the run's main one: its name, its settings (`config` for lookahead and Jacobi
  * decoding, `draft` for the speculative methods; the other one keeps its defaults) and its run.
  *
@@ -479,20 +573,4 @@ export interface CostPoint {
   q3: number;
   seconds: number;
   tokens: number;
-}
-/**
- * How a token is drawn from the model's next-token distribution.
- *
- * temperature = 0 is greedy decoding (argmax), the exact path. Otherwise the logits are divided by the temperature,
- * then restricted to the top_k most likely tokens (0 = no limit) and to the smallest set whose probability reaches
- * top_p (1.0 = no limit), renormalised, and sampled with a generator seeded by `sample_seed`.
- *
- * This interface was referenced by `Contract`'s JSON-Schema
- * via the `definition` "Sampling".
- */
-export interface Sampling {
-  sample_seed: number;
-  temperature: number;
-  top_k: number;
-  top_p: number;
 }

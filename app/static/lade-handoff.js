@@ -11,21 +11,21 @@ const LadeHandoff = (() => {
   const Lade = /** @type {LadeNamespace} */ (window.Lade);
   const { h, fill, fmt } = Lade.dom;
 
-  /** The stage's race panel, where this page can race in the browser; else null. */
+  /** The stage's race panel and the engine's boot, where this page can race in the browser; else null. */
   function panel() {
     const stage = window.ladeStage;
-    if (!stage || !stage.racePanel) return null;
+    if (!stage || !stage.racePanel || !stage.boot.engine) return null;
     const check = /** @type {any} */ (Lade.browserRace).able; // the race's own device check, where it has one
     const able = typeof check === "function" ? !!check() : typeof WebAssembly === "object" && window.isSecureContext;
-    return able ? /** @type {HTMLFormElement} */ (stage.racePanel) : null;
+    return able ? { form: /** @type {HTMLFormElement} */ (stage.racePanel), engine: stage.boot.engine } : null;
   }
 
   /** Fill the panel's fields with `race` (each within the panel's limits), open it and start it. @param {any} race */
   function hand(race) {
-    const form = panel();
-    if (!form) return;
-    const stage = window.ladeStage,
-      lim = stage.boot.engine.limits;
+    const here = panel();
+    if (!here) return;
+    const form = here.form,
+      lim = here.engine.limits;
     /** @param {string} id @param {unknown} value @param {number} [lo] @param {number} [hi] */
     const set = (id, value, lo, hi) => {
       const field = /** @type {HTMLInputElement | null} */ (form.querySelector(`#${id}`));
@@ -41,7 +41,7 @@ const LadeHandoff = (() => {
     // the race the visitor asked the server for, not one the panel would choose for this device instead
     const auto = /** @type {HTMLInputElement | null} */ (form.querySelector("#browser-race-auto"));
     if (auto) auto.checked = false;
-    if (form.hidden) stage.toggleRace(false);
+    if (form.hidden) window.ladeStage.toggleRace(false);
     form.scrollIntoView({ block: "nearest" });
     const go = /** @type {HTMLButtonElement | null} */ (form.querySelector("#browser-race-go"));
     if (go && !go.disabled) form.requestSubmit(go);
@@ -64,27 +64,27 @@ const LadeHandoff = (() => {
     const host = /** @type {HTMLElement} */ (element.querySelector(".lade-offer-host") || element);
     const draw = () => {
       const offer = read(props.value),
-        form = offer && offer.race ? panel() : null;
+        here = offer && offer.race ? panel() : null;
       host.hidden = !offer;
       if (!offer) return fill(host);
-      const lim = form ? window.ladeStage.boot.engine.limits : null;
+      const lim = here ? here.engine.limits : null;
       const cut =
         lim && Number(offer.race.max_new_tokens) > lim.tokens ? ` (at most ${lim.tokens} new tokens there)` : "";
       fill(
         host,
         h("p", { class: "offer-text" }, offer.text),
-        form
+        here
           ? h(
               "button",
               { type: "button", id: "race-offer", class: "offer-button", onclick: () => hand(offer.race) },
               `Race it in your browser instead${cut}`,
             )
           : null,
-        form
+        here
           ? h(
               "p",
               { class: "offer-cost" },
-              `The same prompt and settings, on your device: the first race there downloads ${fmt(window.ladeStage.boot.engine.download_bytes / 1e6, 0)} MB.`,
+              `The same prompt and settings, on your device: the first race there downloads ${fmt(here.engine.download_bytes / 1e6, 0)} MB.`,
             )
           : null,
       );

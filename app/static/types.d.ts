@@ -22,6 +22,7 @@ type LabRunData = any;
 type LiveDelta = import("./contract").LiveDelta;
 type LiveAnswer = import("./contract").LiveAnswer;
 type Held = import("./contract").Held;
+type EngineBoot = import("./contract").EngineBoot;
 interface Loaded {
   payload?: Payload;
   delta?: LiveDelta;
@@ -96,7 +97,7 @@ interface Boot {
   methods: Record<string, { says: string; whose: string }>;
   lab: LabPage | null;
   live_url: string | null;
-  engine?: any; // the browser engine beside the page (app/render/engine_files.py `engine_boot`), or null
+  engine?: EngineBoot | null; // the browser engine beside the page (app/render/engine_files.py `engine_boot`)
   step?: number | null;
 }
 
