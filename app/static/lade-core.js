@@ -29,7 +29,7 @@ const LadeDom = (() => {
    * h("div", {class: "a", onclick: f}, child, "text", [more]) -> element; "svg:rect" makes an SVG element.
    * @param {string} tag
    * @param {Record<string, any> | null} [attrs]
-   * @param {...any} children
+   * @param {...Kid} children
    * @returns {any}
    */
   function h(tag, attrs, ...children) {
@@ -46,7 +46,7 @@ const LadeDom = (() => {
     return node;
   }
 
-  /** @param {Node} node @param {any[]} children */
+  /** @param {Node} node @param {Kid[]} children */
   function append(node, children) {
     for (const child of children) {
       if (child === null || child === undefined || child === false) continue;
@@ -55,7 +55,7 @@ const LadeDom = (() => {
     }
   }
 
-  /** Replace an element's content (one DOM write per region per render). @param {Element} node @param {...any} children */
+  /** Replace an element's content (one DOM write per region per render). @param {Element} node @param {...Kid} children */
   function fill(node, ...children) {
     const fresh = document.createDocumentFragment();
     append(fresh, children);

@@ -240,13 +240,15 @@ interface StartRule {
   test?: (run: Run, s: Step) => boolean;
   at?: (run: Run) => number;
 }
+/** What `Lade.dom.h` and `fill` take as a child: a node, text (a number or string), nothing, or a list of them. */
+type Kid = Node | string | number | boolean | null | undefined | Kid[];
 interface Chapter {
   title: string;
   role: string;
   focus: string[];
   lanes?: string[];
   start: StartRule[];
-  text: (run: Run, k: number, ctx: LessonContext) => any[];
+  text: (run: Run, k: number, ctx: LessonContext) => Kid[];
   predict?: Prediction;
   /** views the chapter shows in their zoomed variant (the lesson, its handout) */
   zoomed?: string[];
