@@ -22,18 +22,17 @@ from __future__ import annotations
 import base64
 import json
 from typing import (
-    Annotated,
     Any,
     NotRequired,  # pydantic reads these on Python 3.11
 )
 
 import numpy as np
-from pydantic import WithJsonSchema
 from typing_extensions import TypedDict
 
 from lade_core import RunTrace, StepTrace
 from lade_core.config import METHOD_NAMES
 from lade_core.layout import REASONS, StepLayout
+from lade_core.measure.labdata import LabRunData
 from lade_core.metrics import MetricTerm, RunMetrics, run_metrics, terms
 from lade_core.pool import NGramPool
 from lade_core.schema import to_data
@@ -119,9 +118,7 @@ class Derived(TypedDict):
     metrics: NotRequired[dict[str, RunMetrics]]  # by the page's lane ids
     speed: NotRequired[Speed]  # a finished run's (a live run has it once it ends)
     metric_terms: NotRequired[list[MetricTerm]]  # the metrics' names elsewhere (`lade_core.metrics.terms`)
-    # the speed lab's predictions: nested by device, size and setting, documented at `labdata.lab_run_data`; the page
-    # declares it as `LabRunData` (types.d.ts)
-    lab: NotRequired[Annotated[dict[str, Any], WithJsonSchema({"type": "object", "tsType": "LabRunData"})]]
+    lab: NotRequired[LabRunData]  # the speed lab's predictions (`labdata.lab_run_data`)
 
 
 class Payload(TypedDict):

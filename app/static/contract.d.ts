@@ -92,6 +92,181 @@ export interface Derived {
   steps: DerivedStep[];
 }
 /**
+ * The speed lab's predictions for one run (`lab_run_data`).
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "LabRunData".
+ */
+export interface LabRunData {
+  break_even_meaning: string;
+  kind: string;
+  predictions: {
+    [k: string]: {
+      [k: string]: Target;
+    };
+  };
+  range_method: string;
+  run: RunSummary;
+  schema: string;
+  version: number;
+}
+/**
+ * One device x model size (`_for_target`); the CPU's also names its curves' machines, its measurement and roof.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "Target".
+ */
+export interface Target {
+  batched_machine_name?: string | null;
+  batched_source?: string | null;
+  batches: number[];
+  break_even_batch: BreakEven;
+  by_batch: Series;
+  by_devices: Series;
+  crossover_tokens: (number | null)[] | null;
+  devices: number[];
+  fits_in_memory: boolean;
+  fits_in_memory_up_to_batch: number | null;
+  machine?: string | null;
+  machine_name?: string | null;
+  measurement?: CpuMeasurement | null;
+  notes: string[];
+  roof?: CpuRoof | null;
+  source?: string;
+}
+/**
+ * The smallest batch at which lookahead is predicted slower than greedy (`lab.break_even_batch`; null: not below
+ * 1 up to `largest_batch_tried`), its range and each part of the range.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "BreakEven".
+ */
+export interface BreakEven {
+  largest_batch_tried: number;
+  predicted: number | null;
+  range: (number | null)[];
+  range_parts: {
+    [k: string]: (number | null)[];
+  };
+  why: WhyItStops | null;
+}
+/**
+ * What bounds greedy's and lookahead's forwards at the batch where lookahead stops paying (`lab.why_it_stops`).
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "WhyItStops".
+ */
+export interface WhyItStops {
+  batch: number;
+  greedy_bound?: string;
+  greedy_tokens?: number;
+  lookahead_bound?: string;
+  lookahead_tokens?: number;
+  reason: string;
+}
+/**
+ * Predictions over one axis (devices, or batch) as parallel lists (`_series`): the speed-up, its range and each
+ * part of the range (compression, and assumptions on a GPU or measurement on the CPU; null where not recorded), the
+ * step cost and what bounds it; over batch the step cost's range, over devices the busiest device's tokens.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "Series".
+ */
+export interface Series {
+  assumptions_high?: (number | null)[];
+  assumptions_low?: (number | null)[];
+  bound: string[];
+  compression_high: (number | null)[];
+  compression_low: (number | null)[];
+  high: number[];
+  low: number[];
+  measurement_high?: (number | null)[];
+  measurement_low?: (number | null)[];
+  predicted_speedup: number[];
+  step_cost: number[];
+  step_cost_high?: number[];
+  step_cost_low?: number[];
+  tokens_per_device?: number[];
+}
+/**
+ * The run's own CPU figures beside its curve's prediction for the same steps (`lab.measured_on_cpu`).
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "CpuMeasurement".
+ */
+export interface CpuMeasurement {
+  contains: boolean;
+  machine: string;
+  measured: Measured;
+  predicted: Predicted;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "Measured".
+ */
+export interface Measured {
+  forward_ms: number;
+  greedy_forward_ms: number;
+  kind: string;
+  speedup: number;
+  step_cost: number;
+  tokens_fed: number;
+  tokens_per_step: number;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "Predicted".
+ */
+export interface Predicted {
+  kind: string;
+  speedup: number;
+  speedup_range: number[];
+  step_cost: number;
+  step_cost_range: number[];
+}
+/**
+ * The run's CPU as a device against its measured roof (`_cpu_roof`).
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "CpuRoof".
+ */
+export interface CpuRoof {
+  bandwidth_bytes_per_s: number;
+  context: number;
+  crossover_tokens: number | null;
+  floor_bound: string[];
+  floor_ms: number[];
+  flops: number;
+  measured_ms: number[];
+  measured_tokens: number[];
+  over_floor: number[];
+  threads: number;
+  tokens: number[];
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "RunSummary".
+ */
+export interface RunSummary {
+  compression: number;
+  compression_range: number[];
+  config: RunSetting;
+  context: number;
+  dtype: string;
+  model: string;
+  steps: number;
+  tokens_fed: number;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "RunSetting".
+ */
+export interface RunSetting {
+  guess: number;
+  ngram: number;
+  window: number;
+}
+/**
  * This interface was referenced by `Contract`'s JSON-Schema
  * via the `definition` "DerivedLane".
  */

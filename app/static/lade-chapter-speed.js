@@ -61,8 +61,9 @@ const LadeChapterSpeed = (() => {
     const gpu = lab && lab.gpu_curves ? lab.gpu_curves[GPU.device][GPU.size]["1"] : null;
     const gpuName = ((lab && lab.devices.find((/** @type {any} */ d) => d.id === GPU.device)) || { name: GPU.device })
       .name;
-    const pred = run.d.lab ? run.d.lab.predictions[GPU.device][GPU.size].by_devices : null;
-    if (gpu && pred) {
+    const ran = run.d.lab,
+      pred = ran ? ran.predictions[GPU.device][GPU.size].by_devices : null;
+    if (gpu && ran && pred) {
       out.push(
         P(
           "The speed lab's roofline model (a prediction, not a measurement) puts this run's ",
@@ -81,9 +82,9 @@ const LadeChapterSpeed = (() => {
           "x to ",
           fact("gpu_high", fmt(pred.high[0])),
           "x: with its steps resampled, this run's tokens per step range from ",
-          fact("compression_low", fmt(run.d.lab.run.compression_range[0])),
+          fact("compression_low", fmt(ran.run.compression_range[0])),
           " to ",
-          fact("compression_high", fmt(run.d.lab.run.compression_range[1])),
+          fact("compression_high", fmt(ran.run.compression_range[1])),
           ", so the range can pass its own compression, and the model's assumptions add theirs). The weights are ",
           "read once per ",
           "forward whatever its width, so extra tokens are nearly free until the arithmetic catches up.",

@@ -18,7 +18,7 @@ type Payload = import("./contract").Payload;
 type Band = import("./contract").Band;
 type Speed = import("./contract").Speed;
 /** The speed lab's predictions for a run (lade_core/measure/labdata.py lab_run_data, documented there). */
-type LabRunData = any;
+type LabRunData = import("./contract").LabRunData;
 type LiveDelta = import("./contract").LiveDelta;
 type LiveAnswer = import("./contract").LiveAnswer;
 type Held = import("./contract").Held;

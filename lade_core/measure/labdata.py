@@ -15,8 +15,10 @@ import math
 import shlex
 import statistics
 from dataclasses import asdict, fields
+from typing import NotRequired
 
 import numpy as np
+from typing_extensions import TypedDict  # pydantic reads it on Python 3.11 (app/render/contract.py)
 
 from ..paths import ASSETS
 from .autoconfig import load_sweeps
@@ -48,6 +50,145 @@ PARALLEL_COMMAND = (
     "--out out/parallel-2.json"
 )
 SCHEMA_PAGE, SCHEMA_RUN, VERSION = "lade-explorer/lab-page", "lade-explorer/lab-run", 1
+
+
+# What `lab_run_data` returns, declared once: the page's `LabRunData` is generated from it (app/render/contract.py).
+
+
+class Series(TypedDict):
+    """Predictions over one axis (devices, or batch) as parallel lists (`_series`): the speed-up, its range and each
+    part of the range (compression, and assumptions on a GPU or measurement on the CPU; null where not recorded), the
+    step cost and what bounds it; over batch the step cost's range, over devices the busiest device's tokens."""
+
+    predicted_speedup: list[float]
+    low: list[float]
+    high: list[float]
+    compression_low: list[float | None]
+    compression_high: list[float | None]
+    assumptions_low: NotRequired[list[float | None]]
+    assumptions_high: NotRequired[list[float | None]]
+    measurement_low: NotRequired[list[float | None]]
+    measurement_high: NotRequired[list[float | None]]
+    step_cost: list[float]
+    bound: list[str]  # "memory" | "compute" | "overhead" | "measured"
+    step_cost_low: NotRequired[list[float]]
+    step_cost_high: NotRequired[list[float]]
+    tokens_per_device: NotRequired[list[float]]
+
+
+class WhyItStops(TypedDict):
+    """What bounds greedy's and lookahead's forwards at the batch where lookahead stops paying (`lab.why_it_stops`)."""
+
+    reason: str  # "lookahead crosses" | "both compute" | "neither compute" | "measured"
+    batch: int
+    greedy_bound: NotRequired[str]
+    lookahead_bound: NotRequired[str]
+    greedy_tokens: NotRequired[int]
+    lookahead_tokens: NotRequired[float]
+
+
+class BreakEven(TypedDict):
+    """The smallest batch at which lookahead is predicted slower than greedy (`lab.break_even_batch`; null: not below
+    1 up to `largest_batch_tried`), its range and each part of the range."""
+
+    predicted: int | None
+    range: list[int | None]
+    range_parts: dict[str, list[int | None]]
+    largest_batch_tried: int
+    why: WhyItStops | None
+
+
+class Measured(TypedDict):
+    step_cost: float
+    speedup: float
+    greedy_forward_ms: float
+    forward_ms: float
+    tokens_per_step: float
+    tokens_fed: float
+    kind: str
+
+
+class Predicted(TypedDict):
+    step_cost: float
+    step_cost_range: list[float]
+    speedup: float
+    speedup_range: list[float]
+    kind: str
+
+
+class CpuMeasurement(TypedDict):
+    """The run's own CPU figures beside its curve's prediction for the same steps (`lab.measured_on_cpu`)."""
+
+    machine: str
+    measured: Measured
+    predicted: Predicted
+    contains: bool
+
+
+class CpuRoof(TypedDict):
+    """The run's CPU as a device against its measured roof (`_cpu_roof`)."""
+
+    bandwidth_bytes_per_s: float
+    flops: float
+    threads: int
+    context: int
+    tokens: list[int]
+    floor_ms: list[float]
+    floor_bound: list[str]
+    crossover_tokens: float | None
+    measured_tokens: list[int]
+    measured_ms: list[float]
+    over_floor: list[float]
+
+
+class Target(TypedDict):
+    """One device x model size (`_for_target`); the CPU's also names its curves' machines, its measurement and roof."""
+
+    devices: list[int]
+    by_devices: Series
+    batches: list[int]
+    by_batch: Series
+    crossover_tokens: list[int | None] | None
+    fits_in_memory: bool
+    fits_in_memory_up_to_batch: int | None
+    notes: list[str]
+    break_even_batch: BreakEven
+    source: NotRequired[str]
+    machine: NotRequired[str | None]
+    machine_name: NotRequired[str | None]
+    batched_source: NotRequired[str | None]
+    batched_machine_name: NotRequired[str | None]
+    measurement: NotRequired[CpuMeasurement | None]
+    roof: NotRequired[CpuRoof | None]
+
+
+class RunSetting(TypedDict):
+    window: int
+    ngram: int
+    guess: int
+
+
+class RunSummary(TypedDict):
+    model: str
+    dtype: str
+    compression: float  # tokens per step
+    compression_range: list[float]  # its 10th and 90th percentile
+    tokens_fed: float  # mean per step
+    steps: int
+    context: int  # mean KV position
+    config: RunSetting
+
+
+class LabRunData(TypedDict):
+    """The speed lab's predictions for one run (`lab_run_data`)."""
+
+    schema: str
+    version: int
+    kind: str
+    break_even_meaning: str
+    range_method: str
+    run: RunSummary
+    predictions: dict[str, dict[str, Target]]  # by device id ("cpu" too), then model size
 
 
 def r4(x):
@@ -433,37 +574,13 @@ def _cpu_roof(run) -> dict | None:
     )
 
 
-def lab_run_data(run) -> dict:
+def lab_run_data(run) -> LabRunData:
     """For one `RunTrace`: per device x model size, its predictions on k = 1..8 devices at batch 1 and at each
-    batch on one device, and the batch at which lookahead stops paying; the CPU (135M) at its measured batches.
-    The same numbers `lade lab --run RUN --json` prints, rounded.
-
-    schema, version: "lade-explorer/lab-run", 1;  kind; break_even_meaning; range_method (how the compression
-    part was drawn)
-    run: {model, dtype, compression (tokens per step), compression_range [p10, p90], tokens_fed (mean per step),
-          steps, context (mean KV position), config: {window, ngram, guess}}
-    predictions: {device id | "cpu": {size: {
-        devices: [1..8] (cpu, or a model that does not fit one device: [1]),
-        batches: [1, 2, ..., 256] (cpu: the measured ones; a model that fits: those whose caches fit too),
-        fits_in_memory: whether the weights and one sequence's cache fit one device (false: the batch-1 figure
-                        reads the weights once per step, as pipeline parallelism over several devices would),
-        notes: [every caveat of the prediction, each a sentence without its full stop],
-        by_devices: {predicted_speedup, low, high, compression_low, compression_high, assumptions_low,
-                     assumptions_high (cpu: measurement_low, measurement_high, null where not recorded),
-                     step_cost, bound ("memory" | "compute" | "overhead" | "measured"), tokens_per_device},
-                     each a list over `devices`; k > 1 is a simulation
-        by_batch: {the same lists over `batches`, with step_cost_low and step_cost_high instead of
-                   tokens_per_device}
-        crossover_tokens: per batch in `batches`, the tokens per forward (all sequences, rounded half up) where a
-                          forward at the run's mean context turns compute-bound (None: never; null for the CPU,
-                          whose curve is measured)
-        fits_in_memory_up_to_batch: the largest batch whose weights and caches fit one device (None: none)
-        break_even_batch: {predicted, range [earliest, latest], range_parts: {compression, assumptions |
-                           measurement}: [earliest, latest], largest_batch_tried}: batches as ints, None where the
-                           speed-up stays above 1 up to largest_batch_tried}}}
-    predictions.cpu["135M"] also: measurement (`lab.measured_on_cpu`: the run's own figures and the curve's prediction
-    for them; null without a curve of its own) and roof (`_cpu_roof`: {bandwidth_bytes_per_s, flops, threads, context,
-    tokens, floor_ms, floor_bound, crossover_tokens, measured_tokens, measured_ms, over_floor}; null without one)"""
+    batch on one device, and the batch at which lookahead stops paying; the CPU (135M) at its measured batches,
+    with the run's own measurement beside its curve's prediction and its roof. The same numbers `lade lab --run RUN
+    --json` prints, rounded. The shape is `LabRunData` (above): on each device, k > 1 is a simulation; a model that
+    does not fit one device gets devices [1] and its batch-1 figure reads the weights once per step, as pipeline
+    parallelism would; a model that fits gets the batches whose caches fit too; the CPU's are the measured ones."""
     steps, setting = run.parallel.steps, asdict(run.config)
     later = steps[1:]
     fed = statistics.fmean(s.n_input for s in later) if later else 1.0
