@@ -125,3 +125,24 @@ def test_what_the_page_knows_of_the_browser_engine_is_the_declared_engine_boot()
     assert conforms({**boot, "limits": {**boot["limits"], "tokens": "128"}}, "EngineBoot") == [
         "EngineBoot.limits.tokens: '128' is not an integer"
     ]
+
+
+def test_the_boot_document_and_the_labs_data_are_the_declared_boot():
+    """Issue 52: the boot, the speed lab's page data and the lesson's extras beside it were typed by hand in
+    types.d.ts (`any` in four places); they are `Boot`, `LessonLab` and `LabPage` (app/render/boot.py,
+    lade_core/measure/labdata.py), and what the server, the site and the export boot from fits them: a part dropped
+    or mistyped fails here."""
+    from app.render.boot import boot_data, lab_data
+    from app.render.engine_files import engine_boot
+
+    lab = lab_data()
+    server = boot_data("server", lab=lab, engine=engine_boot({"files": 1, "bytes": 200_000_000}))
+    assert conforms(server, "Boot") == []
+    assert conforms({**boot_data("inline", lab=None), "lesson": {}, "step": 3}, "Boot") == []
+    assert conforms(boot_data("site", live_url="https://example.org/", lab=lab), "Boot") == []
+    assert lab["cpu"]["single"] and lab["numerics"] and lab["second_race"]  # the parts the lesson reads are here
+    broken = {**lab, "cpu": {**lab["cpu"], "single": {**lab["cpu"]["single"], "relative": "1.0"}}}
+    assert [p.split(":")[0] for p in conforms(broken, "LessonLab")] == ["LessonLab.cpu.single"]  # fits no choice
+    assert conforms({k: v for k, v in lab.items() if k != "thresholds"}, "LessonLab") == [
+        "LessonLab.thresholds is missing"
+    ]

@@ -9,16 +9,132 @@ and the speed lab's data (the parts that do not depend on a run). Where runs com
 from __future__ import annotations
 
 import json
+from typing import Literal, NotRequired
+
+from typing_extensions import TypedDict
 
 from lade_core.machine import machine_name
+from lade_core.measure.labdata import LabPage, RunSetting
 from lade_core.measure.prompts import load_prompts
 from lade_core.paths import ASSETS, BENCH
 
 from .. import gallery
+from .engine_files import EngineBoot
+from .payload import Band
 from .views import VIEW_GROUPS, VIEW_IDS
 
+# What the page boots from, declared once: the page's `Boot` is generated from it (app/render/contract.py).
 
-def lab_data() -> dict:
+
+class SecondRaceLane(TypedDict):
+    id: str  # the page's lane id
+    kind: str
+    name: str
+    steps: int
+    compression: float
+    step_cost: float  # a step's time over greedy's
+    forward_cost: float  # a forward's time over greedy's
+    setting: RunSetting | None  # the main lane's W, N, G where it is lookahead
+    speedup: NotRequired[float]
+    verdict: NotRequired[str]
+
+
+class SecondRace(TypedDict):
+    """Chapter 6's second race (`second_race`)."""
+
+    name: str
+    prompt: str
+    lanes: list[SecondRaceLane]
+    fastest: list[str]
+    band: Band
+    identical: int  # how many lanes' texts are identical (0: not all)
+
+
+class CpuChoice(TypedDict):
+    """The bench's median speed-ups on this CPU at W=7 and W=15 (`_cpu_choice`)."""
+
+    narrow: float
+    wide: float
+    narrow_file: str
+    wide_file: str
+    machine: str | None  # None: not recorded, or two machines
+
+
+class NumericsRow(TypedDict):
+    id: str
+    prompt: str
+    identical: bool
+    first_divergence: int | None
+    logit_gap: float | None
+    wide_first_divergence: int | None
+    greedy_text: str
+    lookahead_text: str
+
+
+class Numerics(TypedDict):
+    """One dtype against greedy (`_numerics`)."""
+
+    identical: int
+    prompts: int
+    wide_identical: int | None
+    rows: list[NumericsRow]
+    source: str
+    machine: str | None
+    command: str
+
+
+class NumericsByDtype(TypedDict):
+    float32: Numerics
+    bfloat16: Numerics
+
+
+class LessonLab(LabPage):
+    """The speed lab's page data with what the lesson reads beside it (`lab_data`)."""
+
+    cpu_choice: CpuChoice | None
+    numerics: NumericsByDtype | None
+    second_race: SecondRace | None
+
+
+class GalleryEntry(TypedDict):
+    name: str
+    title: str
+    caption: str
+    method: str
+
+
+class Views(TypedDict):
+    ids: list[str]
+    groups: dict[str, list[str]]
+
+
+class PaperClaims(TypedDict):
+    one_device: str
+    several: str
+    source: str
+
+
+class MethodClaim(TypedDict):
+    says: str
+    whose: str
+
+
+class Boot(TypedDict):
+    """The boot document (`boot_data`)."""
+
+    source: Literal["server", "site", "inline"]
+    views: Views
+    gallery: list[GalleryEntry]
+    lesson: dict[str, str | None]  # the gallery run each of the lesson's roles uses
+    paper: PaperClaims
+    methods: dict[str, MethodClaim]
+    lab: LessonLab | None
+    live_url: str | None
+    engine: EngineBoot | None
+    step: NotRequired[int | None]  # the export's opening step
+
+
+def lab_data() -> LessonLab:
     """The speed lab's page data (lade_core.measure.labdata: everything that does not depend on the run), plus what
     the lesson reads beside it: the bench's medians at the paper's two settings on this CPU, and what the numerics
     experiment measured in fp32 and bf16."""
@@ -32,7 +148,7 @@ def lab_data() -> dict:
     }
 
 
-def second_race() -> dict | None:
+def second_race() -> SecondRace | None:
     """Chapter 6's second race, an answer that is new text (the gallery's "race-new-text" run): its prompt, and per
     lane (greedy's first) the method's name, steps, tokens per step, and speed-up and verdict by the one noise rule
     (`app.speed`, as the run's payload carries them), with the lanes about as fast as the fastest."""
@@ -83,7 +199,7 @@ def second_race() -> dict | None:
     }
 
 
-def _cpu_choice() -> dict | None:
+def _cpu_choice() -> CpuChoice | None:
     """The bench's median speed-ups on this CPU at W=7 and at W=15 (the default layout): the lesson's question."""
     narrow, wide = BENCH / "bench-7-4-7-tree.json", BENCH / "bench-15-5-15-tree.json"
     if not (narrow.exists() and wide.exists()):
@@ -100,7 +216,7 @@ def _cpu_choice() -> dict | None:
     }
 
 
-def _numerics(cut: int = 80) -> dict | None:
+def _numerics(cut: int = 80) -> NumericsByDtype | None:
     """fp32 and bf16 against greedy (assets/bench/numerics-*.json): how many prompts were identical, and per prompt
     the first divergence, the top-two logit gap there, where a wider pass of greedy itself first differs, and both
     texts from the divergence on (cut to `cut` characters)."""
@@ -136,7 +252,7 @@ def _numerics(cut: int = 80) -> dict | None:
     return out
 
 
-def paper_claims() -> dict:
+def paper_claims() -> PaperClaims:
     """The paper's two headline claims as the register words them (assets/lab/paper.json): every page states them
     from here, the export included."""
     from lade_core.measure.paper import paper_figures
@@ -152,14 +268,16 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def method_claims() -> dict:
+def method_claims() -> dict[str, MethodClaim]:
     """What the page says about other projects' methods, by id, as the register words it (assets/lab/methods.json;
     each claim's sources stay there)."""
     doc = json.loads((ASSETS / "lab" / "methods.json").read_text(encoding="utf-8"))
     return {c["id"]: {"says": c["says"], "whose": c["whose"]} for c in doc["claims"]}
 
 
-def boot_data(source: str, live_url: str | None = None, lab: dict | None = None, engine: dict | None = None) -> dict:
+def boot_data(
+    source: str, live_url: str | None = None, lab: LessonLab | None = None, engine: EngineBoot | None = None
+) -> Boot:
     """The boot document for a page whose runs come from `source`; `live_url` links "Run it live" (static site);
     `engine`: the browser engine's files beside the page (`engine_files.engine_boot`), for "Race it in your browser"."""
     roles = {role: gallery.by_role(role) for role in ("lookahead", "jacobi", "race", "race-new-text")}

@@ -24,7 +24,7 @@ from pydantic import TypeAdapter
 from typing_extensions import TypedDict
 
 from app.render.assets import STATIC
-from app.render.engine_files import EngineBoot
+from app.render.boot import Boot
 from app.render.payload import Held, LiveAnswer, Payload
 from lade_core import RunTrace, schema
 from lade_core.paths import ROOT
@@ -40,12 +40,12 @@ BANNER = (
 
 class Contract(TypedDict):
     """Every shape the page reads from the server: a run's payload, a live run's answer, what the store says of a
-    link, and what the page knows of the browser engine before loading it."""
+    link, and the boot document (the speed lab's page data and what the page knows of the browser engine with it)."""
 
     payload: Payload
     live: LiveAnswer
     held: Held
-    engine: EngineBoot
+    boot: Boot
 
 
 def _dataclasses(cls, seen: dict | None = None) -> dict[str, type]:

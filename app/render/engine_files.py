@@ -234,7 +234,7 @@ class ServerCurve(TypedDict):
     """The project's shipped cost curve, each point [tokens, cost relative to a one-token forward], and its label."""
 
     label: str
-    points: list[tuple[int, float]]
+    points: list[list[float]]
 
 
 class TraceFormat(TypedDict):

@@ -2,14 +2,42 @@
 // do not edit: tests/test_contract.py fails when this file differs from what they declare.
 
 /**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "JsonValue".
+ */
+export type JsonValue = unknown;
+
+/**
  * Every shape the page reads from the server: a run's payload, a live run's answer, what the store says of a
- * link, and what the page knows of the browser engine before loading it.
+ * link, and the boot document (the speed lab's page data and what the page knows of the browser engine with it).
  */
 export interface Contract {
-  engine: EngineBoot;
+  boot: Boot;
   held: Held;
   live: LiveAnswer;
   payload: Payload;
+}
+/**
+ * The boot document (`boot_data`).
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "Boot".
+ */
+export interface Boot {
+  engine: EngineBoot | null;
+  gallery: GalleryEntry[];
+  lab: LessonLab | null;
+  lesson: {
+    [k: string]: string | null;
+  };
+  live_url: string | null;
+  methods: {
+    [k: string]: MethodClaim;
+  };
+  paper: PaperClaims;
+  source: "server" | "site" | "inline";
+  step?: number | null;
+  views: Views;
 }
 /**
  * What the page knows of the browser engine before loading it (`engine_boot`; the page's `boot.engine`).
@@ -459,7 +487,7 @@ export interface Sampling {
  */
 export interface ServerCurve {
   label: string;
-  points: [unknown, unknown][];
+  points: number[][];
 }
 /**
  * One swept setting and what Auto reads of it (`autoconfig.predict_point`).
@@ -485,6 +513,491 @@ export interface SweepPoint {
 export interface TraceFormat {
   schema: string;
   version: number;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "GalleryEntry".
+ */
+export interface GalleryEntry {
+  caption: string;
+  method: string;
+  name: string;
+  title: string;
+}
+/**
+ * The speed lab's page data with what the lesson reads beside it (`lab_data`).
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "LessonLab".
+ */
+export interface LessonLab {
+  assumptions: AssumptionsData;
+  batches: number[];
+  cpu: CpuCurves;
+  cpu_choice: CpuChoice | null;
+  devices: DeviceSpec[];
+  engine_best: EngineBest;
+  gpu_curves: {
+    [k: string]: {
+      [k: string]: {
+        [k: string]: GpuCurve;
+      };
+    };
+  };
+  kind: string;
+  model_sizes: ModelSize[];
+  numerics: NumericsByDtype | null;
+  paper: PaperData;
+  parallel_run: ParallelRun | null;
+  parallelism: Parallelism;
+  schema: string;
+  second_race: SecondRace | null;
+  thresholds: Thresholds;
+  tokens: number[];
+  version: number;
+}
+/**
+ * The roofline's assumed efficiencies (`mid`), their ranges (`bounds`, each [low, high]) and why.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "AssumptionsData".
+ */
+export interface AssumptionsData {
+  bounds: {
+    [k: string]: number[];
+  };
+  context: number;
+  mid: {
+    [k: string]: number;
+  };
+  names: string[];
+  why_bounds: string;
+  why_mid: string;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "CpuCurves".
+ */
+export interface CpuCurves {
+  batched: CpuBatched | null;
+  single: CpuSingle | null;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "CpuBatched".
+ */
+export interface CpuBatched {
+  batches: number[];
+  command: string | null;
+  curves: {
+    [k: string]: CpuLine;
+  };
+  dtype: string | null;
+  kernels: string | null;
+  machine_description: string | null;
+  machine_name: string | null;
+  measured_at: string | null;
+  model: string | null;
+  prefix: number | null;
+  recorded_at: string | null;
+  source: string | null;
+  threads: number | null;
+}
+/**
+ * A measured CPU curve: relative cost by tokens fed, its quartiles where recorded.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "CpuLine".
+ */
+export interface CpuLine {
+  one_token_ms: number;
+  q1: number[] | null;
+  q3: number[] | null;
+  relative: number[];
+  tokens: number[];
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "CpuSingle".
+ */
+export interface CpuSingle {
+  command: string | null;
+  dtype: string | null;
+  kernels: string | null;
+  machine_description: string | null;
+  machine_name: string | null;
+  measured_at: string | null;
+  model: string | null;
+  one_token_ms: number;
+  prefix: number | null;
+  q1: number[] | null;
+  q3: number[] | null;
+  recorded_at: string | null;
+  relative: number[];
+  source: string | null;
+  threads: number | null;
+  tokens: number[];
+}
+/**
+ * The bench's median speed-ups on this CPU at W=7 and W=15 (`_cpu_choice`).
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "CpuChoice".
+ */
+export interface CpuChoice {
+  machine: string | null;
+  narrow: number;
+  narrow_file: string;
+  wide: number;
+  wide_file: string;
+}
+/**
+ * A GPU the lab models, as the register states it (`roofline.ACCELERATORS`).
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "DeviceSpec".
+ */
+export interface DeviceSpec {
+  bandwidth_bytes_per_s: number;
+  id: string;
+  link_bandwidth_bytes_per_s: number;
+  link_latency_s: number;
+  memory_bytes: number;
+  name: string;
+  peak_flops: number;
+}
+/**
+ * This engine's best compressions: the bench's mean, the sweep's mean, the best prompt.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "EngineBest".
+ */
+export interface EngineBest {
+  bench_mean: EngineBestEntry;
+  best_prompt: EngineBestEntry;
+  sweep_mean: EngineBestEntry;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "EngineBestEntry".
+ */
+export interface EngineBestEntry {
+  compression: number;
+  file: string;
+  max_new_tokens: number;
+  prompt?: string;
+  setting: string;
+}
+/**
+ * One device x size x batch: relative cost by tokens fed (low, mid, high), the one-token forward, the
+ * crossover (tokens per sequence; may be under 1, null: never).
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "GpuCurve".
+ */
+export interface GpuCurve {
+  crossover_tokens: number | null;
+  fits_in_memory: boolean;
+  high: number[];
+  low: number[];
+  mid: number[];
+  one_token_ms: number;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "ModelSize".
+ */
+export interface ModelSize {
+  kv_values_per_position: number;
+  layers: number;
+  name: string;
+  params: number;
+  size: string;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "NumericsByDtype".
+ */
+export interface NumericsByDtype {
+  bfloat16: Numerics;
+  float32: Numerics;
+}
+/**
+ * One dtype against greedy (`_numerics`).
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "Numerics".
+ */
+export interface Numerics {
+  command: string;
+  identical: number;
+  machine: string | null;
+  prompts: number;
+  rows: NumericsRow[];
+  source: string;
+  wide_identical: number | null;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "NumericsRow".
+ */
+export interface NumericsRow {
+  first_divergence: number | null;
+  greedy_text: string;
+  id: string;
+  identical: boolean;
+  logit_gap: number | null;
+  lookahead_text: string;
+  prompt: string;
+  wide_first_divergence: number | null;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "PaperData".
+ */
+export interface PaperData {
+  baseline: string;
+  configs_note: string;
+  headline: PaperClaim[];
+  missing: string[];
+  models: {
+    [k: string]: string;
+  };
+  rows: PaperRow[];
+  rows_source: string;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "PaperClaim".
+ */
+export interface PaperClaim {
+  claim: string;
+  devices: number | string;
+  note?: string;
+  source: string;
+  where: string;
+  which_figure?: string;
+}
+/**
+ * One of the paper's measured rows (assets/lab/paper.json) beside the model's predictions.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "PaperRow".
+ */
+export interface PaperRow {
+  compression_source: string;
+  dataset: string;
+  device: string;
+  devices: number;
+  figure: string;
+  gap: number | null;
+  guess: number | null;
+  model: string;
+  model_size: string;
+  ngram: number | null;
+  note: string | null;
+  parallelism: string | null;
+  predicted_speedup: number | null;
+  predictions: PaperPrediction[];
+  source: string;
+  speedup: number;
+  window: number | null;
+}
+/**
+ * The model's prediction for one of the paper's rows at a compression this project measured.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "PaperPrediction".
+ */
+export interface PaperPrediction {
+  compression: number;
+  exact_setting: boolean;
+  file: string;
+  gap: number | null;
+  max_new_tokens: number;
+  pool: string;
+  predicted_speedup: number;
+  predicted_speedup_range: number[];
+  range_parts: {
+    [k: string]: number[];
+  };
+  setting: RunSetting;
+  source: string;
+  step_cost: number;
+  step_cost_range: number[];
+}
+/**
+ * The recorded Lookahead Parallelism run (`_parallel_run`).
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "ParallelRun".
+ */
+export interface ParallelRun {
+  broadcast_steps: number;
+  command: string;
+  device: string;
+  devices: number;
+  fed_one: number[];
+  fed_ranks: number[][];
+  file: string;
+  gathered_bytes: number;
+  greedy_steps: number;
+  identical: boolean;
+  kv_bytes_per_token: number | null;
+  mean_busiest: number;
+  mean_one: number;
+  mean_ranks: number[];
+  model: string;
+  prompt: string;
+  recorded_at: string | null;
+  setting: ParallelSetting;
+  simulated_busiest: number;
+  step_index: number[];
+  steps: number;
+  tokens: number;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "ParallelSetting".
+ */
+export interface ParallelSetting {
+  guess: number;
+  ngram: number;
+  tree: boolean;
+  window: number;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "Parallelism".
+ */
+export interface Parallelism {
+  default: Scenario;
+  wide: Scenario;
+}
+/**
+ * Lookahead Parallelism for one swept point on k = 1..8 devices (`_scenario`; k > 1 a simulation).
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "Scenario".
+ */
+export interface Scenario {
+  bound: string[];
+  compression: number;
+  device: string;
+  devices: number[];
+  file: string;
+  fits_in_memory: boolean;
+  kind: string[];
+  label: string;
+  max_new_tokens: number;
+  model_size: string;
+  predicted_speedup: number[];
+  range: number[][];
+  range_parts: {
+    [k: string]: number[];
+  }[];
+  setting: RunSetting;
+  source: string;
+  step_cost: number[];
+  tokens_fed: number;
+  tokens_per_device: number[];
+}
+/**
+ * Chapter 6's second race (`second_race`).
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "SecondRace".
+ */
+export interface SecondRace {
+  band: Band;
+  fastest: string[];
+  identical: number;
+  lanes: SecondRaceLane[];
+  name: string;
+  prompt: string;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "SecondRaceLane".
+ */
+export interface SecondRaceLane {
+  compression: number;
+  forward_cost: number;
+  id: string;
+  kind: string;
+  name: string;
+  setting: RunSetting | null;
+  speedup?: number;
+  step_cost: number;
+  steps: number;
+  verdict?: string;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "Thresholds".
+ */
+export interface Thresholds {
+  how_read: string;
+  not_found: string[];
+  read_on: string;
+  servers: ServerThreshold[];
+  what: string;
+}
+/**
+ * How one server stops speculating as the batch grows (assets/lab/thresholds.json, as it is).
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "ServerThreshold".
+ */
+export interface ServerThreshold {
+  applies_to: string;
+  chart_label?: string;
+  compares?: string;
+  default: JsonValue;
+  example_value: JsonValue;
+  off_from_batch: number | null;
+  rule: string;
+  server: string;
+  setting: string;
+  sources: ThresholdSource[];
+  status?: string;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "ThresholdSource".
+ */
+export interface ThresholdSource {
+  path?: string;
+  repo?: string;
+  url?: string;
+  what: string;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "MethodClaim".
+ */
+export interface MethodClaim {
+  says: string;
+  whose: string;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "PaperClaims".
+ */
+export interface PaperClaims {
+  one_device: string;
+  several: string;
+  source: string;
+}
+/**
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "Views".
+ */
+export interface Views {
+  groups: {
+    [k: string]: string[];
+  };
+  ids: string[];
 }
 /**
  * How long a link to a run may work (`runs/<handle>/held.json`, `RunStore.held`).

@@ -95,13 +95,14 @@ const LadeChapterSpeed = (() => {
     if (paper) out.push(Lade.dom.More("What the paper measured, by data set and devices", P(...paper)));
     const recorded = lab && lab.parallel_run,
       split = recorded ? parallelism(recorded, fact, P) : null;
-    if (split)
+    if (split && recorded)
       out.push(
         Lade.dom.More(
           `Lookahead Parallelism, run: one step dealt out over ${["", "one", "two", "three", "four"][recorded.devices] || "several"} processes`,
           ...split,
         ),
       );
+    const single = lab ? lab.cpu.single : null; // the CPU curve shipped with the page, where there is one
     if (gpu && lab) {
       const pts = lab.tokens.map((t, i) => [t, gpu.mid[i], gpu.low[i], gpu.high[i]]);
       const chart = [
@@ -115,11 +116,15 @@ const LadeChapterSpeed = (() => {
           width: 520,
           summary: `A CPU's measured cost and the ${gpuName} model's, against tokens fed; this run fed ${fmt(fed, 1)} tokens a step at ${fmt(ratio)}x here.`,
           series: [
-            {
-              name: `${Lade.lab.cpuLabel(lab.cpu.single.machine_name)} (measured)`,
-              color: Lade.dom.COLORS.baseline,
-              points: Lade.lab.cpuPoints(lab),
-            },
+            ...(single
+              ? [
+                  {
+                    name: `${Lade.lab.cpuLabel(single.machine_name)} (measured)`,
+                    color: Lade.dom.COLORS.baseline,
+                    points: Lade.lab.cpuPoints(lab),
+                  },
+                ]
+              : []),
             {
               name: `${gpuName}, ${GPU.size} (model)`,
               color: Lade.dom.COLORS.parallel,
@@ -134,13 +139,13 @@ const LadeChapterSpeed = (() => {
       ];
       const curve = Lade.lab.cpuPoints(lab),
         widths = run.t.parallel.steps.slice(1).map((st) => run.tokensFed(st));
-      if (curve.length > 1 && widths.length && fed >= curve[0][0] && fed <= curve[curve.length - 1][0])
+      if (single && curve.length > 1 && widths.length && fed >= curve[0][0] && fed <= curve[curve.length - 1][0])
         chart.push(
           P(
             "The marker is this recording's own ratio; the curve was measured apart, on ",
-            Lade.lab.cpuWords(lab.cpu.single.machine_name),
+            Lade.lab.cpuWords(single.machine_name),
             " (",
-            h("span", { class: "source" }, lab.cpu.single.machine_description),
+            h("span", { class: "source" }, single.machine_description),
             "), and reads ",
             fact("curve_at_fed", fmt(alongLogX(curve, fed))),
             "x at ",

@@ -26,12 +26,12 @@ const LadeLab = (() => {
   /** The same as a label (a chart's line, a menu's option). @param {string | null | undefined} name */
   const cpuLabel = (name) => (name ? `CPU: ${name}` : "CPU (machine not recorded)");
   /** A device's name in its register (roofline.py ACCELERATORS), its id where the register lacks it.
-   * @param {any} page @param {string} id */
+   * @param {LabPage} page @param {string} id */
   const deviceName = (page, id) =>
-    id === "cpu" ? "CPU" : (page.devices.find((/** @type {any} */ d) => d.id === id) || { name: id }).name;
+    id === "cpu" ? "CPU" : (page.devices.find((d) => d.id === id) || { name: id }).name;
 
   /** The shipped CPU curve at `batch` (1: the single-sequence one) as [tokens, relative cost] points.
-   * @param {any} page @param {number} [batch] */
+   * @param {LabPage} page @param {number} [batch] */
   const cpuPoints = (page, batch = 1) => {
     const curve =
       page && page.cpu
@@ -44,11 +44,11 @@ const LadeLab = (() => {
 
   /** @param {number} x */
   const times = (x) => `${fmt(x)}x`;
-  /** @param {number[] | null | undefined} r */
+  /** @param {(number | null)[] | null | undefined} r */
   const span = (r) => (r && r[0] !== null && r[1] !== null ? `${times(r[0])} to ${times(r[1])}` : "not recorded");
   /** A range as two named facts ("name_low" to "name_high"), each followed by its unit; one value where both ends
    * read the same ("name_low" alone), and null where an end is not recorded. @param {string} name
-   * @param {number[] | null | undefined} r @param {string} [unit] */
+   * @param {(number | null)[] | null | undefined} r @param {string} [unit] */
   const between = (name, r, unit = "x") =>
     r && r[0] !== null && r[1] !== null && r[0] !== undefined && r[1] !== undefined
       ? fmt(r[0]) === fmt(r[1])
@@ -59,7 +59,7 @@ const LadeLab = (() => {
   const factor = (name, x) => [fact(name, fmt(x)), "x"];
 
   /** The selection, made consistent with the data: the CPU has one model and its measured batches; several
-   * devices are simulated at batch 1 only. @param {any} page @param {any} runLab @param {LabInputs} lab */
+   * devices are simulated at batch 1 only. @param {LabPage} page @param {LabRunData} runLab @param {LabInputs} lab */
   function pick(page, runLab, lab) {
     const devices = [...page.devices.map((d) => d.id), "cpu"];
     const device = devices.includes(lab.device) ? lab.device : "h100";
@@ -86,7 +86,11 @@ const LadeLab = (() => {
     );
 
   /** The prediction for the selection, in sentences computed from the run's predictions. */
-  function prediction(/** @type {any} */ page, /** @type {any} */ runLab, /** @type {ReturnType<typeof pick>} */ sel) {
+  function prediction(
+    /** @type {LabPage} */ page,
+    /** @type {LabRunData} */ runLab,
+    /** @type {ReturnType<typeof pick>} */ sel,
+  ) {
     const { device, size, batch, k, pred } = sel,
       run = runLab.run;
     const series = batch > 1 ? pred.by_batch : pred.by_devices,
@@ -113,7 +117,9 @@ const LadeLab = (() => {
           h(
             "span",
             { class: "source" },
-            batch > 1 ? measured.machine_description : pred.machine || measured.machine_description,
+            (batch > 1 ? null : pred.machine) ||
+              (measured && measured.machine_description) ||
+              "its machine not recorded",
           ),
           ")",
         ]
@@ -162,7 +168,13 @@ const LadeLab = (() => {
         fact("fed", fmt(fed, 1)),
         " tokens per sequence",
         batch > 1 ? [" (", fact("fed_all", Math.round(batch * fed).toLocaleString("en")), " in all)"] : "",
-        k > 1 ? [", ", fact("fed_busiest", fmt(series.tokens_per_device[i], 1)), " on the busiest device,"] : "",
+        k > 1
+          ? [
+              ", ",
+              fact("fed_busiest", fmt(/** @type {number[]} */ (series.tokens_per_device)[i], 1)),
+              " on the busiest device,",
+            ]
+          : "",
         " and costs ",
         factor("step_cost", cost),
         " a one-token step",
@@ -240,8 +252,9 @@ const LadeLab = (() => {
   }
 
   /** Why lookahead stops paying at that batch, chosen by what bounds each forward there (labdata: `why`).
-   * @param {any} why @param {number} fed */
+   * @param {WhyItStops | null} why @param {number} fed */
   function whyItStops(why, fed) {
+    if (!why) return ""; // it never stops paying (labdata gives a reason wherever it does)
     const b = why.batch,
       n = (/** @type {string} */ one) => (b === 1 ? `one ${one}` : [fact("why_batch", b), ` ${one}s`]),
       each =
@@ -256,7 +269,7 @@ const LadeLab = (() => {
           ` there is still ${why.greedy_bound}-bound, but lookahead's of `,
           each,
           " (",
-          fact("why_tokens", Math.round(why.lookahead_tokens).toLocaleString("en")),
+          fact("why_tokens", Math.round(/** @type {number} */ (why.lookahead_tokens)).toLocaleString("en")),
           " tokens) is past the crossover and compute-bound: its extra tokens now cost arithmetic time, more than the compression brings back.",
         ];
       case "both compute":
@@ -276,14 +289,15 @@ const LadeLab = (() => {
     }
   }
 
-  /** @param {any} page @param {any} runLab @param {ReturnType<typeof pick>} sel */
+  /** @param {LabPage} page @param {LabRunData} runLab @param {ReturnType<typeof pick>} sel */
   function costChart(page, runLab, sel) {
     const { device, size, batch, pred } = sel,
       series = [],
       bands = [];
-    if (batch === 1 || device === "cpu")
+    const measured = batch > 1 ? page.cpu.batched : page.cpu.single;
+    if ((batch === 1 || device === "cpu") && measured)
       series.push({
-        name: `${cpuLabel((batch > 1 ? page.cpu.batched : page.cpu.single).machine_name)}, SmolLM2-135M${batch > 1 ? `, batch ${batch}` : ""} (measured)`,
+        name: `${cpuLabel(measured.machine_name)}, SmolLM2-135M${batch > 1 ? `, batch ${batch}` : ""} (measured)`,
         color: COLORS.baseline,
         points: cpuPoints(page, batch),
       });
@@ -319,14 +333,14 @@ const LadeLab = (() => {
     }).node;
   }
 
-  /** @param {any} page @param {ReturnType<typeof pick>} sel */
+  /** @param {LabPage} page @param {ReturnType<typeof pick>} sel */
   function batchChart(page, sel) {
     const b = sel.pred.by_batch,
       xs = sel.pred.batches;
     // each server's example rule labelled by its own register entry's `chart_label` (two vLLM settings, two rules)
-    const rules = (page.thresholds.servers || [])
-      .filter((/** @type {any} */ s) => s.off_from_batch)
-      .map((/** @type {any} */ s) => ({ x: s.off_from_batch, label: s.chart_label, color: COLORS.verify }));
+    const rules = (page.thresholds.servers || []).flatMap((s) =>
+      s.off_from_batch ? [{ x: s.off_from_batch, label: s.chart_label || s.server, color: COLORS.verify }] : [],
+    );
     return Lade.charts.line({
       title: `Speed-up against batch size, one device: ${deviceName(page, sel.device)}, ${sel.size}`,
       xLabel: "sequences per step (batch)",
@@ -348,14 +362,13 @@ const LadeLab = (() => {
     }).node;
   }
 
-  /** @param {any} page @param {ReturnType<typeof pick>} sel */
+  /** @param {LabPage} page @param {ReturnType<typeof pick>} sel */
   function parallelChart(page, sel) {
     const wide = page.parallelism.wide,
       dflt = page.parallelism.default;
     const run = sel.device === "cpu" || sel.pred.devices.length < 2 ? null : sel.pred.by_devices;
-    const name = (/** @type {string} */ id) =>
-      (page.devices.find((/** @type {any} */ d) => d.id === id) || { name: id }).name;
-    const line = (/** @type {any} */ s) => s.devices.map((k, i) => [k, s.predicted_speedup[i]]);
+    const name = (/** @type {string} */ id) => (page.devices.find((d) => d.id === id) || { name: id }).name;
+    const line = (/** @type {Scenario} */ s) => s.devices.map((k, i) => [k, s.predicted_speedup[i]]);
     const series = [
       { name: `${wide.label}, ${wide.model_size} on ${name(wide.device)}`, color: COLORS.bonus, points: line(wide) },
       {
@@ -385,12 +398,11 @@ const LadeLab = (() => {
   }
 
   /** The two scenarios in words, each reason chosen by what bounds its forward on one device; `claims` the paper's
-   * as the boot states them. @param {any} page @param {Boot["paper"]} claims */
+   * as the boot states them. @param {LabPage} page @param {Boot["paper"]} claims */
   function parallelWords(page, claims) {
     const { wide, default: dflt } = page.parallelism;
-    const name = (/** @type {string} */ id) =>
-      (page.devices.find((/** @type {any} */ d) => d.id === id) || { name: id }).name;
-    const pays = (/** @type {any} */ s, /** @type {string} */ key, /** @type {boolean} */ first) => {
+    const name = (/** @type {string} */ id) => (page.devices.find((d) => d.id === id) || { name: id }).name;
+    const pays = (/** @type {Scenario} */ s, /** @type {string} */ key, /** @type {boolean} */ first) => {
       const label = h("span", { class: "source" }, first ? `${s.label[0].toUpperCase()}${s.label.slice(1)}` : s.label),
         last = s.devices.length - 1;
       const figures = [
@@ -457,15 +469,12 @@ const LadeLab = (() => {
     ];
   }
 
-  /** The paper's measured rows beside the model's predictions at both compressions. @param {any} page */
+  /** The paper's measured rows beside the model's predictions at both compressions. @param {LabPage} page */
   function paperTable(page) {
     const budget = (/** @type {string} */ source) =>
-      (
-        page.paper.rows
-          .flatMap((/** @type {any} */ r) => r.predictions)
-          .find((/** @type {any} */ p) => p.source === source) || { max_new_tokens: "?" }
-      ).max_new_tokens;
-    const rows = page.paper.rows.map((/** @type {any} */ r) => {
+      (page.paper.rows.flatMap((r) => r.predictions).find((p) => p.source === source) || { max_new_tokens: "?" })
+        .max_new_tokens;
+    const rows = page.paper.rows.map((r) => {
       const cell = (/** @type {string} */ src) => {
         const p = r.predictions.find((x) => x.source === src);
         return p
@@ -577,7 +586,7 @@ const LadeLab = (() => {
         "lab-devices",
       ),
     );
-    const thresholds = (page.thresholds.servers || []).map((/** @type {any} */ s, /** @type {number} */ n) =>
+    const thresholds = (page.thresholds.servers || []).map((s, n) =>
       h(
         "li",
         {},
@@ -619,7 +628,7 @@ const LadeLab = (() => {
       h(
         "ul",
         { class: "lab-list" },
-        page.paper.headline.map((/** @type {any} */ c, /** @type {number} */ n) =>
+        page.paper.headline.map((c, n) =>
           h(
             "li",
             {},

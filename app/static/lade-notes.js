@@ -217,7 +217,7 @@ const LadeNotes = (() => {
       `(${plain} time / ${run.laneWord("parallel")} time). `,
       "Extra tokens are nearly free only where decoding is memory-bound, such as a GPU running a model much larger ",
       "than this one",
-      flat && lab
+      flat && lab && lab.cpu.single
         ? [
             "; on ",
             Lade.lab.cpuWords(lab.cpu.single.machine_name),

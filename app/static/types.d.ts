@@ -19,6 +19,8 @@ type Band = import("./contract").Band;
 type Speed = import("./contract").Speed;
 /** The speed lab's predictions for a run (lade_core/measure/labdata.py lab_run_data, documented there). */
 type LabRunData = import("./contract").LabRunData;
+type Scenario = import("./contract").Scenario;
+type WhyItStops = import("./contract").WhyItStops;
 type LiveDelta = import("./contract").LiveDelta;
 type LiveAnswer = import("./contract").LiveAnswer;
 type Held = import("./contract").Held;
@@ -51,55 +53,12 @@ interface WindowCells {
   rightNew: number;
 }
 
-interface GalleryEntry {
-  name: string;
-  title: string;
-  caption: string;
-  method: string;
-}
-/** The lab's page data (lade_core/measure/labdata.py lab_page_data, documented there) and the lesson's extras
- * (app/render/boot.py lab_data). */
-interface NumericsRow {
-  id: string;
-  prompt: string;
-  identical: boolean;
-  first_divergence: number | null;
-  logit_gap: number | null;
-  wide_first_divergence: number | null;
-  greedy_text: string;
-  lookahead_text: string;
-}
-interface Numerics {
-  identical: number;
-  prompts: number;
-  wide_identical: number;
-  rows: NumericsRow[];
-  source: string;
-  machine: string;
-  command: string;
-}
-interface LabPage {
-  tokens: number[];
-  batches: number[];
-  gpu_curves: Record<string, Record<string, Record<string, any>>>;
-  cpu: { single: any | null; batched: any | null };
-  cpu_choice?: { narrow: number; wide: number; machine?: string | null } | null;
-  noise?: Band;
-  numerics?: { float32: Numerics; bfloat16: Numerics } | null;
-  [part: string]: any;
-}
-interface Boot {
-  source: "server" | "site" | "inline";
-  views: { ids: string[]; groups: Record<string, string[]> };
-  gallery: GalleryEntry[];
-  lesson: Record<string, string | null>;
-  paper: { one_device: string; several: string; source: string };
-  methods: Record<string, { says: string; whose: string }>;
-  lab: LabPage | null;
-  live_url: string | null;
-  engine?: EngineBoot | null; // the browser engine beside the page (app/render/engine_files.py `engine_boot`)
-  step?: number | null;
-}
+/** The boot document, the speed lab's page data with the lesson's extras, and their parts (app/render/boot.py). */
+type Boot = import("./contract").Boot;
+type GalleryEntry = import("./contract").GalleryEntry;
+type LabPage = import("./contract").LessonLab;
+type Numerics = import("./contract").Numerics;
+type NumericsRow = import("./contract").NumericsRow;
 
 type Mode = "lesson" | "explorer" | "lab";
 interface LabInputs {

@@ -18,6 +18,7 @@ from dataclasses import asdict, fields
 from typing import NotRequired
 
 import numpy as np
+from pydantic import JsonValue
 from typing_extensions import TypedDict  # pydantic reads it on Python 3.11 (app/render/contract.py)
 
 from ..paths import ASSETS
@@ -189,6 +190,277 @@ class LabRunData(TypedDict):
     range_method: str
     run: RunSummary
     predictions: dict[str, dict[str, Target]]  # by device id ("cpu" too), then model size
+
+
+# What `lab_page_data` returns, declared once: the page's `LabPage` is generated from it (app/render/contract.py).
+
+
+class DeviceSpec(TypedDict):
+    """A GPU the lab models, as the register states it (`roofline.ACCELERATORS`)."""
+
+    id: str
+    name: str
+    bandwidth_bytes_per_s: float
+    peak_flops: float
+    memory_bytes: float
+    link_bandwidth_bytes_per_s: float
+    link_latency_s: float
+
+
+class ModelSize(TypedDict):
+    size: str  # "7B"
+    name: str
+    params: int
+    layers: int
+    kv_values_per_position: int
+
+
+class AssumptionsData(TypedDict):
+    """The roofline's assumed efficiencies (`mid`), their ranges (`bounds`, each [low, high]) and why."""
+
+    mid: dict[str, float]
+    bounds: dict[str, list[float]]
+    context: int  # KV positions
+    why_mid: str
+    why_bounds: str
+    names: list[str]
+
+
+class GpuCurve(TypedDict):
+    """One device x size x batch: relative cost by tokens fed (low, mid, high), the one-token forward, the
+    crossover (tokens per sequence; may be under 1, null: never)."""
+
+    low: list[float]
+    mid: list[float]
+    high: list[float]
+    one_token_ms: float
+    crossover_tokens: float | None
+    fits_in_memory: bool
+
+
+class CpuLine(TypedDict):
+    """A measured CPU curve: relative cost by tokens fed, its quartiles where recorded."""
+
+    tokens: list[int]
+    relative: list[float]
+    q1: list[float] | None
+    q3: list[float] | None
+    one_token_ms: float
+
+
+class CurveSource(TypedDict):
+    """Where a CPU curve was measured (each null where its file does not say)."""
+
+    source: str | None  # "measured here" | "shipped"
+    machine_description: str | None
+    machine_name: str | None
+    model: str | None
+    dtype: str | None
+    kernels: str | None
+    threads: int | None
+    prefix: int | None
+    command: str | None
+    measured_at: str | None
+    recorded_at: str | None
+
+
+class CpuSingle(CurveSource, CpuLine):
+    pass
+
+
+class CpuBatched(CurveSource):
+    batches: list[int]
+    curves: dict[str, CpuLine]  # by str(batch)
+
+
+class CpuCurves(TypedDict):
+    single: CpuSingle | None
+    batched: CpuBatched | None
+
+
+class PaperPrediction(TypedDict):
+    """The model's prediction for one of the paper's rows at a compression this project measured."""
+
+    source: str  # "sweep" | "bench"
+    file: str
+    max_new_tokens: int
+    pool: str
+    setting: RunSetting
+    exact_setting: bool
+    compression: float
+    step_cost: float
+    step_cost_range: list[float]
+    predicted_speedup: float
+    predicted_speedup_range: list[float]
+    range_parts: dict[str, list[float]]
+    gap: float | None
+
+
+class PaperRow(TypedDict):
+    """One of the paper's measured rows (assets/lab/paper.json) beside the model's predictions."""
+
+    model: str
+    dataset: str
+    model_size: str
+    speedup: float  # measured
+    device: str
+    devices: int
+    parallelism: str | None
+    window: int | None
+    ngram: int | None
+    guess: int | None
+    predicted_speedup: float | None
+    gap: float | None
+    compression_source: str
+    source: str
+    figure: str
+    note: str | None
+    predictions: list[PaperPrediction]
+
+
+class PaperClaim(TypedDict):
+    claim: str
+    devices: int | str
+    source: str
+    where: str
+    note: NotRequired[str]
+    which_figure: NotRequired[str]
+
+
+class PaperData(TypedDict):
+    rows: list[PaperRow]
+    headline: list[PaperClaim]
+    missing: list[str]
+    rows_source: str
+    baseline: str
+    models: dict[str, str]
+    configs_note: str
+
+
+class EngineBestEntry(TypedDict):
+    compression: float
+    file: str
+    setting: str
+    max_new_tokens: int
+    prompt: NotRequired[str]
+
+
+class EngineBest(TypedDict):
+    """This engine's best compressions: the bench's mean, the sweep's mean, the best prompt."""
+
+    bench_mean: EngineBestEntry
+    sweep_mean: EngineBestEntry
+    best_prompt: EngineBestEntry
+
+
+class Scenario(TypedDict):
+    """Lookahead Parallelism for one swept point on k = 1..8 devices (`_scenario`; k > 1 a simulation)."""
+
+    label: str
+    source: str
+    device: str
+    model_size: str
+    setting: RunSetting
+    compression: float
+    tokens_fed: float
+    devices: list[int]
+    predicted_speedup: list[float]
+    range: list[list[float]]
+    range_parts: list[dict[str, list[float]]]
+    step_cost: list[float]
+    tokens_per_device: list[float]
+    bound: list[str]
+    kind: list[str]
+    fits_in_memory: bool
+    file: str
+    max_new_tokens: int
+
+
+class Parallelism(TypedDict):
+    default: Scenario
+    wide: Scenario
+
+
+class ParallelSetting(RunSetting):
+    tree: bool
+
+
+class ParallelRun(TypedDict):
+    """The recorded Lookahead Parallelism run (`_parallel_run`)."""
+
+    file: str
+    command: str
+    prompt: str
+    model: str
+    device: str
+    recorded_at: str | None
+    devices: int
+    setting: ParallelSetting
+    tokens: int
+    steps: int
+    greedy_steps: int
+    identical: bool
+    step_index: list[int]
+    fed_one: list[int]
+    fed_ranks: list[list[int]]
+    mean_one: float
+    mean_ranks: list[float]
+    mean_busiest: float
+    simulated_busiest: float
+    gathered_bytes: float
+    broadcast_steps: int
+    kv_bytes_per_token: int | None
+
+
+class ThresholdSource(TypedDict):
+    what: str
+    url: NotRequired[str]
+    repo: NotRequired[str]
+    path: NotRequired[str]
+
+
+class ServerThreshold(TypedDict):
+    """How one server stops speculating as the batch grows (assets/lab/thresholds.json, as it is)."""
+
+    server: str
+    setting: str
+    applies_to: str
+    rule: str
+    default: JsonValue
+    example_value: JsonValue
+    off_from_batch: int | None  # the first batch at which the example drafts nothing
+    chart_label: NotRequired[str]  # its rule's label on the batch chart, where it has off_from_batch
+    status: NotRequired[str]
+    compares: NotRequired[str]
+    sources: list[ThresholdSource]
+
+
+class Thresholds(TypedDict):
+    what: str
+    read_on: str
+    how_read: str
+    servers: list[ServerThreshold]
+    not_found: list[str]
+
+
+class LabPage(TypedDict):
+    """Everything the lab page shows that does not depend on the run (`lab_page_data`)."""
+
+    schema: str
+    version: int
+    kind: str
+    devices: list[DeviceSpec]
+    model_sizes: list[ModelSize]
+    assumptions: AssumptionsData
+    tokens: list[int]  # tokens fed per sequence
+    batches: list[int]
+    gpu_curves: dict[str, dict[str, dict[str, GpuCurve]]]  # by device id, model size, str(batch)
+    cpu: CpuCurves
+    paper: PaperData
+    engine_best: EngineBest
+    parallelism: Parallelism
+    parallel_run: ParallelRun | None
+    thresholds: Thresholds
 
 
 def r4(x):
@@ -400,44 +672,10 @@ def _paper() -> dict:
     }
 
 
-def lab_page_data(curves: dict | None = None) -> dict:
-    """Everything the lab page shows that does not depend on the run; `curves` replaces this CPU's curves
-    (`calibrate.lab_cpu_curves()`), for tests. Costs are relative to a one-token forward of the same batch.
-
-    schema, version: "lade-explorer/lab-page", 1;  kind: "model"
-    devices: [{id, name, bandwidth_bytes_per_s, peak_flops, memory_bytes, link_bandwidth_bytes_per_s,
-               link_latency_s}]
-    model_sizes: [{size ("7B"), name, params, layers, kv_values_per_position}]
-    assumptions: {mid: {bandwidth_efficiency, compute_efficiency, overhead_per_layer (s), overlap,
-                  bytes_per_value}, bounds: {same names: [low, high]}, context (KV positions), why_mid, why_bounds,
-                  names}
-    tokens: [1 .. 512] (tokens fed per sequence);  batches: [1, 2, 4, ..., 256]
-    gpu_curves: {device id: {size: {str(batch): {low, mid, high: [relative cost per entry of tokens],
-                 one_token_ms, crossover_tokens (per sequence; may be < 1 or None), fits_in_memory}}}}
-    cpu: {single: {tokens, relative, q1, q3 (null where not recorded), one_token_ms, source ("measured here" |
-          "shipped"), machine_description, model, dtype, kernels, threads, prefix, command, measured_at,
-          recorded_at} | null,
-          batched: {same labels, batches: [1, 2, 4, 8], curves: {str(batch): {tokens, relative, q1, q3,
-          one_token_ms}}} | null}
-    paper: {rows: [{model, dataset, model_size, speedup (measured), device, devices, parallelism, window, ngram,
-            guess, predicted_speedup, gap, compression_source, source, figure, note, predictions: [{source ("sweep"
-            | "bench"), file, max_new_tokens, pool, setting, exact_setting, compression, step_cost,
-            step_cost_range, predicted_speedup, predicted_speedup_range, range_parts: {compression, assumptions},
-            gap}]}], headline: [{claim, devices, source, where, note, which_figure?}], missing, rows_source,
-            baseline}
-    engine_best: {bench_mean, sweep_mean, best_prompt: {compression, file, setting, max_new_tokens, prompt?}}
-    parallelism: {default, wide: {label, source, device, model_size, setting, compression, tokens_fed, devices
-                  [1..8], predicted_speedup [8], range [[low, high] x 8], range_parts [{compression, assumptions}
-                  x 8], step_cost [8], tokens_per_device [8], bound [8], kind [8], fits_in_memory, max_new_tokens}}
-    parallel_run: a recorded Lookahead Parallelism run (`_parallel_run`): {file, command, prompt, model, device,
-                  recorded_at, devices, setting {window, ngram, guess, tree}, tokens, steps, greedy_steps, identical,
-                  step_index [s], fed_one [s], fed_ranks [k x s], mean_one, mean_ranks [k], mean_busiest,
-                  simulated_busiest, gathered_bytes, broadcast_steps, kv_bytes_per_token} | null
-    thresholds: assets/lab/thresholds.json as it is ({what, read_on, how_read, servers: [{server, setting,
-                applies_to, status?, default, example_value, compares?, off_from_batch (the first batch at which the
-                example drafts nothing), chart_label (its rule's label on the batch chart, where it has
-                off_from_batch), rule, sources: [{url | repo + path, what}]}],
-                not_found})"""
+def lab_page_data(curves: dict | None = None) -> LabPage:
+    """Everything the lab page shows that does not depend on the run (its shape: `LabPage` above); `curves` replaces
+    this CPU's curves (`calibrate.lab_cpu_curves()`), for tests. Costs are relative to a one-token forward of the
+    same batch; the thresholds are assets/lab/thresholds.json as it is."""
     curves = lab_cpu_curves(here=False) if curves is None else curves  # the shipped ones (each names its machine)
     gpu = {acc.name: {m.size: {str(b): _gpu_curve(acc, m, b) for b in BATCHES} for m in MODELS} for acc in ACCELERATORS}
     return {
