@@ -201,8 +201,14 @@ def test_the_snippet_fits_the_frame_it_was_chosen_for(chromium, server, where):
     # a choice the visitor makes that does not fit is kept, and the panel names what does
     page.select_option("#embed-what", "chain")
     said = page.inner_text("#embed-fit")
-    assert re.match(r"the chain group does not fit a 1280 × 720 frame with its text at 24 px: it shrinks", said), said
-    assert "These fit: " in said and "window-view" in said.split("These fit: ")[1], said
+    assert re.match(
+        r"one step: window, pool and verification does not fit a 1280 × 720 frame with its text at 24 px: it shrinks",
+        said,
+    ), said
+    assert "These fit: " in said and "the 2D window" in said.split("These fit: ")[1], said
+    # each choice is named for a person, never by its element id (the walk found "ar-output, la-output, ...")
+    labels = page.eval_on_selector_all("#embed-what option, .pictures option", "els => els.map((e) => e.textContent)")
+    assert labels and not [x for x in labels if re.fullmatch(r"[a-z]+(-[a-z]+)+", x)], labels
     assert "view=chain" in page.inner_text("#embed-code")
     # where nothing fits, the panel says so (the measurement answered "no" for every choice)
     none = page.evaluate("""() => { const s = window.ladeStage, run = s.run();

@@ -8,6 +8,7 @@ did not write. The page's own scripts draw the race box, the output panels and t
 
 import itertools
 import json
+import re
 import shutil
 import subprocess
 from dataclasses import replace
@@ -116,6 +117,9 @@ def test_a_race_the_budget_stopped_says_how_each_lane_ended(recorded):
     row = next(r for r in got["table"] if r[0] == "Lookahead")
     assert row[-1] == f"= the same over the {la} tokens both wrote", row
     assert row[-2] == "– (stopped)", row  # no speed-up of lanes stopped at once
+    # nor in the honest note under it (the walk found "the measured wall-clock ratio is 0.95x" over 29 and 40 tokens)
+    assert "wall-clock ratio is" not in got["honest"], got["honest"]
+    assert "did not all finish, so their times cover different tokens and give no wall-clock ratio" in got["honest"]
 
 
 def test_a_stopped_race_says_where_texts_differ_and_where_a_lane_finished(recorded):
@@ -154,6 +158,7 @@ def test_a_finished_race_keeps_its_marks(recorded):
     ), got["parallel"]["status"]
     want = f"· ✓ finished ({asked})"
     assert all(line.endswith(want) for line in got["lanes"]), got["lanes"]
+    assert re.search(r"so the measured wall-clock ratio is \d+\.\d\dx \(greedy time", got["honest"]), got["honest"]
 
 
 def test_a_stopped_run_is_told_why_by_its_own_stop_reasons(recorded):

@@ -180,7 +180,7 @@ def test_a_machine_that_is_not_described_is_said_to_be_not_recorded():
         "its machine not recorded, 2 threads"
     )
     assert machine_name("2-core X", 1) == "2-core X at 1 thread" and machine_name(None, 4) is None
-    words = drawn([(None, "Lade.lab.cpuWords(null)"), (None, "Lade.lab.cpuWords('2-core X at 1 thread')")])
+    words = drawn([(None, "Lade.curves.cpuWords(null)"), (None, "Lade.curves.cpuWords('2-core X at 1 thread')")])
     assert words == ["a CPU whose machine is not recorded", "the 2-core X at 1 thread"]
 
 
@@ -188,12 +188,24 @@ def test_the_honest_note_names_the_machine_that_recorded_the_run():
     """The honest note said "On the CPU a step of it took ..." and "on this project's CPU a forward costs about
     what one token costs up to k tokens": one of them the run's machine, the other the shipped curve's. Each now
     names its own machine."""
+    from app.render.boot import plural
+
     names = gallery.names()
     curve = boot()["lab"]["cpu"]["single"]["machine_name"]
     for name, text in zip(names, drawn([(n, "Lade.notes.honestNote(run, boot)") for n in names]), strict=True):
         m = gallery.load(name).machine
         assert f"On the {m.description} at {m.threads} thread" in text, (name, text)
-        assert f"on the {curve} (the CPU curve shipped with the page)" in text, (name, text)
+        # the flat part of the curve the run's own machine measured in the process that recorded it (the walk found
+        # a live run at 2 threads told the shipped 1-thread curve's)
+        one = m.curve[0].seconds
+        flat = max([1] + [p.tokens for p in m.curve if round(p.seconds / one, 5) <= 1.1])
+        said = "on the machine that recorded this run, its cost curve (measured in the same process) has a forward "
+        assert said + f"costing about what one token costs up to {plural(flat, 'token')}" in text, (name, text)
+    # a run that recorded no curve of its own is told the shipped one's, with its machine
+    bare = json.loads(json.dumps(run_payload(names[0])))
+    bare["derived"].pop("lab")
+    text = drawn([(bare, "Lade.notes.honestNote(run, boot)")])[0]
+    assert f"on the {curve} (the CPU curve shipped with the page)" in text, text
     # a browser's race names its threads in its description: said once
     browser = json.loads(json.dumps(run_payload(names[0])))
     browser["trace"]["machine"].update(description="browser: WebAssembly, 2 threads", threads=2)

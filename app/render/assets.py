@@ -18,6 +18,7 @@ SCRIPTS = (
     "lade-theme.js",
     "lade-run.js",
     "lade-charts.js",
+    "lade-curves.js",
     "lade-lab.js",
     "lade-notes.js",
     "lade-race-keep.js",

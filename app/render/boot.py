@@ -21,7 +21,7 @@ from lade_core.paths import ASSETS, BENCH
 from .. import gallery
 from .engine_files import EngineBoot
 from .payload import Band
-from .views import VIEW_GROUPS, VIEW_IDS
+from .views import VIEW_GROUPS, VIEW_IDS, VIEW_TITLES
 
 # What the page boots from, declared once: the page's `Boot` is generated from it (app/render/contract.py).
 
@@ -106,6 +106,7 @@ class GalleryEntry(TypedDict):
 class Views(TypedDict):
     ids: list[str]
     groups: dict[str, list[str]]
+    titles: dict[str, str]  # what a person reads for each view and group (`views.VIEW_TITLES`)
 
 
 class PaperClaims(TypedDict):
@@ -283,7 +284,11 @@ def boot_data(
     roles = {role: gallery.by_role(role) for role in ("lookahead", "jacobi", "race", "race-new-text")}
     return {
         "source": source,
-        "views": {"ids": list(VIEW_IDS), "groups": {k: list(v) for k, v in VIEW_GROUPS.items()}},
+        "views": {
+            "ids": list(VIEW_IDS),
+            "groups": {k: list(v) for k, v in VIEW_GROUPS.items()},
+            "titles": dict(VIEW_TITLES),
+        },
         "gallery": gallery.listing(),
         "lesson": roles,
         "paper": paper_claims(),

@@ -152,6 +152,7 @@ export interface Target {
   by_batch: Series;
   by_devices: Series;
   crossover_tokens: (number | null)[] | null;
+  curve?: CpuLine | null;
   devices: number[];
   fits_in_memory: boolean;
   fits_in_memory_up_to_batch: number | null;
@@ -215,6 +216,19 @@ export interface Series {
   step_cost_high?: number[];
   step_cost_low?: number[];
   tokens_per_device?: number[];
+}
+/**
+ * A measured CPU curve: relative cost by tokens fed, its quartiles where recorded.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "CpuLine".
+ */
+export interface CpuLine {
+  one_token_ms: number;
+  q1: number[] | null;
+  q3: number[] | null;
+  relative: number[];
+  tokens: number[];
 }
 /**
  * The run's own CPU figures beside its curve's prediction for the same steps (`lab.measured_on_cpu`).
@@ -604,19 +618,6 @@ export interface CpuBatched {
   threads: number | null;
 }
 /**
- * A measured CPU curve: relative cost by tokens fed, its quartiles where recorded.
- *
- * This interface was referenced by `Contract`'s JSON-Schema
- * via the `definition` "CpuLine".
- */
-export interface CpuLine {
-  one_token_ms: number;
-  q1: number[] | null;
-  q3: number[] | null;
-  relative: number[];
-  tokens: number[];
-}
-/**
  * This interface was referenced by `Contract`'s JSON-Schema
  * via the `definition` "CpuSingle".
  */
@@ -998,6 +999,9 @@ export interface Views {
     [k: string]: string[];
   };
   ids: string[];
+  titles: {
+    [k: string]: string;
+  };
 }
 /**
  * How long a link to a run may work (`runs/<handle>/held.json`, `RunStore.held`).

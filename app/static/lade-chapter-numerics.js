@@ -19,8 +19,8 @@ const LadeChapterNumerics = (() => {
       P(
         "Is it really identical? Measured on ",
         f32.machine === bf.machine
-          ? Lade.lab.cpuWords(f32.machine)
-          : [Lade.lab.cpuWords(f32.machine), " (fp32) and ", Lade.lab.cpuWords(bf.machine), " (bf16)"],
+          ? Lade.curves.cpuWords(f32.machine)
+          : [Lade.curves.cpuWords(f32.machine), " (fp32) and ", Lade.curves.cpuWords(bf.machine), " (bf16)"],
         ": in fp32 lookahead's text was ",
         "identical to greedy's on ",
         fact("fp32_identical", f32.identical),

@@ -102,7 +102,25 @@ const LadeChapterSpeed = (() => {
           ...split,
         ),
       );
-    const single = lab ? lab.cpu.single : null; // the CPU curve shipped with the page, where there is one
+    // the CPU curve to draw: the one the run's own machine measured in the process that recorded it, else the one
+    // shipped with the page (each named with its machine)
+    const own = Lade.curves.ownCurve(run.d.lab),
+      shipped = lab ? lab.cpu.single : null,
+      cpu = own
+        ? {
+            points: own.points,
+            name: own.name,
+            description: `its curve measured ${(run.t.machine ? run.t.machine.curve_at : "").slice(0, 16).replace("T", " ")}`,
+            where: "where this run was recorded",
+          }
+        : shipped && lab
+          ? {
+              points: Lade.curves.cpuPoints(lab),
+              name: shipped.machine_name,
+              description: shipped.machine_description || "",
+              where: "apart from this run",
+            }
+          : null;
     if (gpu && lab) {
       const pts = lab.tokens.map((t, i) => [t, gpu.mid[i], gpu.low[i], gpu.high[i]]);
       const chart = [
@@ -116,12 +134,12 @@ const LadeChapterSpeed = (() => {
           width: 520,
           summary: `A CPU's measured cost and the ${gpuName} model's, against tokens fed; this run fed ${fmt(fed, 1)} tokens a step at ${fmt(ratio)}x here.`,
           series: [
-            ...(single
+            ...(cpu
               ? [
                   {
-                    name: `${Lade.lab.cpuLabel(single.machine_name)} (measured)`,
+                    name: `${Lade.curves.cpuLabel(cpu.name)} (measured)`,
                     color: Lade.dom.COLORS.baseline,
-                    points: Lade.lab.cpuPoints(lab),
+                    points: cpu.points,
                   },
                 ]
               : []),
@@ -137,20 +155,22 @@ const LadeChapterSpeed = (() => {
           hover: (x) => `${x} tokens`,
         }).node,
       ];
-      const curve = Lade.lab.cpuPoints(lab),
+      const curve = cpu ? cpu.points : [],
         widths = run.t.parallel.steps.slice(1).map((st) => run.tokensFed(st));
-      if (single && curve.length > 1 && widths.length && fed >= curve[0][0] && fed <= curve[curve.length - 1][0])
+      if (cpu && curve.length > 1 && widths.length && fed >= curve[0][0] && fed <= curve[curve.length - 1][0])
         chart.push(
           P(
-            "The marker is this recording's own ratio; the curve was measured apart, on ",
-            Lade.lab.cpuWords(single.machine_name),
+            `The marker is this recording's own ratio; the curve was measured ${cpu.where}, on `,
+            Lade.curves.cpuWords(cpu.name),
             " (",
-            h("span", { class: "source" }, single.machine_description),
+            h("span", { class: "source" }, cpu.description),
             "), and reads ",
             fact("curve_at_fed", fmt(alongLogX(curve, fed))),
             "x at ",
             fact("fed", fmt(fed, 1)),
-            " tokens. They were measured at different times, and this run's steps fed from ",
+            own
+              ? " tokens. The curve times forwards of one width at a time, and this run's steps fed from "
+              : " tokens. They were measured at different times, and this run's steps fed from ",
             fact("fed_min", Math.min(...widths)),
             " to ",
             fact("fed_max", Math.max(...widths)),

@@ -32,6 +32,21 @@ const LadeHost = (() => {
     });
   }
 
+  /** Where the open sidebar covers the page (a phone), Run closes it, so the race it starts is seen as it runs (the
+   * walk at 390 px pressed Run and saw nothing happen). Listened for on the document, as `openFiles`. */
+  function closeSidebarOnRun() {
+    document.addEventListener("click", (ev) => {
+      const run = ev.target instanceof Element ? ev.target.closest("#run") : null;
+      const sidebar = document.querySelector("#sidebar");
+      if (!run || !sidebar || !sidebar.classList.contains("open")) return;
+      if (sidebar.getBoundingClientRect().width < 0.8 * window.innerWidth) return; // beside the page: leave it
+      const toggle = /** @type {HTMLElement | null} */ (
+        sidebar.parentElement && sidebar.parentElement.querySelector(".sidebar-toggle, .toggle-button")
+      );
+      if (toggle) window.setTimeout(() => toggle.click(), 0); // after Gradio has taken the click
+    });
+  }
+
   /** Keep Gradio's sidebar out of the Tab order while it is closed (`inert`), and move focus into it when it opens. */
   function tameSidebar() {
     const sidebar = document.querySelector("#sidebar"),
@@ -61,6 +76,6 @@ const LadeHost = (() => {
     window.setTimeout(() => seen.disconnect(), 30000);
   }
 
-  return { openSidebar, openFiles, tameSidebarWhenThere };
+  return { openSidebar, openFiles, closeSidebarOnRun, tameSidebarWhenThere };
 })();
 window.Lade.host = LadeHost;

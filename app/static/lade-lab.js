@@ -10,37 +10,12 @@ const LadeLab = (() => {
   const Lade = /** @type {LadeNamespace} */ (window.Lade);
   const { h, fmt, COLORS, fact, cite } = Lade.dom;
 
-  /** The most tokens a forward carries for at most 10% more than one token, on a measured curve ([tokens, cost]).
-   * @param {number[][]} points */
-  function flatUpTo(points) {
-    let most = 1;
-    for (const [tokens, cost] of points) if (cost <= 1.1) most = Math.max(most, tokens);
-    return most;
-  }
+  const { cpuLabel, ownCurve, cpuPoints } = Lade.curves;
 
-  /** The CPU that measured a curve, in a sentence: the machine the curve records (its processor, at the threads it
-   * ran), or, where it records none, that it is not recorded (`machine_name`, lade_core/machine.py).
-   * @param {string | null | undefined} name */
-  const cpuWords = (name) =>
-    name ? ["the ", h("span", { class: "source" }, name)] : "a CPU whose machine is not recorded";
-  /** The same as a label (a chart's line, a menu's option). @param {string | null | undefined} name */
-  const cpuLabel = (name) => (name ? `CPU: ${name}` : "CPU (machine not recorded)");
   /** A device's name in its register (roofline.py ACCELERATORS), its id where the register lacks it.
    * @param {LabPage} page @param {string} id */
   const deviceName = (page, id) =>
     id === "cpu" ? "CPU" : (page.devices.find((d) => d.id === id) || { name: id }).name;
-
-  /** The shipped CPU curve at `batch` (1: the single-sequence one) as [tokens, relative cost] points.
-   * @param {LabPage} page @param {number} [batch] */
-  const cpuPoints = (page, batch = 1) => {
-    const curve =
-      page && page.cpu
-        ? batch === 1
-          ? page.cpu.single
-          : page.cpu.batched && page.cpu.batched.curves[String(batch)]
-        : null;
-    return curve ? curve.tokens.map((/** @type {number} */ t, /** @type {number} */ i) => [t, curve.relative[i]]) : [];
-  };
 
   /** @param {number} x */
   const times = (x) => `${fmt(x)}x`;
@@ -294,8 +269,15 @@ const LadeLab = (() => {
     const { device, size, batch, pred } = sel,
       series = [],
       bands = [];
-    const measured = batch > 1 ? page.cpu.batched : page.cpu.single;
-    if ((batch === 1 || device === "cpu") && measured)
+    const measured = batch > 1 ? page.cpu.batched : page.cpu.single,
+      own = batch === 1 ? ownCurve(runLab) : null; // the curve the lab's CPU figures read, the run's own first
+    if ((batch === 1 || device === "cpu") && own)
+      series.push({
+        name: `${cpuLabel(own.name)}, SmolLM2-135M (measured where this run was)`,
+        color: COLORS.baseline,
+        points: own.points,
+      });
+    else if ((batch === 1 || device === "cpu") && measured)
       series.push({
         name: `${cpuLabel(measured.machine_name)}, SmolLM2-135M${batch > 1 ? `, batch ${batch}` : ""} (measured)`,
         color: COLORS.baseline,
@@ -337,6 +319,15 @@ const LadeLab = (() => {
   function batchChart(page, sel) {
     const b = sel.pred.by_batch,
       xs = sel.pred.batches;
+    if (xs.length < 2)
+      return h(
+        "p",
+        { class: "note" },
+        sel.device === "cpu"
+          ? "The machine that recorded this run measured one sequence at a time only (no batched curve in the same " +
+              "place and settings), so there is no speed-up against batch size to draw for it."
+          : "This model's caches fit one device at batch 1 only, so there is no speed-up against batch size to draw.",
+      );
     // each server's example rule labelled by its own register entry's `chart_label` (two vLLM settings, two rules)
     const rules = (page.thresholds.servers || []).flatMap((s) =>
       s.off_from_batch ? [{ x: s.off_from_batch, label: s.chart_label || s.server, color: COLORS.verify }] : [],
@@ -661,6 +652,6 @@ const LadeLab = (() => {
     );
   }
 
-  return { view, flatUpTo, cpuPoints, cpuWords, cpuLabel, deviceName };
+  return { view, deviceName };
 })();
 window.Lade.lab = LadeLab;

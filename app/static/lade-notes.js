@@ -205,7 +205,15 @@ const LadeNotes = (() => {
     const plain = run.greedy ? "greedy" : "plain sampling";
     const fed = run.t.parallel.steps.slice(1).map((s) => run.tokensFed(s)),
       most = fed.length ? Math.max(...fed) : 1;
-    const flat = lab && lab.cpu ? Lade.lab.flatUpTo(Lade.lab.cpuPoints(lab)) : null;
+    const own = Lade.curves.ownCurve(run.d.lab), // the run's machine's curve, measured where it ran; else the shipped one
+      shipped = lab && lab.cpu.single ? lab.cpu.single : null,
+      flat = own
+        ? Lade.curves.flatUpTo(own.points)
+        : lab && shipped
+          ? Lade.curves.flatUpTo(Lade.curves.cpuPoints(lab))
+          : null;
+    // a lane stopped (or still running) wrote fewer tokens than asked: the lanes' times are not of the same work
+    const cut = run.lanes().some((l) => run.ended(l.id) !== "finished");
     return h(
       "div",
       { class: "honest", dataset: { compression: fmt(compression), ratio: fmt(ratio), speedup: fmt(speedup) } },
@@ -213,17 +221,24 @@ const LadeNotes = (() => {
       `This run wrote ${fmt(compression)} tokens per step against 1 for ${plain}. `,
       "Tokens per step is an upper bound on the speed-up, not the speed-up: ",
       `a step of this run fed the model up to ${plural(most, "token")} (${fmt(run.meanFed(), 1)} on average). On ${machineWords(run)}, which recorded it, a step of it took `,
-      `${fmt(ratio)}x as long as a ${plain} step on average, so the measured wall-clock ratio is ${fmt(speedup)}x `,
-      `(${plain} time / ${run.laneWord("parallel")} time). `,
+      `${fmt(ratio)}x as long as a ${plain} step on average`,
+      cut
+        ? ". Its lanes did not all finish, so their times cover different tokens and give no wall-clock ratio. "
+        : `, so the measured wall-clock ratio is ${fmt(speedup)}x (${plain} time / ${run.laneWord("parallel")} time). `,
       "Extra tokens are nearly free only where decoding is memory-bound, such as a GPU running a model much larger ",
       "than this one",
-      flat && lab && lab.cpu.single
+      flat && own
         ? [
-            "; on ",
-            Lade.lab.cpuWords(lab.cpu.single.machine_name),
-            ` (the CPU curve shipped with the page) a forward costs about what one token costs up to ${flat} tokens and more with every token past that. `,
+            "; on the machine that recorded this run, its cost curve (measured in the same process) has a forward ",
+            `costing about what one token costs up to ${plural(flat, "token")} and more with every token past that. `,
           ]
-        : ". ",
+        : flat && shipped
+          ? [
+              "; on ",
+              Lade.curves.cpuWords(shipped.machine_name),
+              ` (the CPU curve shipped with the page) a forward costs about what one token costs up to ${plural(flat, "token")} and more with every token past that. `,
+            ]
+          : ". ",
       `The paper reports “${paper.one_device}” on one GPU and “${paper.several}” (Lookahead Parallelism), which is `,
       "not a single-device figure.",
       run.greedy

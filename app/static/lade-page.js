@@ -240,7 +240,7 @@ const LadePage = (() => {
     const which = h(
       "select",
       { "aria-label": "view to save as a picture" },
-      boot.views.ids.map((id) => h("option", { value: id }, id)),
+      boot.views.ids.map((id) => h("option", { value: id }, boot.views.titles[id] || id)),
     );
     const pictures = h(
       "p",
@@ -269,12 +269,13 @@ const LadePage = (() => {
     // what to embed (this chapter, or one view or group of this run at this step) in which frame, and its code
     const lessonOn = state.mode === "lesson",
       chapter = Lade.lesson.CHAPTERS[state.chapter - 1];
+    const title = (/** @type {string} */ id) => boot.views.titles[id] || id;
     /** @type {string[][]} [value, label], in the order the panel prefers them: the chapter, its own views, groups, views */
     const choices = [
       ...(lessonOn ? [["chapter", `chapter ${state.chapter}, with its question`]] : []),
-      ...(lessonOn ? chapter.focus.filter((id) => boot.views.ids.includes(id)).map((id) => [id, id]) : []),
-      ...Object.keys(boot.views.groups).map((g) => [g, `the ${g} group`]),
-      ...boot.views.ids.filter((id) => !lessonOn || !chapter.focus.includes(id)).map((id) => [id, id]),
+      ...(lessonOn ? chapter.focus.filter((id) => boot.views.ids.includes(id)).map((id) => [id, title(id)]) : []),
+      ...Object.keys(boot.views.groups).map((g) => [g, title(g)]),
+      ...boot.views.ids.filter((id) => !lessonOn || !chapter.focus.includes(id)).map((id) => [id, title(id)]),
     ];
     const labelOf = (/** @type {string} */ v) => (choices.find(([c]) => c === v) || [v, v])[1];
     const what = h(

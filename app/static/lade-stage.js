@@ -463,6 +463,7 @@ const LadeStage = (() => {
       Lade.address.followHistory(stage, () => stage.chapter(1, "none"));
       watch("value", () => stage.apply(props.value));
       Lade.host.openFiles(stage);
+      Lade.host.closeSidebarOnRun();
       Lade.host.tameSidebarWhenThere();
       return stage;
     },

@@ -224,6 +224,7 @@ interface LadeNamespace {
   stepViews: typeof LadeStepViews;
   mask: typeof LadeMask;
   lab: typeof LadeLab;
+  curves: typeof LadeCurves;
   chapterSpeed: typeof LadeChapterSpeed;
   chapterNumerics: typeof LadeChapterNumerics;
   chapterRelatives: typeof LadeChapterRelatives;

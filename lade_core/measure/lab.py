@@ -123,7 +123,7 @@ def machine_curves(run) -> dict | None:
         "measured_at": m.curve_at,
         "source": "this run's machine",
         "cached_at": "the run's trace",
-        "machine_description": f"{m.description}{threads}, layouts {m.kernels} (measured {m.curve_at})",
+        "machine_description": f"{m.description}{threads}, its curve measured {m.curve_at[:16].replace('T', ' ')}",
         "machine_name": machine_name(m.description, m.threads),
     }
     shipped = lab_cpu_curves(here=False)["batched"]

@@ -161,6 +161,7 @@ class Target(TypedDict):
     batched_machine_name: NotRequired[str | None]
     measurement: NotRequired[CpuMeasurement | None]
     roof: NotRequired[CpuRoof | None]
+    curve: NotRequired[CpuLine | None]  # the CPU curve these predictions read at batch 1, to draw beside them
 
 
 class RunSetting(TypedDict):
@@ -498,17 +499,20 @@ def _gpu_curve(acc, m, batch: int) -> dict:
     }
 
 
+def _line(curve: dict) -> CpuLine:
+    """A measured curve relative to its one-token forward, with quartiles where recorded."""
+    one_s = curve["greedy_s"]
+    return {
+        "tokens": [p["tokens"] for p in curve["points"]],
+        "relative": r4([p["seconds"] / one_s for p in curve["points"]]),
+        "q1": r4([p["q1"] / one_s for p in curve["points"]]) if "q1" in curve["points"][0] else None,
+        "q3": r4([p["q3"] / one_s for p in curve["points"]]) if "q3" in curve["points"][0] else None,
+        "one_token_ms": r4(1000 * one_s),
+    }
+
+
 def _cpu_lines(curves: dict) -> dict:
     """This CPU's measured curves: relative cost by tokens fed, with quartiles where recorded, and their source."""
-
-    def line(curve, one_s):
-        return {
-            "tokens": [p["tokens"] for p in curve["points"]],
-            "relative": r4([p["seconds"] / one_s for p in curve["points"]]),
-            "q1": r4([p["q1"] / one_s for p in curve["points"]]) if "q1" in curve["points"][0] else None,
-            "q3": r4([p["q3"] / one_s for p in curve["points"]]) if "q3" in curve["points"][0] else None,
-            "one_token_ms": r4(1000 * one_s),
-        }
 
     def about(curve):
         return {
@@ -530,13 +534,13 @@ def _cpu_lines(curves: dict) -> dict:
 
     out = {"single": None, "batched": None}
     if curves["single"]:
-        out["single"] = {**about(curves["single"]), **line(curves["single"], curves["single"]["greedy_s"])}
+        out["single"] = {**about(curves["single"]), **_line(curves["single"])}
     if curves["batched"]:
         b = curves["batched"]
         out["batched"] = {
             **about(b),
             "batches": [c["batch"] for c in b["curves"]],
-            "curves": {str(c["batch"]): line(c, c["greedy_s"]) for c in b["curves"]},
+            "curves": {str(c["batch"]): _line(c) for c in b["curves"]},
         }
     return out
 
@@ -842,6 +846,7 @@ def lab_run_data(run) -> LabRunData:
             "batched_machine_name": cpu.curves["batched"] and cpu.curves["batched"].get("machine_name"),
             "measurement": r4(measured_on_cpu(run)),
             "roof": _cpu_roof(run),
+            "curve": _line(cpu.curves["single"]) if cpu.curves["single"] else None,
         }
     }
     some = predict_run(run, "h100", "7B", t=run_target(run, "h100", "7B"))

@@ -1,7 +1,7 @@
 // Draws how a race on the server ended, with the page's own scripts under a small stand-in for the DOM (enough
 // for `Lade.dom.h`: elements, text, attributes): reads {"payloads": [Payload]} on stdin, prints for each the race
-// box's title and lanes (lade-page.js `race`), the two output panels (their status and badge) and the methods
-// table's rows (lade-views.js), as text. Usage: node tests/js/race_end.cjs < INPUT.json
+// box's title and lanes (lade-page.js `race`), the two output panels (their status and badge), the methods
+// table's rows (lade-views.js) and the honest note on speed (lade-notes.js), as text. Usage: node tests/js/race_end.cjs < INPUT.json
 "use strict";
 const fs = require("node:fs");
 const path = require("node:path");
@@ -95,6 +95,7 @@ globalThis.innerWidth = 1280;
 for (const name of [
   "lade-core.js",
   "lade-run.js",
+  "lade-curves.js",
   "lade-notes.js",
   "lade-views.js",
   "lade-page.js",
@@ -126,6 +127,9 @@ const out = payloads.map((/** @type {any} */ payload) => {
         : null,
     // what the race in the visitor's browser would say of it (its summary's sentences)
     browser: Lade.raceWords.summary(payload, { engine: {} }).map((/** @type {any} */ s) => s.text),
+    // the honest note on speed under the run (no lab data: it names no curve)
+    honest: Lade.notes.honestNote(run, { lab: null, paper: { one_device: "P1", several: "P2", source: "" } })
+      .textContent,
     baseline: panel("ar-output"),
     parallel: panel("la-output"),
     table: rows,
