@@ -445,6 +445,9 @@ def _speed(run, k, step, lab):
         out.update(gpu_cost=cost, gpu_speedup=compression / cost, gpu_low=low, gpu_high=high)
         out.update(compression_low=band[0], compression_high=band[1])
         single = (lab.get("cpu") or {}).get("single")
+        own = run.machine.curve if run.machine else ()
+        if own:  # the curve the run's own machine measured where it was recorded comes first (the page's Lade.curves)
+            single = {"tokens": [p.tokens for p in own], "relative": [p.seconds / own[0].seconds for p in own]}
         # "the curve ... reads Y x at F tokens ... this run's steps fed from A to B tokens": the CPU curve at the
         # run's mean width, straight between its points on the chart's log axis (said only inside the curve)
         if single and decoding and single["tokens"][0] <= fed <= single["tokens"][-1]:
