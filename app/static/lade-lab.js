@@ -269,19 +269,21 @@ const LadeLab = (() => {
     const { device, size, batch, pred } = sel,
       series = [],
       bands = [];
-    const measured = batch > 1 ? page.cpu.batched : page.cpu.single,
-      own = batch === 1 ? ownCurve(runLab) : null; // the curve the lab's CPU figures read, the run's own first
-    if ((batch === 1 || device === "cpu") && own)
+    // the CPU curve the lab's figures read: the run's own machine's at batch 1, else the shipped one of this batch
+    const shipped = batch > 1 ? page.cpu.batched : page.cpu.single,
+      own = batch === 1 ? ownCurve(runLab) : null,
+      cpu = own
+        ? { name: own.name, points: own.points, said: " (measured where this run was)" }
+        : shipped && {
+            name: shipped.machine_name,
+            points: cpuPoints(page, batch),
+            said: `${batch > 1 ? `, batch ${batch}` : ""} (measured)`,
+          };
+    if ((batch === 1 || device === "cpu") && cpu)
       series.push({
-        name: `${cpuLabel(own.name)}, SmolLM2-135M (measured where this run was)`,
+        name: `${cpuLabel(cpu.name)}, SmolLM2-135M${cpu.said}`,
         color: COLORS.baseline,
-        points: own.points,
-      });
-    else if ((batch === 1 || device === "cpu") && measured)
-      series.push({
-        name: `${cpuLabel(measured.machine_name)}, SmolLM2-135M${batch > 1 ? `, batch ${batch}` : ""} (measured)`,
-        color: COLORS.baseline,
-        points: cpuPoints(page, batch),
+        points: cpu.points,
       });
     if (device !== "cpu") {
       const c = page.gpu_curves[device][size][String(batch)];

@@ -7,91 +7,8 @@ const fs = require("node:fs");
 const path = require("node:path");
 const vm = require("node:vm");
 
-class Node {
-  constructor() {
-    /** @type {any[]} */
-    this.childNodes = [];
-  }
-  appendChild(child) {
-    if (child instanceof Fragment) this.childNodes.push(...child.childNodes);
-    else this.childNodes.push(child);
-    return child;
-  }
-  replaceChildren(...children) {
-    this.childNodes = [];
-    for (const c of children) this.appendChild(c);
-  }
-  get textContent() {
-    return this.childNodes.map((c) => c.textContent).join("");
-  }
-  set textContent(value) {
-    this.childNodes = [new Text(String(value))];
-  }
-}
-class Text extends Node {
-  constructor(text) {
-    super();
-    this.text = text;
-  }
-  get textContent() {
-    return this.text;
-  }
-}
-class Fragment extends Node {}
-class Element extends Node {
-  constructor(tag) {
-    super();
-    this.tagName = tag.toUpperCase();
-    /** @type {Record<string, string>} */
-    this.attributes = {};
-    this.dataset = {};
-    this.style = { setProperty() {} };
-    const names = new Set();
-    this.classList = {
-      add: (/** @type {string} */ c) => names.add(c),
-      remove: (/** @type {string} */ c) => names.delete(c),
-      contains: (/** @type {string} */ c) => names.has(c),
-      toggle: (/** @type {string} */ c, /** @type {boolean} */ on) => (on ? names.add(c) : names.delete(c)),
-    };
-  }
-  setAttribute(key, value) {
-    this.attributes[key] = value;
-  }
-  getAttribute(key) {
-    return Object.hasOwn(this.attributes, key) ? this.attributes[key] : null;
-  }
-  addEventListener() {}
-  querySelectorAll(selector) {
-    // a tag name, or a class after a tag (".badge", "tr"): what these checks ask
-    const out = [];
-    const match = (/** @type {Element} */ el) =>
-      selector.startsWith(".")
-        ? (el.attributes.class || "").split(" ").includes(selector.slice(1))
-        : el.tagName === selector.toUpperCase();
-    const walk = (/** @type {Node} */ node) => {
-      for (const c of node.childNodes)
-        if (c instanceof Element) {
-          if (match(c)) out.push(c);
-          walk(c);
-        }
-    };
-    walk(this);
-    return out;
-  }
-}
+const { findAll } = require("./dom.cjs");
 
-globalThis.window = globalThis;
-globalThis.Node = Node;
-globalThis.document = {
-  createElement: (tag) => new Element(tag),
-  createElementNS: (_ns, tag) => new Element(tag),
-  createTextNode: (text) => new Text(text),
-  createDocumentFragment: () => new Fragment(),
-  addEventListener() {},
-  querySelectorAll: () => [],
-};
-globalThis.requestAnimationFrame = () => 0;
-globalThis.innerWidth = 1280;
 for (const name of [
   "lade-core.js",
   "lade-run.js",
@@ -111,15 +28,15 @@ const out = payloads.map((/** @type {any} */ payload) => {
   const box = Lade.page.race(run, "running");
   const panel = (/** @type {string} */ id) => {
     const node = Lade.views.render[id]({ run, k });
-    const [badge] = node.querySelectorAll(".badge");
-    const [status] = node.querySelectorAll(".muted");
+    const [badge] = findAll(node, ".badge");
+    const [status] = findAll(node, ".muted");
     return { status: status ? status.textContent : null, badge: badge ? badge.textContent : null };
   };
   const table = Lade.views.render["relatives-view"]({ run, k, compact: false });
-  const rows = table.querySelectorAll("tr").map((/** @type {any} */ tr) => tr.childNodes.map((c) => c.textContent));
+  const rows = findAll(table, "tr").map((/** @type {any} */ tr) => tr.childNodes.map((c) => c.textContent));
   return {
-    title: box.querySelectorAll(".race-title")[0].textContent,
-    lanes: box.querySelectorAll(".lane-num").map((/** @type {any} */ n) => n.textContent),
+    title: findAll(box, ".race-title")[0].textContent,
+    lanes: findAll(box, ".lane-num").map((/** @type {any} */ n) => n.textContent),
     // the sentences one by one, where the page has them (a race stopped before its end)
     sentences:
       Lade.raceWords.stoppedRace && run.lanes().some((/** @type {any} */ l) => run.ended(l.id) === "stopped")
