@@ -3,7 +3,7 @@
 # Both create .venv on first use, install the pinned requirements and the project itself (`lade` on the PATH of
 # the venv); `make test` also installs the pinned dev tools from npm (TypeScript's checker, axe-core; never shipped)
 # and type-checks the browser's renderer first. `make test-fast` lints and runs the tests that need no model, no
-# server and no browser, in two worker processes, in an order shuffled per run (`LADE_SHUFFLE=<seed>` repeats one).
+# server and no browser (and none of the soak tier), in two worker processes, in an order shuffled per run (`LADE_SHUFFLE=<seed>` repeats one).
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -54,7 +54,7 @@ test-soak: $(STAMP) $(NODE_STAMP)
 	$(PY) -m scripts.slowest out/junit-soak.xml --top 30
 
 test-fast: lint
-	$(TEST_ENV) LADE_SHUFFLE=$${LADE_SHUFFLE:-$$(date +%s)} $(PY) -m pytest -q -m "not model and not server and not browser" \
+	$(TEST_ENV) LADE_SHUFFLE=$${LADE_SHUFFLE:-$$(date +%s)} $(PY) -m pytest -q -m "not model and not server and not browser and not soak" \
 		--hypothesis-profile=quick -n 2 --dist worksteal
 
 # Lint and format check of both languages (ruff; biome from npm, a dev tool), the layer rules and the JS types.

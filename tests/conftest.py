@@ -24,6 +24,8 @@ REFERENCE_TOKENS = 64  # the exactness tests' length
 NEEDS = {
     "lm": "model",
     "mixed_lm": "model",
+    "packed_lm": "model",  # tests/test_checkpoint.py: the model with its linears packed
+    "converted": "model",  # tests/test_gguf_weights.py: the embedded model's GGUF and its converted weights
     "greedy": "model",
     "model_server": "model",
     "server": "server",

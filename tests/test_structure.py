@@ -51,6 +51,29 @@ def test_no_test_imports_a_script():
             assert not any(n == "scripts" or n.startswith("scripts.") for n in names), (path.name, node.lineno)
 
 
+def _fixtures_loading_a_model(source: str) -> list[str]:
+    """The pytest fixtures in a test module's source whose body loads a model (calls `load_model`)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef) and any("fixture" in ast.unparse(d) for d in node.decorator_list):
+            calls = (n for n in ast.walk(node) if isinstance(n, ast.Call))
+            if any(ast.unparse(c.func).endswith("load_model") for c in calls):
+                found.append(node.name)
+    return found
+
+
+def test_every_fixture_that_loads_a_model_marks_its_tests_model():
+    """`make test-fast` selects tests by mark; a fixture that loads the model outside conftest's NEEDS had put two
+    model loads (40 s) into the tier that promises none."""
+    from conftest import NEEDS
+
+    for path in ROOT.glob("tests/*.py"):
+        for name in _fixtures_loading_a_model(path.read_text(encoding="utf-8")):
+            assert NEEDS.get(name) == "model", f"{path.name}: fixture {name} loads a model; add it to NEEDS"
+    planted = "@pytest.fixture\ndef other_lm():\n    return load_model(None, 'cpu')\n"
+    assert _fixtures_loading_a_model(planted) == ["other_lm"]
+
+
 def test_the_engine_never_prints():
     for name, t in modules().items():
         if name.startswith("lade_core") and name not in ("lade_core.cli", "lade_core.__main__"):
