@@ -9,8 +9,9 @@ renderer gets. From them:
     typescript()    that schema as TypeScript declarations (`json-schema-to-typescript`, an npm dev tool)
 
 `python -m app.render.contract` (`make contract`) writes both beside the renderer (`contract.schema.json`,
-`contract.d.ts`); `types.d.ts` names the generated types for the scripts, and a test fails when either file differs
-from what this module generates, so the browser's types cannot drift from the engine's.
+`contract.d.ts`), and the values the browser shares with the server as a script (`constants.py`,
+`lade-constants.js`); `types.d.ts` names the generated types for the scripts, and a test fails when a file differs
+from what this module generates, so the browser's types and constants cannot drift from the engine's.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ import typing
 from pydantic import TypeAdapter
 from typing_extensions import TypedDict
 
+from app.render import constants
 from app.render.assets import STATIC
 from app.render.boot import Boot
+from app.render.constants import Constants
 from app.render.payload import Held, LiveAnswer, Payload
 from lade_core import RunTrace, schema
 from lade_core.paths import ROOT
@@ -46,6 +49,7 @@ class Contract(TypedDict):
     live: LiveAnswer
     held: Held
     boot: Boot
+    constants: Constants
 
 
 def _dataclasses(cls, seen: dict | None = None) -> dict[str, type]:
@@ -150,7 +154,9 @@ def main() -> None:
     text = schema_text()
     SCHEMA_FILE.write_text(text, encoding="utf-8")
     TYPES_FILE.write_text(typescript(text), encoding="utf-8")
-    print(f"wrote {SCHEMA_FILE.relative_to(ROOT)} and {TYPES_FILE.relative_to(ROOT)}")
+    constants.SCRIPT_FILE.write_text(constants.script(), encoding="utf-8")
+    written = (SCHEMA_FILE, TYPES_FILE, constants.SCRIPT_FILE)
+    print("wrote " + ", ".join(str(f.relative_to(ROOT)) for f in written))
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ export type JsonValue = unknown;
  */
 export interface Contract {
   boot: Boot;
+  constants: Constants;
   held: Held;
   live: LiveAnswer;
   payload: Payload;
@@ -1002,6 +1003,19 @@ export interface Views {
   titles: {
     [k: string]: string;
   };
+}
+/**
+ * What the browser shares with the server (`constants()`).
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "Constants".
+ */
+export interface Constants {
+  cut: string[];
+  mask_budget: number;
+  pool_keys: number;
+  stop_reasons: string[];
+  stored_handle: string;
 }
 /**
  * How long a link to a run may work (`runs/<handle>/held.json`, `RunStore.held`).

@@ -25,6 +25,8 @@ type LiveDelta = import("./contract").LiveDelta;
 type LiveAnswer = import("./contract").LiveAnswer;
 type Held = import("./contract").Held;
 type EngineBoot = import("./contract").EngineBoot;
+/** The values the browser shares with the server (app/render/constants.py, generated as lade-constants.js). */
+type Constants = import("./contract").Constants;
 interface Loaded {
   payload?: Payload;
   delta?: LiveDelta;
@@ -215,6 +217,7 @@ interface Chapter {
 
 interface LadeNamespace {
   boot?: Boot;
+  constants: typeof LadeConstants;
   dom: typeof LadeDom;
   theme: typeof LadeTheme;
   Run: typeof LadeRun;
