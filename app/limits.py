@@ -102,13 +102,15 @@ STORE_SHARE = 8
 # asks per WAIT_S seconds (a page asks on opening the sidebar, on each setting's change and every 10 s).
 WAIT_RATE, WAIT_S = 30, 10.0
 # Work the run routes do one at a time for everyone (app/routes.py `Turns`: reading a posted trace, rendering a
-# replay): each client one request waiting or at work (429), at most TURNS_WAITING waiting in all (503), told to try
-# again in TURN_RETRY_S; a file a client posts again is answered without reading it (KEPT_DIGESTS remembered), a
-# replay is rendered once per run (REPLAY_CACHE_BYTES of them kept).
+# replay, computing a run's lab figures): each client one request waiting or at work (429), at most TURNS_WAITING
+# waiting in all (503), told to try again in TURN_RETRY_S; a file a client posts again is answered without reading it
+# (KEPT_DIGESTS remembered), a replay is rendered once per run (REPLAY_CACHE_BYTES of them kept), a run's lab figures
+# computed once (LAB_CACHE_BYTES of them kept: about 50 KB a run).
 TURNS_WAITING = 4
 TURN_RETRY_S = 10
 KEPT_DIGESTS = 4096
 REPLAY_CACHE_BYTES = 32 * 2**20
+LAB_CACHE_BYTES = 8 * 2**20
 # Request bodies (app/bodies.py), counted before a byte is read: all the bodies arriving or held, at most
 # BODY_BYTES_IN_FLIGHT at their stated lengths (503 past it); BODIES_PER_CLIENT still arriving from one client (429);
 # a body with no byte for BODY_IDLE_S seconds, or not whole after BODY_S, refused (408).

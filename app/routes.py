@@ -8,6 +8,8 @@
     GET runs/<handle>/replay.html        the run as one standalone HTML page, as a download
     GET runs/<handle>/held.json          whether the server holds the run and how full its store is, for a link's
                                          sentence (app/store.py `RunStore.held`)
+    GET runs/<handle>/lab.json           the speed lab's predictions for the run (`payload.run_lab_data`), computed when
+                                         the page's lab asks, once per run; 409 while the run still records
     POST runs                            a trace file as the body (its JSON, at most `limits.UPLOAD_BYTES`; the
                                          guard caps the body): kept in the store, answered {"handle": ...} (201)
     GET engine/<file>                    a file of the engine that races in the visitor's browser (the ones
@@ -55,7 +57,7 @@ from . import limits
 from .guard import client_of
 from .logs import refusal
 from .notfound import not_found
-from .render.payload import PayloadTooLarge, payload
+from .render.payload import PayloadTooLarge, as_text, payload, run_lab_data
 from .store import STORE, Gone
 
 HANDLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -137,6 +139,21 @@ def parse_since(text: str | None) -> dict[str, int] | None:
     return since
 
 
+def lab_answer(handle: str) -> bytes | Response:
+    """A held run's lab figures as JSON, or the answer saying why there are none: no such run (404), a run still
+    recording (409), a run of one step (404: nothing to predict from)."""
+    run = STORE.run(handle)
+    if run is None:
+        return _gone(handle)
+    lanes = (run.parallel, run.baseline, *(lane.run for lane in run.lanes))
+    if any(m.stop_reason == "running" for m in lanes):
+        return _error(409, "This run is still recording; its lab figures come once it has ended.")
+    figures = run_lab_data(run)
+    if figures is None:
+        return _error(404, "This run has one step: the lab has nothing to predict from.")
+    return as_text(figures).encode("utf-8")
+
+
 def keep_file(data: bytes, owner: str | None = None) -> str:
     """A posted trace file, validated whole and within the public limits, kept in the store (derived as it enters)
     in `owner`'s share: its handle. TraceError, SchemaError, PayloadTooLarge or ValueError saying why it cannot be
@@ -175,9 +192,10 @@ def routes(
         Buckets(limits.ENGINE_FILE_BYTES, limits.ENGINE_FILE_S),
     )
     conditional = StaticFiles(directory=".", check_dir=False)  # only its reading of If-None-Match / If-Modified-Since
-    rendering, reading = Turns("replay"), Turns("file to read")
+    rendering, reading, figuring = Turns("replay"), Turns("file to read"), Turns("run's lab figures")
     kept: OrderedDict[tuple[str | None, str], str] = OrderedDict()  # (client, sha256 of a file it posted) -> handle
     replays: OrderedDict[str, bytes] = OrderedDict()  # handle -> its rendered replay (a run that cannot change)
+    labs: OrderedDict[str, bytes] = OrderedDict()  # handle -> its lab figures as JSON (a run that cannot change)
 
     def limited(request: Request, buckets: Buckets, cost: float = 1, what: str = "runs") -> JSONResponse | None:
         if not per_client:
@@ -234,6 +252,30 @@ def routes(
         if isinstance(handle, Response):
             return handle
         return JSONResponse(STORE.held(handle), headers={"Cache-Control": "no-store"})
+
+    async def lab(request: Request) -> Response:
+        """The speed lab's predictions for a whole run (`payload.run_lab_data`): computed once per run, in turn with
+        every other run's, when the page's lab asks for them."""
+        handle = read_of(request)
+        if isinstance(handle, Response):
+            return handle
+        if handle not in labs:
+            client = counted(request)
+            refused = figuring.enter(client)
+            if refused:
+                return refused
+            try:
+                async with figuring.lock:
+                    body = labs.get(handle) or await asyncio.to_thread(lab_answer, handle)
+            finally:
+                figuring.leave(client)
+            if isinstance(body, Response):
+                return body
+            labs[handle] = body
+            while sum(len(b) for b in labs.values()) > limits.LAB_CACHE_BYTES and len(labs) > 1:
+                labs.popitem(last=False)
+        labs.move_to_end(handle)
+        return Response(labs[handle], media_type="application/json")
 
     async def render(handle: str, run, client: str | None) -> bytes | Response:
         """A run's replay page: rendered once per run that cannot change (a gallery run, a posted or finished one),
@@ -328,5 +370,6 @@ def routes(
         Route("/runs/{handle}.json", run_json, methods=["GET"]),
         Route("/runs/{handle}/trace.json", trace, methods=["GET"]),
         Route("/runs/{handle}/held.json", held, methods=["GET"]),
+        Route("/runs/{handle}/lab.json", lab, methods=["GET"]),
         Route("/runs/{handle}/replay.html", replay, methods=["GET"]),
     ]

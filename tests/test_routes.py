@@ -3,6 +3,7 @@ file holds; a stored run and a live run are read through the same path; download
 handles that could not be one, an odd `since`, floods from one client. No model: the routes run in a bare Starlette
 app in front of the store, as the Gradio app mounts them."""
 
+import dataclasses
 import json
 
 import pytest
@@ -328,6 +329,33 @@ def test_a_file_posted_again_is_not_read_again(monkeypatch):
     first, again, waited = asyncio.run(race())
     assert first.status_code == again.status_code == 201 and first.json() == again.json()
     assert waited < 0.5 and read.count(small) == 1, (waited, read.count(small))
+
+
+def test_a_runs_lab_figures_are_computed_when_asked_once_per_run(monkeypatch):
+    """Issue 52: every run's payload carried the speed lab's predictions (about 0.2 s of CPU and a sixth of its
+    bytes), computed for every posted file and finished race whether or not its lab was opened. The payload now
+    carries only its machine's curve; the predictions are at the run's `lab.json`, computed once when asked, the same
+    figures `lab_run_data` makes; a run still recording is told to ask again once it has ended."""
+    from lade_core.measure import labdata
+
+    calls = []
+    real = labdata.lab_run_data
+    monkeypatch.setattr(routes, "run_lab_data", lambda run: calls.append(run.prompt) or real(run))
+    run = gallery.load(NAME)
+    shown = client().get(f"/runs/{NAME}.json", headers=as_visitor("10.7.3.1")).json()["derived"]
+    assert "lab" not in shown and shown["machine_curve"]["machine_name"] == labdata.machine_curve(run)["machine_name"]
+    c = client()
+    answers = [c.get(f"/runs/{NAME}/lab.json", headers=as_visitor(f"10.7.3.{i}")) for i in range(2, 5)]
+    assert [a.status_code for a in answers] == [200] * 3 and answers[0].content == answers[2].content
+    assert answers[0].json() == json.loads(as_text(real(run))) and calls == [run.prompt]
+
+    class Live:  # a race still recording: its lanes so far
+        def partial(self):
+            return dataclasses.replace(run, parallel=dataclasses.replace(run.parallel, stop_reason="running"))
+
+    live = STORE.add_live(Live())
+    assert c.get(f"/runs/{live}/lab.json", headers=as_visitor("10.7.3.9")).status_code == 409
+    assert c.get("/runs/u-00000000000000000000/lab.json", headers=as_visitor("10.7.3.9")).status_code == 404
 
 
 def test_a_replay_is_rendered_once_per_run(monkeypatch):

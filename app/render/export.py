@@ -48,12 +48,13 @@ def page(title: str, head_extra: str, body: str, csp: str = CSP) -> str:
 
 def render_html(run: RunTrace, name: str | None = None, step: int | None = None, lab: dict | None = None) -> str:
     """The whole self-contained page for `run`, opening at `step` (None: the run's opening step); `lab`: the speed
-    lab's page data to carry (`boot.lab_data()`; the replay carries none)."""
+    lab's page data to carry (`boot.lab_data()`; the replay carries none), with the run's own lab figures then, since
+    such a page asks nothing of a server."""
     official = gallery.name_of(run)
     handle = official or name or "run"
     listing = [e for e in gallery.listing() if e["name"] == official] if official else []
     boot = {**boot_data("inline", lab=lab), "gallery": listing, "lesson": {}, "step": step}
-    data = f'<script type="application/json" id="lade-run">{script_json(payload(run))}</script>\n'
+    data = f'<script type="application/json" id="lade-run">{script_json(payload(run, lab=lab is not None))}</script>\n'
     mount = (
         "<script>const data = JSON.parse(document.getElementById('lade-run').textContent);"
         f"window.Lade.stage.mountStandalone(document.getElementById('lade-host'), data, {script_json(handle)});"

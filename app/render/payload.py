@@ -32,7 +32,7 @@ from typing_extensions import TypedDict
 from lade_core import RunTrace, StepTrace
 from lade_core.config import METHOD_NAMES
 from lade_core.layout import REASONS, StepLayout
-from lade_core.measure.labdata import LabRunData
+from lade_core.measure.labdata import LabRunData, MachineCurve, lab_run_data, machine_curve
 from lade_core.metrics import MetricTerm, RunMetrics, run_metrics, terms
 from lade_core.pool import NGramPool
 from lade_core.schema import to_data
@@ -121,7 +121,12 @@ class Derived(TypedDict):
     metrics: NotRequired[dict[str, RunMetrics]]  # by the page's lane ids
     speed: NotRequired[Speed]  # a finished run's (a live run has it once it ends)
     metric_terms: NotRequired[list[MetricTerm]]  # the metrics' names elsewhere (`lade_core.metrics.terms`)
-    lab: NotRequired[LabRunData]  # the speed lab's predictions (`labdata.lab_run_data`)
+    # the CPU curve the run's machine measured where it ran (`labdata.machine_curve`), for the sentences beside it; a
+    # live run's comes with its whole payload, a race in the browser has none
+    machine_curve: NotRequired[MachineCurve | None]
+    # the speed lab's predictions (`labdata.lab_run_data`): only where the page cannot ask for them (an export);
+    # the server and the static site answer them at the run's `runs/<handle>/lab.json`
+    lab: NotRequired[LabRunData]
 
 
 class Payload(TypedDict):
@@ -282,6 +287,7 @@ class Deriver:
 def empty_derived() -> Derived:
     """Derived data of a run with no steps yet: what a live run starts from."""
     return {
+        "machine_curve": None,
         "layouts": [],
         "steps": [],
         "lanes": [],
@@ -323,19 +329,25 @@ def speed(run: RunTrace) -> Speed:
     return rule.speed(run, lanes, bench_speedups(run))
 
 
-def payload(run: RunTrace, lab: bool = True) -> dict:  # a Payload, the trace as JSON data
+def payload(run: RunTrace, lab: bool = False) -> dict:  # a Payload, the trace as JSON data
     """The run for the renderer: {"trace": the trace file's own JSON, "derived": layouts, masks, pool rows, the
-    lanes' metrics and speed, and the speed lab's predictions for it (`lade_core.measure.labdata.lab_run_data`;
-    `lab=False` leaves them out)}."""
-    derived = {**derive(run), "metrics": metrics(run), "metric_terms": terms()}
+    lanes' metrics and speed, and its machine's cost curve}; with `lab`, the speed lab's predictions too (a page that
+    cannot ask for them at the run's address: an export)."""
+    derived = {**derive(run), "metrics": metrics(run), "metric_terms": terms(), "machine_curve": machine_curve(run)}
     if not any(m.stop_reason in CUT for m in lane_methods(run).values()):
         derived["speed"] = speed(run)  # a race stopped early (Stop, the run's budget) stopped every lane at once: its
         # lanes' times are not a speed-up, so it gets none
-    if lab and len(run.parallel.steps) > 1:
-        from lade_core.measure.labdata import lab_run_data
-
-        derived["lab"] = lab_run_data(run)
+    figures = run_lab_data(run) if lab else None
+    if figures is not None:
+        derived["lab"] = figures
     return {"trace": to_data(run), "derived": derived}
+
+
+def run_lab_data(run: RunTrace) -> LabRunData | None:
+    """The speed lab's predictions for a run (`lade_core.measure.labdata.lab_run_data`: about 0.2 s of CPU here,
+    a sixth of a payload's bytes), computed when the lab asks; None for a run of one step, which has nothing to
+    predict from."""
+    return lab_run_data(run) if len(run.parallel.steps) > 1 else None
 
 
 def as_text(data: dict) -> str:

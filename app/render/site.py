@@ -23,7 +23,7 @@ from .. import gallery
 from .assets import boot_tag
 from .boot import boot_data
 from .export import page
-from .payload import as_text, payload
+from .payload import as_text, payload, run_lab_data
 
 CSP = (
     "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; "
@@ -66,9 +66,13 @@ def export_site(folder: Path, live_url: str | None = None, lab: dict | None = No
         shutil.rmtree(runs)
     runs.mkdir(parents=True)
     (folder / "index.html").write_text(index_html(live_url, lab, engine_info), encoding="utf-8")
-    for name in gallery.names():
-        text = as_text(payload(gallery.load(name)))
-        (runs / f"{name}.json").write_text(text, encoding="utf-8")
+    for name in gallery.names():  # each run at its address, its lab figures beside it (`runs/<name>/lab.json`)
+        run = gallery.load(name)
+        (runs / f"{name}.json").write_text(as_text(payload(run)), encoding="utf-8")
+        figures = run_lab_data(run)
+        if figures is not None:
+            (runs / name).mkdir()
+            (runs / name / "lab.json").write_text(as_text(figures), encoding="utf-8")
     files = sorted(p for p in folder.rglob("*") if p.is_file())
     return {
         "files": len(files),

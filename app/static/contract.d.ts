@@ -108,6 +108,7 @@ export interface Derived {
   lab?: LabRunData;
   lanes: DerivedLane[];
   layouts: LayoutRow[];
+  machine_curve?: MachineCurve | null;
   metric_terms?: MetricTerm[];
   metrics?: {
     [k: string]: RunMetrics;
@@ -370,6 +371,17 @@ export interface LayoutRow {
   positions: number[];
   size: number;
   window: number;
+}
+/**
+ * The CPU curve the run's own machine measured in the process that recorded it (`machine_curve`).
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "MachineCurve".
+ */
+export interface MachineCurve {
+  curve: CpuLine;
+  machine: string;
+  machine_name: string;
 }
 /**
  * One column of the methods table: its label, this project's definition, and what it is called elsewhere.

@@ -104,7 +104,7 @@ const LadeChapterSpeed = (() => {
       );
     // the CPU curve to draw: the one the run's own machine measured in the process that recorded it, else the one
     // shipped with the page (each named with its machine)
-    const own = Lade.curves.ownCurve(run.d.lab),
+    const own = Lade.curves.ownCurve(run),
       shipped = lab ? lab.cpu.single : null,
       cpu = own
         ? {

@@ -23,15 +23,14 @@ const LadeCurves = (() => {
     name ? ["the ", h("span", { class: "source" }, name)] : "a CPU whose machine is not recorded";
   /** The same as a label (a chart's line, a menu's option). @param {string | null | undefined} name */
   const cpuLabel = (name) => (name ? `CPU: ${name}` : "CPU (machine not recorded)");
-  /** The CPU curve the run's own machine measured in the process that recorded it, as the lab's run data carries it
-   * (labdata `curve`), with that machine's name and description; null where the run recorded none.
-   * @param {LabRunData | undefined} runLab */
-  const ownCurve = (runLab) => {
-    const cpu = runLab && runLab.predictions.cpu ? runLab.predictions.cpu["135M"] : null;
-    const line = cpu && cpu.source === "this run's machine" ? cpu.curve : null;
-    if (!cpu || !line) return null;
-    const points = line.tokens.map((t, i) => [t, line.relative[i]]);
-    return { points, name: cpu.machine_name || null, description: cpu.machine || "" };
+  /** The CPU curve the run's own machine measured in the process that recorded it, as its payload carries it
+   * (labdata `machine_curve`), with that machine's name and description; null where the run recorded none.
+   * @param {Run} run */
+  const ownCurve = (run) => {
+    const own = run.d.machine_curve;
+    if (!own) return null;
+    const points = own.curve.tokens.map((t, i) => [t, own.curve.relative[i]]);
+    return { points, name: own.machine_name || null, description: own.machine };
   };
 
   /** The shipped CPU curve at `batch` (1: the single-sequence one) as [tokens, relative cost] points.

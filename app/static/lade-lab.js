@@ -264,14 +264,14 @@ const LadeLab = (() => {
     }
   }
 
-  /** @param {LabPage} page @param {LabRunData} runLab @param {ReturnType<typeof pick>} sel */
-  function costChart(page, runLab, sel) {
+  /** @param {LabPage} page @param {Run} run @param {LabRunData} runLab @param {ReturnType<typeof pick>} sel */
+  function costChart(page, run, runLab, sel) {
     const { device, size, batch, pred } = sel,
       series = [],
       bands = [];
     // the CPU curve the lab's figures read: the run's own machine's at batch 1, else the shipped one of this batch
     const shipped = batch > 1 ? page.cpu.batched : page.cpu.single,
-      own = batch === 1 ? ownCurve(runLab) : null,
+      own = batch === 1 ? ownCurve(run) : null,
       cpu = own
         ? { name: own.name, points: own.points, said: " (measured where this run was)" }
         : shipped && {
@@ -517,8 +517,9 @@ const LadeLab = (() => {
     );
   }
 
-  /** @param {{run: Run, state: State, boot: Boot, actions: Actions}} ctx */
-  function view({ run, state, boot, actions }) {
+  /** `asked`: where the run's figures were asked of its address, "asking" until they come, else why there are none.
+   * @param {{run: Run, state: State, boot: Boot, actions: Actions, asked?: string}} ctx */
+  function view({ run, state, boot, actions, asked }) {
     const page = boot.lab,
       runLab = run.d.lab;
     const head = [
@@ -538,7 +539,9 @@ const LadeLab = (() => {
         "div",
         { class: "lab-text" },
         head,
-        h("p", { class: "note" }, "This page carries no lab data for this run."),
+        asked === "asking"
+          ? h("p", { class: "note", role: "status" }, "Computing the lab's predictions for this run…")
+          : h("p", { class: "note" }, asked || "This page carries no lab data for this run."),
       );
     const sel = pick(page, runLab, state.lab);
     const controls = h(
@@ -607,7 +610,7 @@ const LadeLab = (() => {
       h(
         "div",
         { class: "vrow n2" },
-        h("div", { class: "view" }, costChart(page, runLab, sel)),
+        h("div", { class: "view" }, costChart(page, run, runLab, sel)),
         h("div", { class: "view" }, batchChart(page, sel)),
       ),
       h("h3", {}, "How servers let an operator stop speculating as the batch grows"),

@@ -380,7 +380,12 @@ const LadeLayout = (() => {
 
   /** @param {any} stage @param {Run} run */
   function lab(stage, run) {
-    region(stage, "lab-page", Lade.lab.view({ run, state: stage.state, boot: stage.boot, actions: stage.actions }));
+    const asked = stage.labs.get(run.handle); // its figures asked of the run's address: "asking", or why there are none
+    region(
+      stage,
+      "lab-page",
+      Lade.lab.view({ run, state: stage.state, boot: stage.boot, actions: stage.actions, asked }),
+    );
   }
 
   /**

@@ -205,7 +205,7 @@ const LadeNotes = (() => {
     const plain = run.greedy ? "greedy" : "plain sampling";
     const fed = run.t.parallel.steps.slice(1).map((s) => run.tokensFed(s)),
       most = fed.length ? Math.max(...fed) : 1;
-    const own = Lade.curves.ownCurve(run.d.lab), // the run's machine's curve, measured where it ran; else the shipped one
+    const own = Lade.curves.ownCurve(run), // the run's machine's curve, measured where it ran; else the shipped one
       shipped = lab && lab.cpu.single ? lab.cpu.single : null,
       flat = own
         ? Lade.curves.flatUpTo(own.points)

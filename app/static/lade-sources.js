@@ -28,6 +28,24 @@ const LadeSources = (() => {
   }
 
   /**
+   * A whole run's lab figures (the speed lab's predictions) at `runs/<handle>/lab.json`: the server computes them
+   * when asked, once per run; a static site holds them as files. The figures, or a sentence saying why there are none.
+   * @param {string} handle @returns {Promise<{ lab?: LabRunData, error?: string }>}
+   */
+  async function fetchLab(handle) {
+    let res;
+    try {
+      res = await fetch(`runs/${encodeURIComponent(handle)}/lab.json`);
+    } catch {
+      return { error: "Could not reach the server for this run's lab figures." };
+    }
+    const body = await res.json().catch(() => null);
+    if (!res.ok || !body)
+      return { error: (body && body.error) || `Could not load this run's lab figures (${res.status}).` };
+    return { lab: body };
+  }
+
+  /**
    * Post a trace file to the server's `runs` (app/routes.py), its JSON as the body: the handle it is kept under, or
    * the server's sentence saying why it cannot be opened.
    * @param {Blob} file @returns {Promise<{ handle?: string, error?: string }>}
@@ -68,6 +86,6 @@ const LadeSources = (() => {
     return /** @type {Boot} */ (JSON.parse((el && el.textContent) || "{}"));
   };
 
-  return { fetchRun, postRun, local, server, site, readBoot };
+  return { fetchRun, fetchLab, postRun, local, server, site, readBoot };
 })();
 window.Lade.sources = LadeSources;

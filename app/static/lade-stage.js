@@ -44,6 +44,8 @@ const LadeStage = (() => {
       this.source = source;
       /** @type {Map<string, Run>} */
       this.runs = new Map();
+      /** @type {Map<string, string>} a run's lab figures asked of its address: "asking", or why there are none */
+      this.labs = new Map();
       this.state = initialState();
       Lade.theme.follow(() => this.state.theme);
       this.renders = 0;
@@ -348,6 +350,21 @@ const LadeStage = (() => {
       }
     }
 
+    /** The lab figures of a run the lab or the lesson shows, asked of its address once (the server computes them when
+     * asked; a static site holds them as files) and drawn when they come. A run raced in this page, an export's (it
+     * carries them) and a run still recording are not asked. @param {Run} run */
+    askLab(run) {
+      const handle = run.handle;
+      if (run.d.lab || this.labs.has(handle) || this.source.kind === "inline" || Lade.sources.local(handle)) return;
+      if (run.t.parallel.steps.length < 2 || this.stillRunning(handle)) return;
+      this.labs.set(handle, "asking");
+      Lade.sources.fetchLab(handle).then((got) => {
+        if (got.lab) run.d.lab = got.lab;
+        this.labs.set(handle, got.lab ? "" : got.error || "");
+        if (this.run() === run) this.set({});
+      });
+    }
+
     /** Whether a run this page has still has a lane recording. @param {string} handle */
     stillRunning(handle) {
       const run = this.runs.get(handle);
@@ -405,6 +422,7 @@ const LadeStage = (() => {
       const keep = Lade.focus.key(this);
       Lade.layout.render(this, before, run);
       Lade.focus.restore(this, keep);
+      if (run && (s.mode === "lab" || s.mode === "lesson")) this.askLab(run); // chapter 8 and the lab read them
       this.root.dataset.step = String(s.k);
       this.root.dataset.run = s.current || "";
     }

@@ -24,7 +24,16 @@ from typing_extensions import TypedDict  # pydantic reads it on Python 3.11 (app
 from ..paths import ASSETS
 from .autoconfig import load_sweeps
 from .calibrate import lab_cpu_curves
-from .lab import bootstrap, break_even_batch, measured_on_cpu, predict, predict_run, run_target, spread
+from .lab import (
+    bootstrap,
+    break_even_batch,
+    machine_curves,
+    measured_on_cpu,
+    predict,
+    predict_run,
+    run_target,
+    spread,
+)
 from .paper import engine_best, paper_comparison, paper_figures
 from .roofline import (
     ACCELERATORS,
@@ -247,6 +256,14 @@ class CpuLine(TypedDict):
     q1: list[float] | None
     q3: list[float] | None
     one_token_ms: float
+
+
+class MachineCurve(TypedDict):
+    """The CPU curve the run's own machine measured in the process that recorded it (`machine_curve`)."""
+
+    curve: CpuLine
+    machine: str  # how the machine is described, with when its curve was measured
+    machine_name: str  # its short name (`lade_core.machine.machine_name`)
 
 
 class CurveSource(TypedDict):
@@ -814,6 +831,17 @@ def _cpu_roof(run) -> dict | None:
             "over_floor": [p.seconds / at[p.tokens] for p in m.curve],
         }
     )
+
+
+def machine_curve(run) -> MachineCurve | None:
+    """The cost curve the run's machine measured in the process that recorded it, relative to its one-token forward,
+    with the machine's words; None where the run recorded none. Cheap (the trace holds it): a run's payload carries
+    it for the sentences beside the run, where `lab_run_data` (its predictions) is computed when the lab asks."""
+    curves = machine_curves(run)
+    if curves is None:
+        return None
+    single = curves["single"]
+    return {"curve": _line(single), "machine": single["machine_description"], "machine_name": single["machine_name"]}
 
 
 def lab_run_data(run) -> LabRunData:
