@@ -426,10 +426,19 @@ export interface Speed {
  * via the `definition` "Band".
  */
 export interface Band {
-  parts: {
-    [k: string]: unknown;
-  }[];
+  parts: BandPart[];
   ratio: number;
+}
+/**
+ * One measured spread a band is the widest of (`app.speed` `own_spread`, `device_floor`).
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "BandPart".
+ */
+export interface BandPart {
+  ratio: number;
+  source: string;
+  what: string;
 }
 /**
  * This interface was referenced by `Contract`'s JSON-Schema

@@ -187,6 +187,7 @@ const LadeChapterRelatives = (() => {
         others = run.lanes().filter((l) => l.id !== "baseline");
       const rate = (/** @type {string} */ id) =>
         run.d.metrics && run.d.metrics[id] ? run.d.metrics[id].draft_acceptance_rate : 0;
+      /** @type {HTMLElement[]} */
       const out = [
         P(
           "Speculative decoding lets a small draft guess the next tokens and the large model verify them in one pass, as ",

@@ -14,6 +14,7 @@ const LadeChapterSpeed = (() => {
       fed = run.meanFed();
     const ratio = run.meanStep("baseline") ? run.meanStep("parallel") / run.meanStep("baseline") : 0;
     const m = run.d.speed ? run.d.speed.lanes.parallel : null;
+    /** @type {HTMLElement[]} */
     const out = [
       P(
         "Compression, tokens per step, is only an upper bound on the speed-up: each step also pays for the tokens it ",

@@ -27,10 +27,26 @@ const LadeDom = (() => {
 
   /**
    * h("div", {class: "a", onclick: f}, child, "text", [more]) -> element; "svg:rect" makes an SVG element.
-   * @param {string} tag
-   * @param {Record<string, any> | null} [attrs]
+   * @template {keyof HTMLElementTagNameMap} K
+   * @overload
+   * @param {K} tag
+   * @param {Attrs | null} [attrs]
    * @param {...Kid} children
-   * @returns {any}
+   * @returns {HTMLElementTagNameMap[K]}
+   */
+  /**
+   * @template {keyof SVGElementTagNameMap} S
+   * @overload
+   * @param {`svg:${S}`} tag
+   * @param {Attrs | null} [attrs]
+   * @param {...Kid} children
+   * @returns {SVGElementTagNameMap[S]}
+   */
+  /**
+   * @param {string} tag
+   * @param {Attrs | null} [attrs]
+   * @param {...Kid} children
+   * @returns {Element}
    */
   function h(tag, attrs, ...children) {
     const node = tag.startsWith("svg:")
@@ -38,7 +54,7 @@ const LadeDom = (() => {
       : document.createElement(tag);
     for (const [key, value] of Object.entries(attrs || {})) {
       if (value === null || value === undefined || value === false) continue;
-      if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+      if (key.startsWith("on")) node.addEventListener(key.slice(2), /** @type {EventListener} */ (value));
       else if (key === "dataset") Object.assign(/** @type {HTMLElement} */ (node).dataset, value);
       else node.setAttribute(key, value === true ? "" : String(value));
     }

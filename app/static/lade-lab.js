@@ -111,6 +111,7 @@ const LadeLab = (() => {
     const part = cpu ? ["measurement", "the measured curve's quartiles"] : ["assumptions", "the model's assumptions"];
     const spread = between("spread", [series.compression_low[i], series.compression_high[i]]),
       other = between(part[0], [series[`${part[0]}_low`][i], series[`${part[0]}_high`][i]]);
+    /** @type {HTMLElement[]} */
     const out = [
       h(
         "p",

@@ -16,6 +16,7 @@ type DerivedStep = import("./contract").DerivedStep;
 type Derived = import("./contract").Derived;
 type Payload = import("./contract").Payload;
 type Band = import("./contract").Band;
+type BandPart = import("./contract").BandPart;
 type Speed = import("./contract").Speed;
 /** The speed lab's predictions for a run (lade_core/measure/labdata.py lab_run_data, documented there). */
 type LabRunData = import("./contract").LabRunData;
@@ -199,6 +200,22 @@ interface StartRule {
   test?: (run: Run, s: Step) => boolean;
   at?: (run: Run) => number;
 }
+/** What `Lade.dom.h` takes as attributes: an `on…` key a listener of its event, `dataset` the element's data
+ * attributes, any other an attribute's value (true: present and empty; null, undefined or false: absent). */
+type Handlers = {
+  [K in keyof GlobalEventHandlersEventMap as `on${K}`]?: (event: GlobalEventHandlersEventMap[K]) => void;
+};
+type Attrs = Handlers & {
+  dataset?: Record<string, string | number>;
+  [name: string]:
+    | string
+    | number
+    | boolean
+    | null
+    | undefined
+    | Record<string, string | number>
+    | ((event: never) => void);
+};
 /** What `Lade.dom.h` and `fill` take as a child: a node, text (a number or string), nothing, or a list of them. */
 type Kid = Node | string | number | boolean | null | undefined | Kid[];
 interface Chapter {
