@@ -242,5 +242,5 @@ const LadeDerive = (() => {
 
   return { Deriver, derive, packBits, speed, metrics };
 })();
-window.Lade = window.Lade || /** @type {any} */ ({});
+window.Lade = window.Lade || /** @type {LadeNamespace} */ ({});
 window.Lade.derive = LadeDerive;

@@ -206,7 +206,8 @@ const LadePage = (() => {
         : parted.map((l) => `${run.laneName(l.id)}'s text ${Lade.raceWords.textAgainst(run, l.id)}.`).join(" ");
     const sp = run.d.speed; // the one noise rule's verdicts and band (app.speed), once the run is whole
     if (!sp || !second) return `Finished. ${first.name} finished first on the machine that ran them. ${same}`;
-    const words = (/** @type {any[]} */ parts) => parts.flat(Infinity).join(""); // the band's words, as plain text in a banner
+    // the band's words, as plain text in a banner (flattened as a plain list: Kid nests without end)
+    const words = (/** @type {Kid[]} */ parts) => /** @type {unknown[]} */ (parts).flat(Infinity).join("");
     const band = words(Lade.notes.bandWords(sp.band, (_name, value) => String(value)));
     const vsGreedy = lanes
       .filter((l) => sp.lanes[l.id])

@@ -61,6 +61,11 @@ const LadeStage = (() => {
       this.drawn = null;
       this.slideAsks = false; // the slide on screen shows its question after its words (lade-layout.js chose it)
       this.handoutPages = 0; // the printed pages of the last handout (`handout`)
+      /** @type {Run | undefined} the run and its version the explorer last drew whole (lade-layout.js) */
+      this.shownRun = undefined;
+      /** @type {number | undefined} */
+      this.shownVersion = undefined;
+      this.shareTimer = 0; // "Link or embed"'s pending write (lade-layout.js `shareBody`)
       // the page's parts (lade-frame.js), filled by render
       const built = Lade.frame.build(this);
       this.tabs = built.tabs;

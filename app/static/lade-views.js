@@ -58,11 +58,11 @@ const LadeViews = (() => {
       ),
   };
 
-  /** A view's frame: a heading, then its parts. @param {string} title @param {...any} parts */
+  /** A view's frame: a heading, then its parts. @param {string} title @param {...Kid} parts */
   const frame = (title, ...parts) => [h("h3", { class: "view-title" }, title), ...parts];
-  /** @param {...any} children */
+  /** @param {...Kid} children */
   const note = (...children) => h("p", { class: "note" }, ...children);
-  /** @param {...any} children */
+  /** @param {...Kid} children */
   const muted = (...children) => h("p", { class: "muted" }, ...children);
 
   // -- side by side ----------------------------------------------------------------------------------------------
