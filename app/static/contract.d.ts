@@ -9,13 +9,15 @@ export type JsonValue = unknown;
 
 /**
  * Every shape the page reads from the server: a run's payload, a live run's answer, what the store says of a
- * link, and the boot document (the speed lab's page data and what the page knows of the browser engine with it).
+ * link, the boot document (the speed lab's page data and what the page knows of the browser engine with it), and
+ * the stage's value (what the server tells the page to show).
  */
 export interface Contract {
   boot: Boot;
   held: Held;
   live: LiveAnswer;
   payload: Payload;
+  stage: StageValue;
 }
 /**
  * The boot document (`boot_data`).
@@ -1274,4 +1276,32 @@ export interface CostPoint {
   q3: number;
   seconds: number;
   tokens: number;
+}
+/**
+ * The stage's value, as its JSON text says it (the page's `Stage.apply` reads it); only `n` is always there.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "StageValue".
+ */
+export interface StageValue {
+  chapter?: number;
+  done?: boolean;
+  embed?: StageEmbed;
+  live?: string;
+  mode?: "explorer" | "lesson";
+  n: number;
+  notice?: string;
+  run?: string;
+  status?: string;
+  step?: number | "last";
+}
+/**
+ * What an embed shows: a view or group by id, or the lesson's chapter.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "StageEmbed".
+ */
+export interface StageEmbed {
+  lesson?: boolean;
+  view?: string;
 }

@@ -102,7 +102,7 @@ const LadeStage = (() => {
         },
         answer: (/** @type {number} */ option) => this.answer(option),
         explore: () => this.set({ mode: "explorer" }, "explorer"),
-        open: (/** @type {string} */ handle, /** @type {any} */ step) => this.open(handle, step),
+        open: (/** @type {string} */ handle, /** @type {OpenAt} */ step) => this.open(handle, step),
         teach: () => this.teach(),
         sidebar: () => Lade.host.openSidebar(),
         lab: (/** @type {Partial<LabInputs>} */ patch) => this.set({ lab: { ...this.state.lab, ...patch } }),
@@ -181,7 +181,7 @@ const LadeStage = (() => {
     }
 
     /** Open a run in the explorer (or `mode`) at `step`: a number, "last", "interesting" or null (its opening step).
-     * @param {string} handle @param {any} step @param {Partial<State>} [extra] @param {boolean} [fromServer] */
+     * @param {string} handle @param {OpenAt} step @param {Partial<State>} [extra] @param {boolean} [fromServer] */
     async open(handle, step, extra = {}, fromServer = false) {
       const run = await this.load(handle, fromServer && this.stillRunning(handle));
       if (!run) return false;
@@ -295,7 +295,8 @@ const LadeStage = (() => {
     }
 
     // -- messages from the server ------------------------------------------------------------------------------------
-    /** The stage component's value (app/stage.py): open a run, follow a live race, or show a notice. @param {any} value */
+    /** The stage component's value (app/stage.py), as its JSON text: open a run, follow a live race, or show a notice.
+     * @param {string | StageValue | null} value */
     apply(value) {
       let msg = value;
       if (typeof msg === "string") {
@@ -461,7 +462,11 @@ const LadeStage = (() => {
   return {
     Stage,
     /** gr.HTML's js_on_load: mount the stage once, then follow the component's value. */
-    mount(/** @type {HTMLElement} */ element, /** @type {any} */ props, /** @type {any} */ watch) {
+    mount(
+      /** @type {HTMLElement} */ element,
+      /** @type {{value: string | null}} */ props,
+      /** @type {(name: string, then: () => void) => void} */ watch,
+    ) {
       const host = /** @type {HTMLElement} */ (element.querySelector(".lade-host") || element);
       const stage = hook(new Stage(host, { boot: Lade.sources.readBoot(), source: Lade.sources.server() }));
       Lade.address.follow(stage, () => stage.apply(props.value));

@@ -26,6 +26,8 @@ type LiveDelta = import("./contract").LiveDelta;
 type LiveAnswer = import("./contract").LiveAnswer;
 type Held = import("./contract").Held;
 type EngineBoot = import("./contract").EngineBoot;
+/** What the server tells the page to show: the stage's value (app/stage.py). */
+type StageValue = import("./contract").StageValue;
 interface Loaded {
   payload?: Payload;
   delta?: LiveDelta;
@@ -144,12 +146,14 @@ interface ChartSpec {
   rules?: { x: number; label: string; color: string }[];
 }
 
+/** Where a run opens: a step, its last, its most interesting, or (null, undefined) its opening step. */
+type OpenAt = number | "last" | "interesting" | null | undefined;
 interface Actions {
   go: (k: number) => void;
   chapter: (n: number, how?: string) => void;
   answer: (option: number) => void;
   explore: () => void;
-  open: (handle: string, step: number | "last" | "interesting" | null) => void;
+  open: (handle: string, step: OpenAt) => void;
   teach: () => void;
   sidebar: () => void;
   lab: (patch: Partial<LabInputs>) => void;
