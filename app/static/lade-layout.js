@@ -61,13 +61,15 @@ const LadeLayout = (() => {
     return lo;
   }
 
-  /** An element's zoom as drawn, with every ancestor's (`currentCSSZoom`). @param {any} el @returns {number} */
+  /** An element's zoom as drawn, with every ancestor's (`currentCSSZoom`; undefined in a browser without it).
+   * @param {Element} el @returns {number} */
   const zoomOf = (el) => el.currentCSSZoom || 1;
 
   /** The sizes of the text a reader reads in `box` as drawn (zoom included), smallest first: words, captions, cells,
    * tokens, controls. `all`: every mark and label too, as a printed page holds them (an SVG's text at the scale it is
    * drawn), not text for screen readers only. @param {Element} box @param {boolean} [all] */
   function textSizes(box, all = false) {
+    /** @type {number[]} */
     const out = [],
       walk = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
     while (walk.nextNode()) {
@@ -75,9 +77,13 @@ const LadeLayout = (() => {
         p = n.parentElement;
       if (!p || !n.data.trim() || !p.getClientRects().length || p.closest(all ? NOT_PRINTED : NOT_READ)) continue;
       // an SVG's text at the scale its drawing has on the page (its viewBox, its transforms), times the page's zoom
-      const graphic = /** @type {Element} */ (p) instanceof SVGGraphicsElement ? /** @type {any} */ (p) : null,
+      const graphic = p instanceof SVGGraphicsElement ? p : null,
         ctm = graphic && graphic.ownerSVGElement ? graphic.getCTM() : null,
-        scale = ctm ? Math.hypot(ctm.a, ctm.b) * zoomOf(graphic.ownerSVGElement) : zoomOf(p);
+        // a ctm is had only where the graphic is in an SVG
+        scale = ctm
+          ? Math.hypot(ctm.a, ctm.b) *
+            zoomOf(/** @type {SVGSVGElement} */ (/** @type {SVGGraphicsElement} */ (graphic).ownerSVGElement))
+          : zoomOf(p);
       out.push(parseFloat(getComputedStyle(p).fontSize) * scale);
     }
     return out.sort((a, b) => a - b);

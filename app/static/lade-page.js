@@ -7,6 +7,8 @@ const LadePage = (() => {
   const Lade = /** @type {LadeNamespace} */ (window.Lade);
   const { h, fmt, plural, pct } = Lade.dom;
 
+  /** The explorer's sections: each one's views by rows, and its note ("outputs": the run's own, `outputsNote`).
+   * @type {{id: string, title: string, note: "outputs" | keyof typeof LadeNotes.SECTIONS, rows: string[][]}[]} */
   const SECTIONS = [
     {
       id: "sec-outputs",

@@ -18,6 +18,9 @@ type Payload = import("./contract").Payload;
 type Band = import("./contract").Band;
 type BandPart = import("./contract").BandPart;
 type Speed = import("./contract").Speed;
+type LaneSpeed = import("./contract").LaneSpeed;
+type RunMetrics = import("./contract").RunMetrics;
+type PoolState = import("./contract").PoolState;
 /** The speed lab's predictions for a run (lade_core/measure/labdata.py lab_run_data, documented there). */
 type LabRunData = import("./contract").LabRunData;
 type Scenario = import("./contract").Scenario;
@@ -59,9 +62,12 @@ interface WindowCells {
 /** The boot document, the speed lab's page data with the lesson's extras, and their parts (app/render/boot.py). */
 type Boot = import("./contract").Boot;
 type GalleryEntry = import("./contract").GalleryEntry;
+type SecondRace = import("./contract").SecondRace;
+type SecondRaceLane = import("./contract").SecondRaceLane;
 type LabPage = import("./contract").LessonLab;
 type Numerics = import("./contract").Numerics;
 type NumericsRow = import("./contract").NumericsRow;
+type ParallelRun = import("./contract").ParallelRun;
 
 type Mode = "lesson" | "explorer" | "lab";
 interface LabInputs {
