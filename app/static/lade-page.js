@@ -107,7 +107,7 @@ const LadePage = (() => {
 
   /** What a link to a run the server holds (a live or opened run) can promise, from the store's own state
    * (`runs/<handle>/held.json`, app/store.py `RunStore.held`): never a fixed time, which the store does not keep.
-   * @param {any} held @returns {string} */
+   * @param {Held | null} held null: the server did not answer @returns {string} */
   function heldWords(held) {
     if (!held || typeof held.runs !== "number")
       return " The server did not say how long it keeps this run: download the trace to keep it.";

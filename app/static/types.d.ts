@@ -20,6 +20,7 @@ type BandPart = import("./contract").BandPart;
 type Speed = import("./contract").Speed;
 type LaneSpeed = import("./contract").LaneSpeed;
 type RunMetrics = import("./contract").RunMetrics;
+type MetricTerm = import("./contract").MetricTerm;
 type PoolState = import("./contract").PoolState;
 /** The speed lab's predictions for a run (lade_core/measure/labdata.py lab_run_data, documented there). */
 type LabRunData = import("./contract").LabRunData;
