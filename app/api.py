@@ -23,12 +23,14 @@ from typing import NotRequired  # pydantic reads it on Python 3.11
 import gradio as gr
 from typing_extensions import TypedDict  # pydantic's JSON Schema of the summary needs this one on Python 3.11
 
-from lade_core import LookaheadConfig, MethodRun, RunTrace
+from lade_core import LookaheadConfig, MethodRun, RunTrace, Sampling
 from lade_core.config import POOL_POLICIES
 
 from . import askers, events, guard, limits, zerogpu
 from .live import forget
 from .logs import fault
+
+DEFAULT, SAMPLED = LookaheadConfig(), Sampling()  # the parameters' defaults: the engine's own (greedy when unsampled)
 
 
 class MethodSummary(TypedDict):
@@ -109,7 +111,7 @@ def parameters() -> dict[str, str]:
         "guess": f"G, the candidates verified per step, {G[0]} to {G[1]}",
         "max_new_tokens": f"tokens to write, {limits.MAX_NEW_TOKENS[0]} to {limits.MAX_NEW_TOKENS[1]}",
         "pool_from_prompt": f"the n-gram pool's policy: one of {', '.join(POOL_POLICIES)} (true for prompt, false "
-        f"for paper); left out, {LookaheadConfig().pool}",
+        f"for paper); left out, {DEFAULT.pool}",
         "temperature": f"0 is greedy; up to {t[1]:g} both methods sample (top_p, seed) and exact is null",
         "top_p": f"the probability mass sampling keeps, {p[0]:g} to {p[1]:g}",
         "seed": f"the sampling seed, {s[0]} to {s[1]:,}",
@@ -159,14 +161,14 @@ def summary(run: RunTrace, done: bool, decode) -> Summary:
 
 async def generate(
     prompt: str,
-    window: int = 7,
-    ngram: int = 4,
-    guess: int = 7,
-    max_new_tokens: int = 64,
+    window: int = DEFAULT.window,
+    ngram: int = DEFAULT.ngram,
+    guess: int = DEFAULT.guess,
+    max_new_tokens: int = limits.NEW_TOKENS,
     pool_from_prompt: bool | str | None = None,
-    temperature: float = 0.0,
-    top_p: float = 1.0,
-    seed: int = 0,
+    temperature: float = SAMPLED.temperature,
+    top_p: float = SAMPLED.top_p,
+    seed: int = SAMPLED.sample_seed,
     methods: list[str] | None = None,
     request: gr.Request = None,
 ) -> AsyncIterator[Summary]:

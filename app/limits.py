@@ -22,6 +22,7 @@ from lade_core.tracefile import MAX_TRACE_BYTES
 PUBLIC = {"window": (1, 32), "ngram": (2, 8), "guess": (0, 32)}  # over LookaheadConfig's fields
 PUBLIC_SAMPLING = {"temperature": (0.0, 2.0), "top_p": (0.05, 1.0), "sample_seed": (0, 2**31 - 1)}  # over Sampling's
 MAX_NEW_TOKENS = (1, 512)
+NEW_TOKENS = 64  # what a live run writes unless asked otherwise (the sidebar's slider, the API's default)
 MAX_PROMPT_CHARS = 8000
 
 

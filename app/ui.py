@@ -13,7 +13,7 @@ from __future__ import annotations
 import gradio as gr
 from pydantic import TypeAdapter
 
-from lade_core import LookaheadConfig
+from lade_core import LookaheadConfig, Sampling
 from lade_core.config import METHOD_NAMES, POOL_POLICIES
 from lade_core.measure.prompts import load_prompts
 
@@ -110,7 +110,7 @@ def tokens_per_forward(window, ngram, guess) -> str:
 
 
 def _sidebar() -> dict:
-    d = LookaheadConfig()
+    d, sampled = LookaheadConfig(), Sampling()  # the settings' defaults, declared with the engine's config
     c = {}
     with gr.Sidebar(open=False, elem_id="sidebar", width=420) as c["sidebar"]:  # not in an embed (lade.css)
         gr.Markdown(
@@ -175,21 +175,25 @@ def _sidebar() -> dict:
             c["tpf"] = gr.Markdown(tokens_per_forward(d.window, d.ngram, d.guess), elem_id="tokens-per-forward")
             c["auto_reason"] = gr.Markdown(events.AUTO_WHAT, elem_id="auto-reason")
             c["max_new"] = gr.Slider(
-                *limits.MAX_NEW_TOKENS, value=64, step=1, label="Max new tokens", elem_id="max-new-tokens"
+                *limits.MAX_NEW_TOKENS,
+                value=limits.NEW_TOKENS,
+                step=1,
+                label="Max new tokens",
+                elem_id="max-new-tokens",
             )
             with gr.Row():
                 c["temperature"] = gr.Slider(
                     *limits.PUBLIC_SAMPLING["temperature"],
-                    value=0.0,
+                    value=sampled.temperature,
                     step=0.05,
                     label="Temperature (0 = greedy)",
                     elem_id="temperature",
                 )
                 c["top_p"] = gr.Slider(
-                    *limits.PUBLIC_SAMPLING["top_p"], value=1.0, step=0.05, label="Top-p", elem_id="top-p"
+                    *limits.PUBLIC_SAMPLING["top_p"], value=sampled.top_p, step=0.05, label="Top-p", elem_id="top-p"
                 )
             c["seed"] = gr.Number(
-                value=0,
+                value=sampled.sample_seed,
                 precision=0,
                 minimum=0,
                 maximum=limits.PUBLIC_SAMPLING["sample_seed"][1],

@@ -170,6 +170,52 @@ def test_no_axe_violations_with_the_sidebar_open(chromium, server):
     page.close()
 
 
+def test_a_setting_typed_out_of_range_is_said_and_set_to_one_it_takes(chromium, server):
+    """W=99 typed into the slider's box had the server refuse each keystroke's event (422) and the arithmetic beside
+    it read a bare "Error"; Run then used 32 without a word. Now the box's note says what the field takes while it
+    holds 99, leaving the box sets it to 32 and says so, and the server is asked only with values it takes."""
+    page = new_page(chromium, 1280, 800)
+    refused = []
+    page.on("response", lambda r: refused.append((r.status, r.url)) if r.status >= 400 else None)
+    open_app(page, server + "?run=code-class", "s.run()")
+    page.click("#run-yourself")
+    page.wait_for_function("() => document.querySelector('#sidebar.open, .sidebar.open')")
+    settled(page)
+    width = page.locator("#window-w input[type=number]")
+    width.fill("99")
+    page.wait_for_function(
+        "() => /takes a whole number from 1 to 32\\.$/.test(document.querySelector('#window-w"
+        " .lade-field-note').textContent)"
+    )
+    width.press("Enter")
+    page.wait_for_function(
+        "() => document.querySelector('#window-w .lade-field-note').textContent.endsWith('99 was set to 32.')"
+    )
+    assert width.input_value() == "32"
+    page.wait_for_function("() => document.querySelector('#tokens-per-forward').innerText.includes('(32+')")
+    # below the least, left with Tab; a whole-number field given a fraction
+    ngram = page.locator("#ngram-n input[type=number]")
+    ngram.fill("1")
+    ngram.press("Tab")
+    page.wait_for_function(
+        "() => document.querySelector('#ngram-n .lade-field-note').textContent.endsWith('1 was set to 2.')"
+    )
+    guess = page.locator("#guess-g input[type=number]")
+    guess.fill("3.5")
+    guess.press("Enter")
+    page.wait_for_function("() => document.querySelector('#guess-g').querySelector('input[type=number]').value === '4'")
+    settled(page)
+    text = page.inner_text("#tokens-per-forward")
+    assert "Error" not in text and "(32+4)" in text and "(2-1)" in text, text
+    assert refused == [] and page.errors == [], (refused, page.errors)
+    page.screenshot(path=str(SHOTS / "sidebar-field-note.png"))
+    assert run_axe(page, "sidebar-field-note") == []
+    # a value in range clears the note
+    width.fill("7")
+    page.wait_for_function("() => document.querySelector('#window-w .lade-field-note').textContent === ''")
+    page.close()
+
+
 CONTRAST = """q => {
     const rgb = (c) => c.match(/[\\d.]+/g).slice(0, 4).map(Number);
     const el = document.querySelector(q);

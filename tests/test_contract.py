@@ -28,6 +28,24 @@ def test_the_browsers_types_are_generated_from_the_schema():
     assert contract.TYPES_FILE.read_text(encoding="utf-8") == contract.typescript(), "run `make contract`"
 
 
+def test_the_browsers_constants_are_generated_from_their_declarations(tmp_path):
+    """lade-constants.js is what app/render/constants.py writes; the values are the ones the server uses (a stop
+    reason, a budget, the form of the handles the store makes), and the page loads it before any script reads it."""
+    import re
+
+    from app.render import assets, constants
+    from app.render.payload import STORED_HANDLE
+    from app.store import RunStore
+    from lade_core.trace import STOP_REASONS
+
+    assert constants.SCRIPT_FILE.read_text(encoding="utf-8") == constants.script(), "run `make contract`"
+    assert constants.constants()["stop_reasons"] == list(STOP_REASONS)
+    store, run = RunStore(), parse_run(SHIPPED[0].read_bytes())
+    made = [store.add_run(run), store.add_live(object())]
+    assert all(re.fullmatch(STORED_HANDLE, h) for h in made), made
+    assert assets.SCRIPTS[0] == constants.SCRIPT_FILE.name
+
+
 def test_every_shipped_trace_is_at_the_current_version():
     assert SHIPPED
     below = [p.name for p in SHIPPED if json.loads(p.read_text(encoding="utf-8"))["version"] != VERSION]

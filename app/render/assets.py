@@ -14,6 +14,7 @@ from pathlib import Path
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
 SCRIPTS = (
+    "lade-constants.js",
     "lade-core.js",
     "lade-theme.js",
     "lade-run.js",

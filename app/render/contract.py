@@ -9,8 +9,9 @@ renderer gets. From them:
     typescript()    that schema as TypeScript declarations (`json-schema-to-typescript`, an npm dev tool)
 
 `python -m app.render.contract` (`make contract`) writes both beside the renderer (`contract.schema.json`,
-`contract.d.ts`); `types.d.ts` names the generated types for the scripts, and a test fails when either file differs
-from what this module generates, so the browser's types cannot drift from the engine's.
+`contract.d.ts`), and the values the browser shares with the server as a script (`constants.py`,
+`lade-constants.js`); `types.d.ts` names the generated types for the scripts, and a test fails when a file differs
+from what this module generates, so the browser's types and constants cannot drift from the engine's.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ import typing
 from pydantic import TypeAdapter
 from typing_extensions import TypedDict
 
+from app.render import constants
 from app.render.assets import STATIC
 from app.render.boot import Boot
+from app.render.constants import Constants
 from app.render.payload import Held, LiveAnswer, Payload
 from app.stage import StageValue
 from lade_core import RunTrace, schema
@@ -41,13 +44,14 @@ BANNER = (
 
 class Contract(TypedDict):
     """Every shape the page reads from the server: a run's payload, a live run's answer, what the store says of a
-    link, the boot document (the speed lab's page data and what the page knows of the browser engine with it), and
-    the stage's value (what the server tells the page to show)."""
+    link, the boot document (the speed lab's page data and what the page knows of the browser engine with it), the
+    values the browser shares with the server, and the stage's value (what the server tells the page to show)."""
 
     payload: Payload
     live: LiveAnswer
     held: Held
     boot: Boot
+    constants: Constants
     stage: StageValue
 
 
@@ -153,7 +157,9 @@ def main() -> None:
     text = schema_text()
     SCHEMA_FILE.write_text(text, encoding="utf-8")
     TYPES_FILE.write_text(typescript(text), encoding="utf-8")
-    print(f"wrote {SCHEMA_FILE.relative_to(ROOT)} and {TYPES_FILE.relative_to(ROOT)}")
+    constants.SCRIPT_FILE.write_text(constants.script(), encoding="utf-8")
+    written = (SCHEMA_FILE, TYPES_FILE, constants.SCRIPT_FILE)
+    print("wrote " + ", ".join(str(f.relative_to(ROOT)) for f in written))
 
 
 if __name__ == "__main__":

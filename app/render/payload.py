@@ -39,6 +39,9 @@ from lade_core.schema import to_data
 MASK_BUDGET = 8 * 2**20  # bytes of mask bits per run
 CUT = ("cancelled", "budget")  # stop reasons of a race stopped before its lanes' ends
 POOL_KEYS = 8  # keys shown per step: the lookup key x, then the keys the step touched
+# The handles the server's store makes (app/store.py `add_run`, `add_live`): a finished run's keyed hash, a live run's
+# unguessable token; a link naming one is a run that server may hold
+STORED_HANDLE = r"u-[0-9a-f]{20}|live-[A-Za-z0-9_-]{16}"
 ITEM_BUDGET = 4_000_000  # token ids in pool rows and layout tables per run (about 20 MB of JSON at most)
 
 

@@ -9,11 +9,12 @@ export type JsonValue = unknown;
 
 /**
  * Every shape the page reads from the server: a run's payload, a live run's answer, what the store says of a
- * link, the boot document (the speed lab's page data and what the page knows of the browser engine with it), and
- * the stage's value (what the server tells the page to show).
+ * link, the boot document (the speed lab's page data and what the page knows of the browser engine with it), the
+ * values the browser shares with the server, and the stage's value (what the server tells the page to show).
  */
 export interface Contract {
   boot: Boot;
+  constants: Constants;
   held: Held;
   live: LiveAnswer;
   payload: Payload;
@@ -1013,6 +1014,19 @@ export interface Views {
   titles: {
     [k: string]: string;
   };
+}
+/**
+ * What the browser shares with the server (`constants()`).
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "Constants".
+ */
+export interface Constants {
+  cut: string[];
+  mask_budget: number;
+  pool_keys: number;
+  stop_reasons: string[];
+  stored_handle: string;
 }
 /**
  * How long a link to a run may work (`runs/<handle>/held.json`, `RunStore.held`).

@@ -79,15 +79,16 @@ const LadeAuto = (() => {
     }
   }
 
-  /** A curve as a StepCost (costcurve.py `step_cost`). @param {any} curve @param {string} [which] */
+  /** A curve as a StepCost (costcurve.py `step_cost`): its medians ("seconds") or a quartile, against its greedy step.
+   * @param {Pick<MeasuredCurve, "greedy_s" | "points">} curve @param {"seconds" | "q1" | "q3"} [which] */
   const stepCost = (curve, which = "seconds") =>
     StepCost.fromSeconds(
-      curve.points.map((/** @type {any} */ p) => [p.tokens, p[which] ?? p.seconds]),
+      curve.points.map((p) => [p.tokens, p[which] ?? p.seconds]),
       curve.greedy_s,
     );
 
   /** A sweep point with its step cost and predicted speed-up (autoconfig.py `predict_point`).
-   * @param {any} point @param {StepCost} cost */
+   * @param {import("./contract").SweepPoint} point @param {StepCost} cost */
   function predictPoint(point, cost) {
     const relative = cost.at(point.mean_tokens_fed);
     const perPrompt = Object.values(point.compression_by_prompt || {})
@@ -110,7 +111,7 @@ const LadeAuto = (() => {
 
   /** Every swept setting (of `pool`, or all) with its prediction, best median first, a tie in the median (to three
    * decimals) to the higher mean (autoconfig.py `rank_configs`).
-   * @param {any[]} points @param {StepCost} cost @param {string | null} [pool] */
+   * @param {import("./contract").SweepPoint[]} points @param {StepCost} cost @param {string | null} [pool] */
   const rankConfigs = (points, cost, pool = null) =>
     points
       .filter((p) => pool === null || p.pool === pool)
@@ -121,7 +122,8 @@ const LadeAuto = (() => {
           b.predicted_speedup - a.predicted_speedup,
       );
 
-  /** The best swept setting under `curve` (autoconfig.py `best`). @param {any[]} points @param {any} curve
+  /** The best swept setting under `curve` (autoconfig.py `best`).
+   * @param {import("./contract").SweepPoint[]} points @param {Pick<MeasuredCurve, "greedy_s" | "points">} curve
    * @param {string | null} [pool] */
   function best(points, curve, pool = null) {
     const ranked = rankConfigs(points, stepCost(curve), pool);
@@ -138,8 +140,8 @@ const LadeAuto = (() => {
    * This device's cost curve on `forward` (a fresh lane: lade-forward.js `OrtForward` or `GpuForward`), timed as
    * `measure_cost_curve` times it. `between()` is awaited after each sample (the worker lets a Stop in there);
    * returns the curve in costcurve.py's fields: {how, prefix, repeats, greedy_s, greedy_drift, points, measured_at}.
-   * @param {any} forward @param {{sizes?: number[], prefix?: number, repeats?: number, seed?: number,
-   *   between?: () => Promise<void>}} [opts]
+   * @param {ForwardLane} forward @param {{sizes?: number[], prefix?: number, repeats?: number, seed?: number,
+   *   between?: () => Promise<void>}} [opts] @returns {Promise<MeasuredCurve>}
    */
   async function measureCurve(forward, opts = {}) {
     const E = window.Lade.engine;
@@ -149,7 +151,7 @@ const LadeAuto = (() => {
       between = opts.between || (async () => {});
     await forward.prefill(Array.from({ length: prefix }, (_, i) => ((7 * i) % 1000) + 10));
     const tokens = Array.from({ length: Math.max(...sizes) }, (_, i) => ((13 * i) % 1000) + 10);
-    /** @type {Map<number, any>} a width's forward input: one window level of n - 1 tokens after x */
+    /** @type {Map<number, ForwardInput>} a width's forward input: one window level of n - 1 tokens after x */
     const inputs = new Map([[1, { tokens: [42], positions: [prefix], mask: [[true]], rows: [0] }]]);
     for (const n of sizes.filter((n) => n >= 2)) {
       const layout = E.StepLayout.plain(1, n - 1, 0, 0);
@@ -161,7 +163,7 @@ const LadeAuto = (() => {
       });
     }
     const run = async (/** @type {number} */ n) => {
-      await forward.step(inputs.get(n));
+      await forward.step(/** @type {ForwardInput} */ (inputs.get(n)));
       forward.drop(); // the cache stays the prefix, as Python's crop leaves it
     };
     for (const n of inputs.keys()) await run(n); // a warm-up of each, not kept
@@ -202,5 +204,5 @@ const LadeAuto = (() => {
 
   return { median, quartiles, summarise, shuffle, StepCost, stepCost, predictPoint, rankConfigs, best, measureCurve };
 })();
-window.Lade = window.Lade || /** @type {any} */ ({});
+window.Lade = window.Lade || /** @type {LadeNamespace} */ ({});
 window.Lade.auto = LadeAuto;

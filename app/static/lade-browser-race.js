@@ -47,7 +47,7 @@ const LadeBrowserRace = (() => {
   }
 
   /** On a static host that sends no isolation headers, the site's service worker adds them (one reload on the
-   * first visit; never in a frame, which its host's isolation decides). @param {any} info */
+   * first visit; never in a frame, which its host's isolation decides). @param {EngineBoot} info */
   function isolate(info) {
     const sw = navigator.serviceWorker;
     if (!info.isolation || self.crossOriginIsolated || !sw || window.top !== window || !window.isSecureContext) return;
@@ -66,48 +66,52 @@ const LadeBrowserRace = (() => {
   /** The worker and what it has loaded, kept for the page's life (the engine loads and the device is measured once).
    * `on(message)` gets what the worker posts. */
   class Session {
-    /** @param {any} info */
+    /** @param {EngineBoot} info */
     constructor(info) {
       this.info = info;
       this.base = new URL(info.base, location.href).href;
       this.worker = new Worker(new URL("lade-race-worker.js", this.base));
-      /** @type {any} what the worker said when loaded: engine, machine, curve, auto */
+      /** @type {RaceReady | null} what the worker said when loaded: engine, machine, curve, auto */
       this.ready = null;
-      /** @type {(m: any) => void} */
+      /** @type {(m: RaceWorkerOut) => void} */
       this.on = () => {};
-      this.worker.onmessage = (ev) => this.on(ev.data);
+      this.worker.onmessage = (ev) => this.on(/** @type {RaceWorkerOut} */ (ev.data));
       this.worker.onerror = (ev) => this.on({ type: "error", message: ev.message || "the worker would not start" });
     }
 
-    /** Ask the worker and follow its answers until `until` says done. @param {any} msg
-     * @param {(m: any) => boolean} until @param {(m: any) => void} [each] */
+    /** Ask the worker and follow its answers until `until` says done (`M`, its answer); `each` gets what it says
+     * before that (`E`: what the worker says to that question), an error rejects.
+     * @template {RaceWorkerOut} M @template {RaceWorkerOut} E
+     * @param {RaceWorkerIn} msg @param {(m: RaceWorkerOut) => m is M} until @param {(m: E) => void} [each]
+     * @returns {Promise<M>} */
     ask(msg, until, each = () => {}) {
       return new Promise((resolve, reject) => {
         this.on = (m) => {
           if (m.type === "error")
             reject(Object.assign(m.refused ? new Refused(m.message) : new Error(m.message), { partial: m.partial }));
           else if (until(m)) resolve(m);
-          else each(m);
+          else each(/** @type {E} */ (m));
         };
         this.worker.postMessage(msg);
       });
     }
 
-    /** @param {(m: any) => void} progress */
+    /** @param {(m: RaceWorkerSays<"progress">) => void} progress @returns {Promise<RaceReady>} */
     async load(progress) {
       if (!this.ready) {
+        /** @type {RaceWorkerIn} */
         const msg = { type: "load", base: this.base, threads: threading().threads, info: this.info };
         this.ready = await this.ask(msg, (m) => m.type === "ready", progress);
       }
       return this.ready;
     }
 
-    /** @param {any} settings @param {(payload: any) => void} snapshot */
+    /** @param {RaceSettings} settings @param {(payload: Payload) => void} snapshot */
     race(settings, snapshot) {
       return this.ask(
         { type: "race", settings },
         (m) => m.type === "done",
-        (m) => snapshot(m.payload),
+        (/** @type {RaceWorkerSays<"snapshot">} */ m) => snapshot(m.payload),
       );
     }
   }
@@ -129,12 +133,12 @@ const LadeBrowserRace = (() => {
    * The race itself: load (once), measure the device (once), race, holding the run on the stage as it grows (as
    * often as drawing stays under a fifth of the time), and say how it ended. `ui.auto()` says whether Auto chooses W,
    * N, G; `ui.proposed(ready)` shows what it measured and proposes, and returns the setting to race.
-   * @param {any} stage @param {any} settings
+   * @param {Stage} stage @param {RaceSettings} settings
    * @param {{status: (text: string) => void, progress: (done: number, total: number, what: string) => void,
-   *   proposed: (ready: any) => any, stopped: () => boolean}} ui
+   *   proposed: (ready: RaceReady) => Partial<RaceSettings>, stopped: () => boolean}} ui
    */
   async function run(stage, settings, ui) {
-    const info = stage.boot.engine;
+    const info = /** @type {EngineBoot} */ (stage.boot.engine); // the panel is there only where the boot has it
     const missing = lacking();
     if (missing)
       throw new Refused(`This browser cannot race here: it needs ${missing}. The recorded runs still replay.`);
@@ -178,7 +182,7 @@ const LadeBrowserRace = (() => {
         );
       })
       .then((m) => m.payload)
-      .catch((err) => {
+      .catch((/** @type {Error & {partial?: Payload | null}} */ err) => {
         if (err.partial) stage.hold(handle, err.partial); // kept as it stood, its lanes cut
         throw err;
       });
@@ -198,9 +202,9 @@ const LadeBrowserRace = (() => {
     );
 
   /** The panel: the prompt, Auto or W, N, G, new tokens within the public limits, what loading costs, the threads
-   * this page may use, Race and Stop; after a race, how it ended, and keeping it. @param {any} stage */
+   * this page may use, Race and Stop; after a race, how it ended, and keeping it. @param {Stage} stage */
   function panel(stage) {
-    const info = stage.boot.engine,
+    const info = /** @type {EngineBoot} */ (stage.boot.engine), // made only where the boot has it (lade-frame.js)
       lim = info.limits;
     isolate(info);
     const status = h("p", { id: "browser-race-status", role: "status", "aria-live": "polite" }, "");
@@ -309,7 +313,8 @@ const LadeBrowserRace = (() => {
     const setValue = (/** @type {string} */ id, /** @type {number} */ v) => {
       /** @type {HTMLInputElement} */ (form.querySelector(`#${id}`)).value = String(v);
     };
-    /** The proposal shown, and (with Auto) put in the fields and raced. @param {any} ready */
+    /** The proposal shown, and (with Auto) put in the fields and raced. @param {RaceReady} ready
+     * @returns {Partial<RaceSettings>} */
     const proposed = (ready) => {
       why.replaceChildren(
         h("p", { id: "browser-race-proposal" }, Lade.raceWords.autoWords(ready)),
@@ -322,7 +327,7 @@ const LadeBrowserRace = (() => {
       setValue("browser-race-g", ready.auto.guess);
       return { window: ready.auto.window, ngram: ready.auto.ngram, guess: ready.auto.guess };
     };
-    /** How the race ended, and the ways to keep it. @param {{handle: string, payload: any, ready: any}} done */
+    /** How the race ended, and the ways to keep it. @param {{handle: string, payload: Payload, ready: RaceReady}} done */
     const finished = (done) => {
       const sentences = Lade.raceWords.summary(done.payload, done.ready);
       const t = done.payload.trace;
@@ -379,7 +384,7 @@ const LadeBrowserRace = (() => {
       const first = sentences.slice(0, 2).some((s) => s.text.includes("stopped by Stop")) ? "Stopped" : "Done";
       status.textContent = `${first} on ${done.ready.engine.backend}. ${sentences[sentences.length - 2].text}`;
     };
-    form.addEventListener("submit", async (ev) => {
+    form.addEventListener("submit", async (/** @type {SubmitEvent} */ ev) => {
       ev.preventDefault();
       if (busy) return;
       const prompt = /** @type {HTMLTextAreaElement} */ (form.querySelector("#browser-race-prompt")).value;

@@ -416,7 +416,7 @@ const LadeEngine = (() => {
 
   /** Autoregressive decoding: one token per forward (autoregressive.py, greedy). */
   class Greedy {
-    /** @param {any} forward @param {number[]} prompt */
+    /** @param {ModelForward} forward @param {number[]} prompt */
     constructor(forward, prompt) {
       this.forward = forward;
       this.committed = prompt.slice();
@@ -462,7 +462,7 @@ const LadeEngine = (() => {
 
   /** Lookahead decoding, greedy with fixed sizes (lookahead.py). */
   class Lookahead extends Greedy {
-    /** @param {any} forward @param {number[]} prompt @param {{window: number, ngram: number, guess: number, pool: string, tree: boolean, window_seed: number}} config @param {number} context */
+    /** @param {ModelForward} forward @param {number[]} prompt @param {{window: number, ngram: number, guess: number, pool: string, tree: boolean, window_seed: number}} config @param {number} context */
     constructor(forward, prompt, config, context) {
       super(forward, prompt);
       this.config = config;
@@ -584,7 +584,7 @@ const LadeEngine = (() => {
     }
   }
 
-  /** An empty method run, "running". */
+  /** An empty method run, "running". @returns {MethodRun} */
   const newRun = () => ({
     tokens: /** @type {number[]} */ ([]),
     steps: /** @type {Step[]} */ ([]),
@@ -595,7 +595,7 @@ const LadeEngine = (() => {
   /**
    * Run a decoder to the end; `onStep` gets each step as it is made. Returns the method run.
    * @param {Greedy} decoder @param {Set<number>} eos @param {number} maxNew
-   * @param {(step: any) => void} [onStep] @param {() => boolean} [stop]
+   * @param {(step: Step) => void} [onStep] @param {() => boolean} [stop]
    */
   async function generate(decoder, eos, maxNew, onStep, stop) {
     const run = newRun();
@@ -608,7 +608,7 @@ const LadeEngine = (() => {
    * moment the lanes stand where they would had they started together. `onStep(lane, step, runs)` gets each step
    * and the lanes' runs so far, and is awaited before the next step (a worker lets a Stop in there).
    * @param {Record<string, Greedy>} decoders @param {Set<number>} eos @param {number} maxNew
-   * @param {(lane: string, step: any, runs: Record<string, any>) => void | Promise<void>} [onStep]
+   * @param {(lane: string, step: Step, runs: Record<string, MethodRun>) => void | Promise<void>} [onStep]
    * @param {() => boolean} [stop]
    */
   async function race(decoders, eos, maxNew, onStep, stop) {
@@ -644,5 +644,5 @@ const LadeEngine = (() => {
     race,
   };
 })();
-window.Lade = window.Lade || /** @type {any} */ ({});
+window.Lade = window.Lade || /** @type {LadeNamespace} */ ({});
 window.Lade.engine = LadeEngine;

@@ -11,8 +11,8 @@ const LadeForward = (() => {
 
   class OrtForward {
     /**
-     * @param {any} ort the onnxruntime-web module @param {any} session an InferenceSession of the graph
-     * @param {{layers: number, kv_heads: number, head_dim: number}} shape
+     * @param {OrtModule} ort the onnxruntime-web module @param {OrtSession} session an InferenceSession of the graph
+     * @param {ModelShape} shape
      */
     constructor(ort, session, shape) {
       this.ort = ort;
@@ -29,8 +29,8 @@ const LadeForward = (() => {
     /**
      * A session of the graph with its weights: `graph` the .onnx bytes, `weights` the external data file's bytes,
      * on onnxruntime-web's `provider` ("wasm", or "webgpu" where the page loaded the WebGPU build).
-     * @param {any} ort @param {Uint8Array} graph @param {Uint8Array} weights @param {any} shape @param {string} file
-     * @param {string} [provider]
+     * @param {OrtModule} ort @param {Uint8Array} graph @param {Uint8Array} weights @param {ModelShape} shape
+     * @param {string} [file] @param {string} [provider]
      */
     static async create(ort, graph, weights, shape, file = "weights.bin", provider = "wasm") {
       const session = await ort.InferenceSession.create(graph, {
@@ -59,7 +59,7 @@ const LadeForward = (() => {
 
     /** A forward's inputs: the step's ids at their positions, the additive mask over the cache and the step, the
      * rows read, and the cache. @param {number[]} tokens @param {number[]} positions @param {boolean[][]} mask
-     * @param {number[]} rows @returns {Record<string, any>} */
+     * @param {number[]} rows @returns {Record<string, OrtTensor>} */
     feeds(tokens, positions, mask, rows) {
       const { ort } = this,
         q = tokens.length,
@@ -67,7 +67,7 @@ const LadeForward = (() => {
       const additive = new Float32Array(q * total);
       for (let i = 0; i < q; i++)
         for (let j = 0; j < q; j++) if (!mask[i][j]) additive[i * total + this.length + j] = NEG;
-      /** @type {Record<string, any>} */
+      /** @type {Record<string, OrtTensor>} */
       const feeds = {
         input_ids: new ort.Tensor("int64", BigInt64Array.from(tokens, BigInt), [1, q]),
         position_ids: new ort.Tensor("int64", BigInt64Array.from(positions, BigInt), [1, q]),
@@ -77,11 +77,11 @@ const LadeForward = (() => {
       return Object.assign(feeds, this.cache());
     }
 
-    /** The cache as the forward's past_key_i / past_value_i inputs. @returns {Record<string, any>} */
+    /** The cache as the forward's past_key_i / past_value_i inputs. @returns {Record<string, OrtTensor>} */
     cache() {
       const { layers, kv_heads, head_dim } = this.shape,
         dims = [1, kv_heads, this.length, head_dim];
-      /** @type {Record<string, any>} */
+      /** @type {Record<string, OrtTensor>} */
       const feeds = {};
       for (let i = 0; i < layers; i++) {
         feeds[`past_key_${i}`] = new this.ort.Tensor("float32", this.past[2 * i], dims);
@@ -90,11 +90,14 @@ const LadeForward = (() => {
       return feeds;
     }
 
-    /** Hold a forward's K/V (cache and step rows) until `keep` says which rows stay. @param {Record<string, any>} out */
+    /** Hold a forward's K/V (cache and step rows) until `keep` says which rows stay. @param {Record<string, OrtTensor>} out */
     hold(out) {
       this.present = [];
       for (let i = 0; i < this.shape.layers; i++)
-        this.present.push(out[`present_key_${i}`].data, out[`present_value_${i}`].data);
+        this.present.push(
+          /** @type {Float32Array} */ (out[`present_key_${i}`].data),
+          /** @type {Float32Array} */ (out[`present_value_${i}`].data),
+        );
     }
 
     /** Forget the last forward's K/V without keeping any of it: the cache stays as it was (a cost curve's timed
@@ -126,7 +129,7 @@ const LadeForward = (() => {
       return out[0];
     }
 
-    /** One step's forward; the argmax at the rows it reads. @param {{tokens: number[], positions: number[], mask: boolean[][], rows: number[]}} input */
+    /** One step's forward; the argmax at the rows it reads. @param {ForwardInput} input */
     async step(input) {
       return this.run(input.tokens, input.positions, input.mask, input.rows);
     }
@@ -164,23 +167,25 @@ const LadeForward = (() => {
    * keeps them on the page for WebAssembly; only the ids, positions, mask and argmax cross between GPU and page.
    */
   class GpuForward extends OrtForward {
-    /** @param {any} ort @param {any} session @param {any} keeper the keep graph's session @param {any} shape */
+    /** @param {OrtModule} ort @param {OrtSession} session @param {OrtSession} keeper the keep graph's session
+     * @param {ModelShape} shape */
     constructor(ort, session, keeper, shape) {
       super(ort, session, shape);
       this.keeper = keeper;
-      /** @type {any[] | null} the cache per layer, keys then values, as tensors on the GPU (null: empty) */
+      /** @type {OrtTensor[] | null} the cache per layer, keys then values, as tensors on the GPU (null: empty) */
       this.kv = null;
-      /** @type {any[] | null} the last forward's K/V on the GPU */
+      /** @type {OrtTensor[] | null} the last forward's K/V on the GPU */
       this.out = null;
     }
 
     /**
-     * The forward's and the keep graph's sessions on WebGPU, every K/V output left on the GPU.
-     * @param {any} ort @param {Uint8Array} graph @param {Uint8Array} keepGraph @param {Uint8Array} weights
-     * @param {any} shape @param {string} file
+     * The forward's and the keep graph's sessions on WebGPU, every K/V output left on the GPU (a name of its own, not
+     * `create`: it takes the keep graph too, so it cannot stand where `OrtForward.create` is called).
+     * @param {OrtModule} ort @param {Uint8Array} graph @param {Uint8Array} keepGraph @param {Uint8Array} weights
+     * @param {ModelShape} shape @param {string} file
      */
-    static async create(ort, graph, keepGraph, weights, shape, file) {
-      /** @type {Record<string, string>} */
+    static async createWithKeeper(ort, graph, keepGraph, weights, shape, file) {
+      /** @type {Record<string, OrtLocation>} */
       const onGpu = {};
       for (let i = 0; i < shape.layers; i++) onGpu[`present_key_${i}`] = onGpu[`present_value_${i}`] = "gpu-buffer";
       const session = await ort.InferenceSession.create(graph, {
@@ -203,7 +208,7 @@ const LadeForward = (() => {
 
     cache() {
       if (!this.kv) return super.cache(); // empty: the prompt's forward
-      /** @type {Record<string, any>} */
+      /** @type {Record<string, OrtTensor>} */
       const feeds = {};
       for (let i = 0; i < this.shape.layers; i++) {
         feeds[`past_key_${i}`] = this.kv[2 * i];
@@ -212,7 +217,7 @@ const LadeForward = (() => {
       return feeds;
     }
 
-    /** @param {Record<string, any>} out */
+    /** @param {Record<string, OrtTensor>} out */
     hold(out) {
       this.out = [];
       for (let i = 0; i < this.shape.layers; i++) this.out.push(out[`present_key_${i}`], out[`present_value_${i}`]);
@@ -223,9 +228,9 @@ const LadeForward = (() => {
       if (position !== this.length)
         throw new Error(`cache holds ${this.length} positions, the step starts at ${position}`);
       const { ort } = this,
-        out = /** @type {any[]} */ (this.out),
+        out = /** @type {OrtTensor[]} */ (this.out),
         kept = [...Array(position).keys(), ...rows.map((r) => position + r)];
-      /** @type {Record<string, any>} */
+      /** @type {Record<string, OrtTensor>} */
       const feeds = { kept: new ort.Tensor("int64", BigInt64Array.from(kept, BigInt), [kept.length]) };
       for (let i = 0; i < this.shape.layers; i++) {
         feeds[`present_key_${i}`] = out[2 * i];
@@ -295,7 +300,7 @@ const LadeForward = (() => {
    * One of the engine's files the manifest hashes (the graphs, the tokenizer, the runtime's WebAssembly binary),
    * checked against its SHA-256: from the browser's storage where kept and whole, else downloaded (a stored copy
    * that fails is deleted first). So a returning visitor downloads none of them again.
-   * @param {Cache | null} cache @param {string} base @param {string} name @param {any} manifest
+   * @param {Cache | null} cache @param {string} base @param {string} name @param {EngineManifest} manifest
    */
   async function fileOf(cache, base, name, manifest) {
     const want = (manifest.files || {})[name];
@@ -342,8 +347,8 @@ const LadeForward = (() => {
    * `gpu`: the WebGPU adapter's description where onnxruntime-web's WebGPU build is loaded (`GpuForward`: the K/V
    * cache stays on the GPU; experimental), else null for WebAssembly (`OrtForward`) on `threads` threads (more than
    * one only where the page is cross-origin isolated). `text`: the manifest's text where it was read already.
-   * @param {any} ort @param {string} base
-   * @param {{progress?: (stage: string, done: number, total: number) => void, gpu?: string | null,
+   * @param {OrtModule} ort @param {string} base
+   * @param {{progress?: (stage: LoadStage, done: number, total: number) => void, gpu?: string | null,
    *   threads?: number, text?: string}} [opts]
    */
   async function load(ort, base, opts = {}) {
@@ -354,12 +359,14 @@ const LadeForward = (() => {
     ort.env.logLevel = "error"; // not its warnings about shape operators it runs on the CPU beside WebGPU
     ort.env.wasm.numThreads = self.crossOriginIsolated ? Math.max(1, opts.threads || 1) : 1;
     const text = opts.text ?? (await manifestText(base));
-    const manifest = JSON.parse(text),
+    const manifest = /** @type {EngineManifest} */ (JSON.parse(text)),
       cache = await storage(text);
     const runtime = manifest.runtimes[gpu !== null ? "webgpu" : "wasm"];
     ort.env.wasm.wasmBinary = await fileOf(cache, base, runtime.binary, manifest);
-    const tokenizer = JSON.parse(new TextDecoder().decode(await fileOf(cache, base, "tokenizer.json", manifest)));
-    const total = manifest.chunks.reduce((/** @type {number} */ a, /** @type {any} */ c) => a + c.bytes, 0);
+    const tokenizer = /** @type {TokenizerData} */ (
+      JSON.parse(new TextDecoder().decode(await fileOf(cache, base, "tokenizer.json", manifest)))
+    );
+    const total = manifest.chunks.reduce((a, c) => a + c.bytes, 0);
     const gguf = new Uint8Array(total);
     let done = 0,
       fromStore = 0;
@@ -392,7 +399,7 @@ const LadeForward = (() => {
     try {
       first =
         gpu !== null
-          ? await GpuForward.create(
+          ? await GpuForward.createWithKeeper(
               ort,
               graph,
               await fileOf(cache, base, "keep.onnx", manifest),
@@ -430,5 +437,5 @@ const LadeForward = (() => {
 
   return { OrtForward, GpuForward, load, manifestText, fetched, stored, forget };
 })();
-window.Lade = window.Lade || /** @type {any} */ ({});
+window.Lade = window.Lade || /** @type {LadeNamespace} */ ({});
 window.Lade.forward = LadeForward;

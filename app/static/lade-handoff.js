@@ -15,12 +15,14 @@ const LadeHandoff = (() => {
   function panel() {
     const stage = window.ladeStage;
     if (!stage || !stage.racePanel || !stage.boot.engine) return null;
-    const check = /** @type {any} */ (Lade.browserRace).able; // the race's own device check, where it has one
+    // the race's own device check, where it has one
+    const check = /** @type {typeof Lade.browserRace & {able?: () => unknown}} */ (Lade.browserRace).able;
     const able = typeof check === "function" ? !!check() : typeof WebAssembly === "object" && window.isSecureContext;
     return able ? { form: /** @type {HTMLFormElement} */ (stage.racePanel), engine: stage.boot.engine } : null;
   }
 
-  /** Fill the panel's fields with `race` (each within the panel's limits), open it and start it. @param {any} race */
+  /** Fill the panel's fields with `race` (each within the panel's limits), open it and start it.
+   * @param {RaceOffer["race"]} race */
   function hand(race) {
     const here = panel();
     if (!here) return;
@@ -48,7 +50,7 @@ const LadeHandoff = (() => {
     go?.focus();
   }
 
-  /** The offer as the server sent it (`{text, race}`), or null. @param {unknown} value */
+  /** The offer as the server sent it (`{text, race}`), or null. @param {unknown} value @returns {RaceOffer | null} */
   function read(value) {
     try {
       const offer = typeof value === "string" ? JSON.parse(value) : value;
@@ -59,7 +61,8 @@ const LadeHandoff = (() => {
   }
 
   /** Draw the offer in the `run-offer` component, and again whenever the server sends another.
-   * @param {HTMLElement} element @param {any} props @param {any} watch */
+   * @param {HTMLElement} element @param {{value: unknown}} props the component's (its value: the offer)
+   * @param {(prop: string, then: () => void) => void} watch calls `then` whenever the component's `prop` changes */
   function mount(element, props, watch) {
     const host = /** @type {HTMLElement} */ (element.querySelector(".lade-offer-host") || element);
     const draw = () => {

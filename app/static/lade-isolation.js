@@ -8,11 +8,10 @@
 // (lade-browser-race.js `isolate`); a page framed by a host that is not isolated stays at one thread whatever it does.
 (() => {
   "use strict";
-  /** @type {any} */
-  const sw = self;
+  const sw = /** @type {IsolationScope} */ (/** @type {unknown} */ (self));
   sw.addEventListener("install", () => sw.skipWaiting());
-  sw.addEventListener("activate", (/** @type {any} */ ev) => ev.waitUntil(sw.clients.claim()));
-  sw.addEventListener("fetch", (/** @type {any} */ ev) => {
+  sw.addEventListener("activate", (ev) => ev.waitUntil(sw.clients.claim()));
+  sw.addEventListener("fetch", (ev) => {
     const req = ev.request;
     if (new URL(req.url).origin !== sw.location.origin) return;
     if (req.cache === "only-if-cached" && req.mode !== "same-origin") return;

@@ -17,6 +17,9 @@ const LadeRaceKeep = (() => {
   /** @type {Set<string>} the handles this page knows are kept */
   const known = new Set();
 
+  /** A kept race, as the database holds it: its handle, its payload and when it was kept (ms since the epoch).
+   * @typedef {{handle: string, payload: Payload, saved_at: number}} KeptRace */
+
   /** The browser's database of kept races, or null where the browser refuses it (a private window, storage off). */
   function open() {
     return new Promise((resolve) => {
@@ -42,15 +45,13 @@ const LadeRaceKeep = (() => {
 
   /** Keep a race's payload under its handle; {kept, dropped}: how many races this browser now keeps, and how many
    * older ones went to stay within `MOST`; null where the browser keeps nothing.
-   * @param {string} handle @param {any} payload */
+   * @param {string} handle @param {Payload} payload */
   async function keep(handle, payload) {
     const db = /** @type {IDBDatabase | null} */ (await open());
     if (!db) return null;
     try {
       await request(db, "readwrite", (s) => s.put({ handle, payload, saved_at: Date.now() }));
-      const all = /** @type {{handle: string, saved_at: number}[]} */ (
-        await request(db, "readonly", (s) => s.getAll())
-      );
+      const all = /** @type {KeptRace[]} */ (await request(db, "readonly", (s) => s.getAll()));
       all.sort((a, b) => a.saved_at - b.saved_at);
       const extra = all.slice(0, Math.max(0, all.length - MOST));
       for (const old of extra) {
@@ -68,7 +69,11 @@ const LadeRaceKeep = (() => {
   /** A kept race, as the stage's source answers: {payload} or {error}. @param {string} handle */
   async function load(handle) {
     const db = HANDLE.test(handle) ? /** @type {IDBDatabase | null} */ (await open()) : null;
-    const got = db ? /** @type {any} */ (await request(db, "readonly", (s) => s.get(handle)).catch(() => null)) : null;
+    const got = db
+      ? /** @type {KeptRace | undefined | null} */ (
+          await request(db, "readonly", (s) => s.get(handle)).catch(() => null)
+        )
+      : null;
     if (db) db.close();
     if (got && got.payload) {
       known.add(handle);
@@ -84,7 +89,7 @@ const LadeRaceKeep = (() => {
   /** Whether this page knows `handle` is kept (so its address opens it again). @param {string} handle */
   const kept = (handle) => known.has(handle);
 
-  /** A race's trace file, as `lade trace` writes it. @param {any} trace @param {{schema: string, version: number}} format */
+  /** A race's trace file, as `lade trace` writes it. @param {Trace} trace @param {{schema: string, version: number}} format */
   const traceFile = (trace, format) =>
     new Blob([JSON.stringify({ schema: format.schema, version: format.version, run: trace })], {
       type: "application/json",

@@ -21,11 +21,11 @@ const LadeRaceWords = (() => {
    * or stopped by Stop after k tokens; then one sentence with the verdict by the one noise rule and its band, and
    * whether the texts are identical, compared over the tokens both lanes wrote (a lane cut short is never called
    * different); then the device every time was measured on. [{id, text}].
-   * @param {any} payload @param {any} ready */
+   * @param {Payload} payload @param {RaceReady} ready */
   function summary(payload, ready) {
     const t = payload.trace,
       sp = payload.derived.speed;
-    const lanes = /** @type {[string, string, any][]} */ ([
+    const lanes = /** @type {[string, string, MethodRun][]} */ ([
       ["lookahead", "Lookahead", t.parallel],
       ["greedy", "Greedy", t.baseline],
     ]);
@@ -51,7 +51,8 @@ const LadeRaceWords = (() => {
           : text.verdict === "differs"
             ? `${whole || text.part === text.n ? "the texts" : both} differ from token #${text.part} on`
             : `${both} are identical`;
-    const words = (/** @type {any[]} */ parts) => parts.flat(Infinity).join("");
+    // a sentence's parts, nested to whatever depth, each joined as its text (its facts are given as strings here)
+    const words = (/** @type {unknown[]} */ parts) => parts.flat(Infinity).join("");
     const verdict = !whole
       ? `The race was stopped, so its lanes' times are no speed-up and it gets no verdict; ${same}.`
       : sp
@@ -155,7 +156,7 @@ const LadeRaceWords = (() => {
     return out;
   }
 
-  /** Auto's proposal from this device's curve, and why, in words. @param {any} ready */
+  /** Auto's proposal from this device's curve, and why, in words. @param {RaceReady} ready */
   function autoWords(ready) {
     const a = ready.auto,
       c = ready.curve;
@@ -175,8 +176,8 @@ const LadeRaceWords = (() => {
     );
   }
 
-  /** This device's curve beside the project's server's, each relative to its own one-token forward. @param {any} ready
-   * @param {any} info */
+  /** This device's curve beside the project's server's, each relative to its own one-token forward.
+   * @param {RaceReady} ready @param {EngineBoot} info */
   function curveChart(ready, info) {
     const c = ready.curve,
       s = info.server_curve;
@@ -184,7 +185,7 @@ const LadeRaceWords = (() => {
       {
         name: `this device (${ready.machine.description})`,
         color: Lade.dom.COLORS.parallel,
-        points: c.points.map((/** @type {any} */ p) => [p.tokens, p.seconds / c.greedy_s]),
+        points: c.points.map((p) => [p.tokens, p.seconds / c.greedy_s]),
       },
     ];
     if (s) series.push({ name: s.label, color: Lade.dom.COLORS.baseline, points: s.points });
@@ -201,7 +202,7 @@ const LadeRaceWords = (() => {
         ? [{ x: a.mean_tokens_fed, y: a.step_cost, label: "Auto's proposal", color: Lade.dom.COLORS.wrong }]
         : [],
       summary:
-        `Forward cost against tokens fed on this device: ${c.points.map((/** @type {any} */ p) => `${p.tokens} tokens ${fmt(p.seconds / c.greedy_s, 1)}x`).join(", ")}` +
+        `Forward cost against tokens fed on this device: ${c.points.map((p) => `${p.tokens} tokens ${fmt(p.seconds / c.greedy_s, 1)}x`).join(", ")}` +
         (s ? `; beside it ${s.label}.` : "."),
       hover: (x) => `${x} tokens`,
     }).node;

@@ -12,12 +12,12 @@
 // Messages out: {type: "progress", stage, done, total}  {type: "ready", engine, machine, curve, auto}
 //               {type: "snapshot", payload}  {type: "done", payload}  {type: "forgot", bytes}
 //               {type: "error", message, refused, partial}
+// (their types: `RaceWorkerIn` and `RaceWorkerOut`, engine-types.d.ts)
 (() => {
   "use strict";
-  /** @type {any} */ (self).window = self; // the engine's scripts register on `window.Lade`, as on a page
+  const scope = /** @type {RaceWorkerScope} */ (/** @type {unknown} */ (self));
+  scope.window = scope; // the engine's scripts register on `window.Lade`, as on a page
 
-  /** @type {any} */
-  const scope = self;
   // the engine's scripts, beside this file (engine/); onnxruntime-web's build is chosen when loading
   scope.importScripts(
     "lade-weights.js",
@@ -31,12 +31,17 @@
   /** A refusal the visitor can act on (a setting, the prompt): shown as it is. */
   class Refused extends Error {}
 
+  /** A race as the worker runs it: the visitor's prompt (and its ids with the chat template), the setting, the new
+   * tokens asked for and the device in a few words.
+   * @typedef {{prompt: string, prompt_ids: number[], config: import("./contract").LookaheadConfig,
+   *   max_new_tokens: number, device: string}} RaceAsked */
+
   const state = {
-    /** @type {any} */ engine: null,
-    /** @type {any} */ tokenizer: null,
+    /** @type {LoadedEngine | null} */ engine: null,
+    /** @type {BpeTokenizer | null} */ tokenizer: null,
     /** @type {Set<number>} */ eos: new Set(),
-    /** @type {any} */ info: null,
-    /** @type {any} */ machine: null,
+    /** @type {EngineBoot | null} */ info: null,
+    /** @type {import("./contract").Machine | null} */ machine: null,
     stop: false,
     more: true, // the page is ready for the run so far
     races: 0,
@@ -55,7 +60,7 @@
 
   /** The GPU this browser offers through WebGPU, in words, or null (no WebGPU, no adapter, a software one). */
   async function gpuAdapter() {
-    const gpu = /** @type {any} */ (navigator).gpu;
+    const gpu = /** @type {{gpu?: GpuEntry}} */ (navigator).gpu;
     if (!gpu) return null;
     try {
       const adapter = await gpu.requestAdapter();
@@ -72,7 +77,7 @@
   }
 
   /** Load the engine (once per worker), measure this device's curve and propose a setting from it.
-   * @param {{base: string, threads: number, info: any, webgpu?: boolean}} msg */
+   * @param {Extract<RaceWorkerIn, {type: "load"}>} msg */
   async function load(msg) {
     const { base, info } = msg;
     state.info = info;
@@ -81,9 +86,9 @@
       if (!res.ok) throw new Error(`manifest.json: the site answered ${res.status}`);
       return res.text();
     });
-    const manifest = JSON.parse(text);
+    const manifest = /** @type {EngineManifest} */ (JSON.parse(text));
     scope.importScripts(new URL(manifest.runtimes[gpu !== null ? "webgpu" : "wasm"].script, base).href);
-    const progress = (/** @type {string} */ stage, /** @type {number} */ done, /** @type {number} */ total) =>
+    const progress = (/** @type {LoadStage} */ stage, /** @type {number} */ done, /** @type {number} */ total) =>
       scope.postMessage({ type: "progress", stage, done, total });
     const engine = await scope.Lade.forward.load(scope.ort, base, { progress, gpu, threads: msg.threads, text });
     state.engine = engine;
@@ -136,9 +141,9 @@
   }
 
   /** The trace and payload of a race so far (the renderer's contract: trace.py, payload.py).
-   * @param {any} race @param {Record<string, any>} runs */
+   * @param {RaceAsked} race @param {Record<string, MethodRun>} runs @returns {Payload} */
   function payload(race, runs) {
-    const info = state.info;
+    const info = /** @type {EngineBoot} */ (state.info); // `load` set it, as every part of the state, before a race
     const ids = new Set([...race.prompt_ids]);
     for (const run of Object.values(runs))
       for (const s of run.steps)
@@ -155,8 +160,9 @@
           ids.add(t);
     /** @type {Record<string, string>} */
     const text = {};
-    for (const id of [...ids].sort((a, b) => a - b)) text[id] = state.tokenizer.piece(id);
-    const lane = (/** @type {any} */ run) => ({ ...run, tokens: [...run.tokens], steps: [...run.steps] });
+    for (const id of [...ids].sort((a, b) => a - b)) text[id] = /** @type {BpeTokenizer} */ (state.tokenizer).piece(id);
+    const lane = (/** @type {MethodRun} */ run) => ({ ...run, tokens: [...run.tokens], steps: [...run.steps] });
+    /** @type {Trace} */
     const trace = {
       prompt: race.prompt,
       prompt_ids: race.prompt_ids,
@@ -176,9 +182,9 @@
       recorded_at: new Date().toISOString().slice(0, 10),
       draft: info.draft,
       lanes: [],
-      machine: state.machine,
+      machine: /** @type {import("./contract").Machine} */ (state.machine),
     };
-    /** @type {Record<string, any>} */
+    /** @type {Derived} */
     // the lanes' metrics by the server's derivation (payload.py `metrics`): the methods table reads them
     const derived = {
       ...info.derived,
@@ -197,15 +203,16 @@
   /** Race greedy against lookahead decoding on the visitor's prompt and setting, posting the run as it grows.
    * @param {{prompt: string, window: number, ngram: number, guess: number, max_new_tokens: number}} settings */
   async function race(settings) {
-    const { engine, info } = state;
+    const engine = /** @type {LoadedEngine} */ (state.engine), // `load` set them, before a race
+      info = /** @type {EngineBoot} */ (state.info);
     const E = scope.Lade.engine;
     const config = { ...info.config, window: settings.window, ngram: settings.ngram, guess: settings.guess };
     const race = {
       prompt: settings.prompt,
-      prompt_ids: state.tokenizer.encode(settings.prompt),
+      prompt_ids: /** @type {BpeTokenizer} */ (state.tokenizer).encode(settings.prompt),
       config,
       max_new_tokens: settings.max_new_tokens,
-      device: state.machine.description.slice(0, 40),
+      device: /** @type {import("./contract").Machine} */ (state.machine).description.slice(0, 40),
     };
     if (race.prompt_ids.length > info.limits.prompt_tokens)
       throw new Refused(
@@ -218,14 +225,14 @@
       parallel: new E.Lookahead(lanes[0], race.prompt_ids, config, info.context),
       baseline: new E.Greedy(lanes[1], race.prompt_ids),
     };
-    /** @type {Record<string, any>} */
+    /** @type {Record<string, Pick<MethodRun, "tokens" | "steps">>} the lanes' runs once a step is made */
     let sofar = { parallel: { tokens: [], steps: [] }, baseline: { tokens: [], steps: [] } };
     try {
       const runs = await E.race(
         decoders,
         state.eos,
         race.max_new_tokens,
-        async (/** @type {string} */ _lane, /** @type {any} */ _step, /** @type {Record<string, any>} */ now) => {
+        async (_lane, _step, now) => {
           sofar = now;
           if (state.more) {
             state.more = false; // the page asks for the next when it has drawn this one
@@ -238,12 +245,16 @@
       scope.postMessage({ type: "done", payload: payload(race, runs) });
     } catch (err) {
       // a race that failed half way is kept as it stood, its lanes cut (not "running" for ever)
-      const cut = (/** @type {any} */ r) => ({
+      const cut = (/** @type {MethodRun} */ r) => ({
         ...r,
         stop_reason: r.stop_reason === "running" ? "cancelled" : r.stop_reason,
       });
       const partial = sofar.parallel.steps.length
-        ? payload(race, { parallel: cut(sofar.parallel), baseline: cut(sofar.baseline) })
+        ? payload(race, {
+            // a step made: the race's own runs
+            parallel: cut(/** @type {MethodRun} */ (sofar.parallel)),
+            baseline: cut(/** @type {MethodRun} */ (sofar.baseline)),
+          })
         : null;
       throw Object.assign(/** @type {Error} */ (err), { partial });
     } finally {
@@ -251,7 +262,8 @@
     }
   }
 
-  /** @param {any} err */
+  /** @param {Partial<Error> & {partial?: Payload | null}} err a refusal, an error (a race's with the race as it stood,
+   * `partial`), or whatever else was thrown */
   const failed = (err) =>
     scope.postMessage({
       type: "error",
@@ -260,7 +272,8 @@
       partial: (err && err.partial) || null,
     });
 
-  scope.onmessage = (/** @type {MessageEvent} */ ev) => {
+  scope.onmessage = (ev) => {
+    /** @type {RaceWorkerIn | {type?: undefined}} */
     const msg = ev.data || {};
     if (msg.type === "stop") state.stop = true;
     else if (msg.type === "more") state.more = true;

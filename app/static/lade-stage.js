@@ -474,6 +474,7 @@ const LadeStage = (() => {
       watch("value", () => stage.apply(props.value));
       Lade.host.openFiles(stage);
       Lade.host.closeSidebarOnRun();
+      Lade.host.keepSettingsInRange();
       Lade.host.tameSidebarWhenThere();
       return stage;
     },

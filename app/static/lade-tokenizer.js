@@ -24,7 +24,7 @@ const LadeTokenizer = (() => {
   }
 
   class Tokenizer {
-    /** @param {{vocab: string[], merges: string[], specials: Record<string, number>, frame: {head: number[], lead: string, trail: string, tail: number[]}}} data */
+    /** @param {TokenizerData} data */
     constructor(data) {
       this.vocab = data.vocab;
       /** @type {Map<string, number>} */
@@ -100,5 +100,5 @@ const LadeTokenizer = (() => {
 
   return { Tokenizer, PATTERN };
 })();
-window.Lade = window.Lade || /** @type {any} */ ({});
+window.Lade = window.Lade || /** @type {LadeNamespace} */ ({});
 window.Lade.tokenizer = LadeTokenizer;

@@ -37,7 +37,8 @@ const LadeWeights = (() => {
       11: 8,
       12: 8,
     });
-    /** @param {number} type @returns {any} */
+    /** A key's value: text or a number as stored; null for what is skipped (arrays, other types).
+     * @param {number} type @returns {string | number | null} */
     const value = (type) => {
       if (type === 8) return text();
       if (type === 9) {
@@ -68,7 +69,7 @@ const LadeWeights = (() => {
     for (let i = 0; i < kvs; i++) {
       const key = text(),
         v = value(u32());
-      if (key === "general.alignment") alignment = v;
+      if (key === "general.alignment") alignment = /** @type {number} */ (v); // a u32
     }
     const infos = [];
     for (let i = 0; i < count; i++) {
@@ -151,7 +152,7 @@ const LadeWeights = (() => {
   /**
    * The graph's external data (one buffer, every tensor at its manifest offset) rebuilt from a GGUF, each tensor
    * checked against its hash; `progress(done, total)` after each. Throws, naming the tensor, on any mismatch.
-   * @param {ArrayBuffer} gguf @param {any} manifest @param {(done: number, total: number) => void} [progress]
+   * @param {ArrayBuffer} gguf @param {EngineManifest} manifest @param {(done: number, total: number) => void} [progress]
    */
   async function rebuild(gguf, manifest, progress) {
     const file = read(gguf),
@@ -160,7 +161,7 @@ const LadeWeights = (() => {
     for (const t of manifest.tensors) {
       const info = file.tensors.get(t.gguf);
       if (!info) throw new Error(`GGUF: no tensor ${t.gguf} (for ${t.name})`);
-      const n = t.shape.reduce((/** @type {number} */ a, /** @type {number} */ b) => a * b, 1);
+      const n = t.shape.reduce((a, b) => a * b, 1);
       if (info.type !== t.type || info.dims.reduce((a, b) => a * b, 1) !== n)
         throw new Error(`GGUF: ${t.gguf} is ${info.type} [${info.dims}], the manifest wants ${t.type} of ${n} values`);
       let values = new Float32Array(n);
@@ -177,5 +178,5 @@ const LadeWeights = (() => {
 
   return { read, half, dequantize, unpermute, sha256, rebuild };
 })();
-window.Lade = window.Lade || /** @type {any} */ ({});
+window.Lade = window.Lade || /** @type {LadeNamespace} */ ({});
 window.Lade.weights = LadeWeights;

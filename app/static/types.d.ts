@@ -32,6 +32,8 @@ type Held = import("./contract").Held;
 type EngineBoot = import("./contract").EngineBoot;
 /** What the server tells the page to show: the stage's value (app/stage.py). */
 type StageValue = import("./contract").StageValue;
+/** The values the browser shares with the server (app/render/constants.py, generated as lade-constants.js). */
+type Constants = import("./contract").Constants;
 interface Loaded {
   payload?: Payload;
   delta?: LiveDelta;
@@ -243,6 +245,7 @@ interface Chapter {
 
 interface LadeNamespace {
   boot?: Boot;
+  constants: typeof LadeConstants;
   dom: typeof LadeDom;
   theme: typeof LadeTheme;
   Run: typeof LadeRun;
