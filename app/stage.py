@@ -12,8 +12,33 @@ from __future__ import annotations
 
 import itertools
 import json
+from typing import Literal, NotRequired  # pydantic reads these on Python 3.11
+
+from typing_extensions import TypedDict
 
 _n = itertools.count(1)
+
+
+class StageEmbed(TypedDict):
+    """What an embed shows: a view or group by id, or the lesson's chapter."""
+
+    view: NotRequired[str]
+    lesson: NotRequired[bool]
+
+
+class StageValue(TypedDict):
+    """The stage's value, as its JSON text says it (the page's `Stage.apply` reads it); only `n` is always there."""
+
+    run: NotRequired[str]  # the run to open, by its handle
+    step: NotRequired[int | Literal["last"]]  # the step to open it at (none: the run's opening step)
+    mode: NotRequired[Literal["explorer", "lesson"]]
+    chapter: NotRequired[int]
+    embed: NotRequired[StageEmbed]
+    notice: NotRequired[str]
+    live: NotRequired[str]  # a live race's handle, while it records
+    status: NotRequired[str]  # ... what it is doing, in words
+    done: NotRequired[bool]  # ... it has ended
+    n: int  # a fresh number in every value
 
 
 def _value(**fields) -> str:
@@ -24,10 +49,10 @@ def _value(**fields) -> str:
 
 def show(
     handle: str,
-    step=None,
-    mode: str = "explorer",
+    step: int | Literal["last"] | None = None,
+    mode: Literal["explorer", "lesson"] = "explorer",
     chapter: int | None = None,
-    embed: dict | None = None,
+    embed: StageEmbed | None = None,
     notice: str | None = None,
 ) -> str:
     """Open the run `handle` at `step` (a number, "last", or None for the run's opening step) in `mode`."""

@@ -75,6 +75,8 @@ def _problems(value, node: dict, defs: dict, where: str = "payload"):
         return
     if "enum" in node and value not in node["enum"]:
         yield f"{where}: {value!r} is not one of {node['enum']}"
+    if "const" in node and value != node["const"]:
+        yield f"{where}: {value!r} is not {node['const']!r}"
     if isinstance(value, str) and len(value) > node.get("maxLength", math.inf):
         yield f"{where}: longer than {node['maxLength']}"
     if isinstance(value, list):
@@ -128,6 +130,28 @@ def test_what_the_store_says_of_a_link_is_the_declared_held():
     for handle in (first, "code-class-W7N4G7", "nope"):
         assert conforms(store.held(handle), "Held") == [], handle
     assert conforms({**store.held("nope"), "runs": "3"}, "Held") == ["Held.runs: '3' is not an integer"]
+
+
+def test_what_the_server_tells_the_stage_is_the_declared_stage_value():
+    """Issue 52: the page's `Stage.apply` took the stage's value as `any`; it is `StageValue` (app/stage.py), and each
+    value the server writes fits it (a field renamed or mistyped fails here)."""
+    from app import stage
+
+    values = [
+        stage.show("code-class-W7N4G7"),
+        stage.show("code-class-W7N4G7", 0, notice="Recording."),
+        stage.show("code-class-W7N4G7", "last", mode="lesson", chapter=3, embed={"view": "mask-view"}),
+        stage.lesson(2, embed=True),
+        stage.live("live-1", "step 3 of 40"),
+        stage.live("live-1", "done", done=True),
+        stage.notice("No gallery run has that name."),
+    ]
+    for value in values:
+        assert conforms(json.loads(value), "StageValue") == [], value
+    assert conforms({"run": "x", "step": "first", "n": 1}, "StageValue") == [
+        "StageValue.step: 'first' fits none of [{'type': 'integer'}, {'const': 'last', 'type': 'string'}]"
+    ]
+    assert conforms({"run": "x"}, "StageValue") == ["StageValue.n is missing"]
 
 
 def test_what_the_page_knows_of_the_browser_engine_is_the_declared_engine_boot():

@@ -29,6 +29,7 @@ from app.render.assets import STATIC
 from app.render.boot import Boot
 from app.render.constants import Constants
 from app.render.payload import Held, LiveAnswer, Payload
+from app.stage import StageValue
 from lade_core import RunTrace, schema
 from lade_core.paths import ROOT
 
@@ -43,13 +44,15 @@ BANNER = (
 
 class Contract(TypedDict):
     """Every shape the page reads from the server: a run's payload, a live run's answer, what the store says of a
-    link, and the boot document (the speed lab's page data and what the page knows of the browser engine with it)."""
+    link, the boot document (the speed lab's page data and what the page knows of the browser engine with it), the
+    values the browser shares with the server, and the stage's value (what the server tells the page to show)."""
 
     payload: Payload
     live: LiveAnswer
     held: Held
     boot: Boot
     constants: Constants
+    stage: StageValue
 
 
 def _dataclasses(cls, seen: dict | None = None) -> dict[str, type]:

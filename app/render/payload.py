@@ -22,7 +22,6 @@ from __future__ import annotations
 import base64
 import json
 from typing import (
-    Any,
     NotRequired,  # pydantic reads these on Python 3.11
 )
 
@@ -98,9 +97,17 @@ class LaneSpeed(TypedDict):
     verdict: str  # "faster than greedy", "slower than greedy" or "about as fast as greedy" (`app.speed`)
 
 
+class BandPart(TypedDict):
+    """One measured spread a band is the widest of (`app.speed` `own_spread`, `device_floor`)."""
+
+    what: str  # the spread in words (`app.speed` OWN, DEVICE)
+    ratio: float  # the slower half's time over the faster's (1.17: 17%)
+    source: str  # "this run" (its own greedy steps) or "this run's device" (the floor measured before the race)
+
+
 class Band(TypedDict):
     ratio: float  # two speed-ups within this ratio are about as fast (1.17: 17%)
-    parts: list[dict[str, Any]]  # each measured spread it is the largest of, with its source
+    parts: list[BandPart]  # each measured spread it is the largest of, with its source
 
 
 class Speed(TypedDict):

@@ -9,7 +9,8 @@ export type JsonValue = unknown;
 
 /**
  * Every shape the page reads from the server: a run's payload, a live run's answer, what the store says of a
- * link, and the boot document (the speed lab's page data and what the page knows of the browser engine with it).
+ * link, the boot document (the speed lab's page data and what the page knows of the browser engine with it), the
+ * values the browser shares with the server, and the stage's value (what the server tells the page to show).
  */
 export interface Contract {
   boot: Boot;
@@ -17,6 +18,7 @@ export interface Contract {
   held: Held;
   live: LiveAnswer;
   payload: Payload;
+  stage: StageValue;
 }
 /**
  * The boot document (`boot_data`).
@@ -439,10 +441,19 @@ export interface Speed {
  * via the `definition` "Band".
  */
 export interface Band {
-  parts: {
-    [k: string]: unknown;
-  }[];
+  parts: BandPart[];
   ratio: number;
+}
+/**
+ * One measured spread a band is the widest of (`app.speed` `own_spread`, `device_floor`).
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "BandPart".
+ */
+export interface BandPart {
+  ratio: number;
+  source: string;
+  what: string;
 }
 /**
  * This interface was referenced by `Contract`'s JSON-Schema
@@ -1291,4 +1302,32 @@ export interface CostPoint {
   q3: number;
   seconds: number;
   tokens: number;
+}
+/**
+ * The stage's value, as its JSON text says it (the page's `Stage.apply` reads it); only `n` is always there.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "StageValue".
+ */
+export interface StageValue {
+  chapter?: number;
+  done?: boolean;
+  embed?: StageEmbed;
+  live?: string;
+  mode?: "explorer" | "lesson";
+  n: number;
+  notice?: string;
+  run?: string;
+  status?: string;
+  step?: number | "last";
+}
+/**
+ * What an embed shows: a view or group by id, or the lesson's chapter.
+ *
+ * This interface was referenced by `Contract`'s JSON-Schema
+ * via the `definition` "StageEmbed".
+ */
+export interface StageEmbed {
+  lesson?: boolean;
+  view?: string;
 }

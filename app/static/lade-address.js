@@ -28,7 +28,7 @@ const LadeAddress = (() => {
   }
 
   /** Open what the address asks for, or `fallback`; the page has then landed (`write`). @param {Stage} stage
-   * @param {() => any} fallback */
+   * @param {() => Promise<unknown> | void} fallback */
   async function follow(stage, fallback) {
     const link = Lade.links.read(location.search, stage.boot, Lade.lesson.CHAPTERS.length);
     await land(stage, link, fallback);
@@ -40,7 +40,7 @@ const LadeAddress = (() => {
   }
 
   /** Open the chapter, run or mode `link` names, else `fallback`. @param {Stage} stage @param {Link} link
-   * @param {() => any} fallback */
+   * @param {() => Promise<unknown> | void} fallback */
   async function land(stage, link, fallback) {
     if (link.notice) stage.set({ notice: link.notice });
     if (link.present) stage.set({ present: true });
@@ -71,7 +71,7 @@ const LadeAddress = (() => {
   }
 
   /** Back and Forward restore what the address says (no new history entry while restoring). @param {Stage} stage
-   * @param {() => any} fallback */
+   * @param {() => Promise<unknown> | void} fallback */
   function followHistory(stage, fallback) {
     window.addEventListener("popstate", async () => {
       stage.restoring = true;

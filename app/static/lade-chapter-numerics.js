@@ -15,6 +15,7 @@ const LadeChapterNumerics = (() => {
       bf = n.bfloat16;
     const parted = bf.rows.filter((r) => !r.identical && r.first_divergence !== null && r.logit_gap !== null);
     const ex = parted.find((r) => r.prompt === ctx.run.t.prompt) || parted[0];
+    /** @type {HTMLElement[]} */
     const out = [
       P(
         "Is it really identical? Measured on ",

@@ -30,8 +30,8 @@ const LadeChapterRelatives = (() => {
   }
 
   /**
-   * @typedef {{ id: string, kind: string, word: string, steps: number, compression: number, speedup: number | null,
-   *   cost: number, forward: number, verdict: string | null,
+   * @typedef {{ id: string, kind: string, word: string, steps: number, compression: number,
+   *   speedup?: number | null, cost: number, forward: number, verdict?: string | null,
    *   setting: { window: number, ngram: number, guess: number } | null }} RaceLane
    * @typedef {{ lanes: RaceLane[], greedy: { word: string, steps: number }, fastest: string[] | null,
    *   band: Band | null, identical: number }} Race
@@ -66,13 +66,14 @@ const LadeChapterRelatives = (() => {
   }
 
   /** The lab's summary of the second race (app/render/boot.py second_race), as chapter 6 words a race.
-   * @param {any} s @returns {Race} */
+   * @param {SecondRace} s @returns {Race} */
   function raceOfSummary(s) {
-    const greedy = s.lanes.find((/** @type {any} */ l) => l.id === "baseline");
+    // the summary has every lane of the race, greedy's among them (boot.py `second_race`)
+    const greedy = /** @type {SecondRaceLane} */ (s.lanes.find((l) => l.id === "baseline"));
     return {
       lanes: s.lanes
-        .filter((/** @type {any} */ l) => l.id !== "baseline")
-        .map((/** @type {any} */ l) => ({ ...l, word: l.name, cost: l.step_cost, forward: l.forward_cost })),
+        .filter((l) => l.id !== "baseline")
+        .map((l) => ({ ...l, word: l.name, cost: l.step_cost, forward: l.forward_cost })),
       greedy: { word: greedy.name, steps: greedy.steps },
       fastest: s.fastest,
       band: s.band,
@@ -82,7 +83,7 @@ const LadeChapterRelatives = (() => {
 
   /** A race's tokens per step, who needed the fewest steps and who was fastest on the clock, and, where the fewest
    * steps did not win the clock, the step cost that is why. `key` prefixes the facts' names (one race per prefix).
-   * @param {Race} race @param {any[]} intro @param {string} key @param {typeof Lade.dom.fact} fact
+   * @param {Race} race @param {Kid[]} intro @param {string} key @param {typeof Lade.dom.fact} fact
    * @param {typeof Lade.dom.P} P */
   function raceWords(race, intro, key, fact, P) {
     const others = race.lanes,
@@ -187,6 +188,7 @@ const LadeChapterRelatives = (() => {
         others = run.lanes().filter((l) => l.id !== "baseline");
       const rate = (/** @type {string} */ id) =>
         run.d.metrics && run.d.metrics[id] ? run.d.metrics[id].draft_acceptance_rate : 0;
+      /** @type {HTMLElement[]} */
       const out = [
         P(
           "Speculative decoding lets a small draft guess the next tokens and the large model verify them in one pass, as ",

@@ -14,6 +14,7 @@ const LadeChapterSpeed = (() => {
       fed = run.meanFed();
     const ratio = run.meanStep("baseline") ? run.meanStep("parallel") / run.meanStep("baseline") : 0;
     const m = run.d.speed ? run.d.speed.lanes.parallel : null;
+    /** @type {HTMLElement[]} */
     const out = [
       P(
         "Compression, tokens per step, is only an upper bound on the speed-up: each step also pays for the tokens it ",
@@ -59,8 +60,7 @@ const LadeChapterSpeed = (() => {
       ),
     ];
     const gpu = lab && lab.gpu_curves ? lab.gpu_curves[GPU.device][GPU.size]["1"] : null;
-    const gpuName = ((lab && lab.devices.find((/** @type {any} */ d) => d.id === GPU.device)) || { name: GPU.device })
-      .name;
+    const gpuName = ((lab && lab.devices.find((d) => d.id === GPU.device)) || { name: GPU.device }).name;
     const ran = run.d.lab,
       pred = ran ? ran.predictions[GPU.device][GPU.size].by_devices : null;
     if (gpu && ran && pred) {
@@ -184,7 +184,7 @@ const LadeChapterSpeed = (() => {
 
   /** The recorded Lookahead Parallelism run (labdata `_parallel_run`): what is split, what each process fed beside
    * what one device would have, what travels, and why it makes no speed claim.
-   * @param {any} r @param {typeof Lade.dom.fact} fact @param {typeof Lade.dom.P} P */
+   * @param {ParallelRun} r @param {typeof Lade.dom.fact} fact @param {typeof Lade.dom.P} P */
   function parallelism(r, fact, P) {
     const k = r.devices,
       s = r.setting,
@@ -301,8 +301,8 @@ const LadeChapterSpeed = (() => {
     const paper = lab && lab.paper;
     if (!paper) return null;
     const code = paper.rows
-      .filter((/** @type {any} */ r) => r.devices === 1 && /completion/.test(r.dataset))
-      .sort((/** @type {any} */ a, /** @type {any} */ b) => b.speedup - a.speedup)[0];
+      .filter((r) => r.devices === 1 && /completion/.test(r.dataset))
+      .sort((a, b) => b.speedup - a.speedup)[0];
     if (!code) return null;
     const [before, after] = claims.one_device.split("MT-bench");
     return [

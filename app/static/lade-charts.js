@@ -175,8 +175,8 @@ const LadeCharts = (() => {
           px = ((ev.clientX - box.left) / box.width) * width;
         let best = first.points[0];
         for (const p of first.points) if (Math.abs(sx(p[0]) - px) < Math.abs(sx(best[0]) - px)) best = p;
-        guide.setAttribute("x1", sx(best[0]));
-        guide.setAttribute("x2", sx(best[0]));
+        guide.setAttribute("x1", String(sx(best[0])));
+        guide.setAttribute("x2", String(sx(best[0])));
         guide.setAttribute("visibility", "visible");
         tip.hidden = false;
         tip.textContent = spec.hover ? spec.hover(best[0]) : `${best[0]}: ${best[1]}`;
@@ -232,8 +232,8 @@ const LadeCharts = (() => {
         marker.setAttribute("visibility", "hidden");
         return;
       }
-      marker.setAttribute("x1", sx(x));
-      marker.setAttribute("x2", sx(x));
+      marker.setAttribute("x1", String(sx(x)));
+      marker.setAttribute("x2", String(sx(x)));
       marker.setAttribute("visibility", "visible");
     };
     mark(spec.marker === undefined ? null : spec.marker);

@@ -9,7 +9,7 @@
 // build step, no network; each file of the renderer adds one module to `window.Lade`.
 const LadeDom = (() => {
   "use strict";
-  window.Lade = window.Lade || /** @type {any} */ ({});
+  window.Lade = window.Lade || /** @type {LadeNamespace} */ ({});
 
   /** One colour per meaning, everywhere: the stage's palette variables (lade.css declares each colour once, light
    * and dark), named by meaning for the charts' marks; see the legends in lade-views.js. */
@@ -27,10 +27,26 @@ const LadeDom = (() => {
 
   /**
    * h("div", {class: "a", onclick: f}, child, "text", [more]) -> element; "svg:rect" makes an SVG element.
-   * @param {string} tag
-   * @param {Record<string, any> | null} [attrs]
+   * @template {keyof HTMLElementTagNameMap} K
+   * @overload
+   * @param {K} tag
+   * @param {Attrs | null} [attrs]
    * @param {...Kid} children
-   * @returns {any}
+   * @returns {HTMLElementTagNameMap[K]}
+   */
+  /**
+   * @template {keyof SVGElementTagNameMap} S
+   * @overload
+   * @param {`svg:${S}`} tag
+   * @param {Attrs | null} [attrs]
+   * @param {...Kid} children
+   * @returns {SVGElementTagNameMap[S]}
+   */
+  /**
+   * @param {string} tag
+   * @param {Attrs | null} [attrs]
+   * @param {...Kid} children
+   * @returns {Element}
    */
   function h(tag, attrs, ...children) {
     const node = tag.startsWith("svg:")
@@ -38,7 +54,7 @@ const LadeDom = (() => {
       : document.createElement(tag);
     for (const [key, value] of Object.entries(attrs || {})) {
       if (value === null || value === undefined || value === false) continue;
-      if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+      if (key.startsWith("on")) node.addEventListener(key.slice(2), /** @type {EventListener} */ (value));
       else if (key === "dataset") Object.assign(/** @type {HTMLElement} */ (node).dataset, value);
       else node.setAttribute(key, value === true ? "" : String(value));
     }
@@ -55,7 +71,8 @@ const LadeDom = (() => {
     }
   }
 
-  /** Replace an element's content (one DOM write per region per render). @param {Element} node @param {...Kid} children */
+  /** Replace an element's content (one DOM write per region per render).
+   * @template {Element} E @param {E} node @param {...Kid} children @returns {E} */
   function fill(node, ...children) {
     const fresh = document.createDocumentFragment();
     append(fresh, children);
@@ -122,6 +139,7 @@ const LadeDom = (() => {
     );
     const parts = named.match(/\r?\n|\t| +|\s|\S+/g) || [];
     const word = (/** @type {string | undefined} */ p) => p !== undefined && /^\S/.test(p);
+    /** @type {string[]} */
     const out = [];
     parts.forEach((p, i) => {
       if (/^\r?\n$/.test(p)) out.push("newline");
@@ -159,7 +177,7 @@ const LadeDom = (() => {
     return (row, col) => ((bits[(row * q + col) >> 3] >> (7 - ((row * q + col) & 7))) & 1) === 1;
   }
 
-  /** @type {WeakMap<object, Map<string, {version: number, value: any}>>} */
+  /** @type {WeakMap<object, Map<string, {version: number, value: unknown}>>} */
   const MEMO = new WeakMap();
   /**
    * The value `build()` made for (owner, key) at `version`, built again only when the version moves (a live run
@@ -173,14 +191,14 @@ const LadeDom = (() => {
       MEMO.set(owner, table);
     }
     const hit = table.get(key);
-    if (hit && hit.version === version) return hit.value;
+    if (hit && hit.version === version) return /** @type {T} */ (hit.value);
     const value = build();
     table.set(key, { version, value });
     return value;
   }
 
   /** A box that scrolls sideways, reachable and scrollable from the keyboard; while it holds more than it shows,
-   * a cue in words says so (a phone clipped views with no sign). @param {string} label @param {...any} children */
+   * a cue in words says so (a phone clipped views with no sign). @param {string} label @param {...Kid} children */
   function scroller(label, ...children) {
     const hint = h("span", { class: "scroll-hint", "aria-hidden": "true", hidden: true }, "⇆ scroll sideways for more");
     const box = h("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": label }, hint, ...children);
@@ -192,21 +210,21 @@ const LadeDom = (() => {
     return box;
   }
 
-  /** Text only screen readers read. @param {...any} children */
+  /** Text only screen readers read. @param {...Kid} children */
   const sr = (...children) => h("span", { class: "sr-only" }, ...children);
 
   /** A number computed from the run or the page's data, named so a test can read it against its own reading.
    * @param {string} name @param {string | number} value */
   const fact = (name, value) => h("span", { class: "fact", dataset: { fact: name } }, String(value));
   /** Text taken as is from a register of outside facts (`assets/lab/*.json`: the paper, a GPU, a server), named by
-   * its register so a test can find it there. @param {string} register @param {...any} children */
+   * its register so a test can find it there. @param {string} register @param {...Kid} children */
   const cite = (register, ...children) => h("span", { class: "cite", dataset: { register } }, ...children);
 
-  /** A paragraph. @param {...any} children */
+  /** A paragraph. @param {...Kid} children */
   const P = (...children) => h("p", {}, ...children);
   /** Secondary material one click away (a chapter's, the notes'), so the view follows the main words on a phone
    * (its facts are on the page, read by the tests, whether it is open or not). @param {string} summary
-   * @param {...any} children */
+   * @param {...Kid} children */
   const More = (summary, ...children) => h("details", { class: "more" }, h("summary", {}, summary), ...children);
 
   /** The kind of a lookahead lane that also verifies prompt lookup's copies: a hybrid, named as one everywhere. */

@@ -42,14 +42,14 @@ const LadeDerive = (() => {
     /** @param {{method: string, config: {guess: number}}[]} lanes the run's lanes, the main one first */
     constructor(lanes) {
       const E = window.Lade.engine;
-      /** @type {Map<number, any>} one pool per lookahead lane, by lane index */
+      /** @type {Map<number, InstanceType<typeof LadeEngine.NGramPool>>} one pool per lookahead lane, by lane index */
       this.pools = new Map();
       lanes.forEach((lane, i) => {
         if (lane.method === "lookahead") this.pools.set(i, new E.NGramPool(lane.config.guess));
       });
       /** @type {Map<string, number>} */
       this.index = new Map();
-      /** @type {any[]} */
+      /** @type {LayoutRow[]} */
       this.layouts = [];
       this.maskBytes = 0;
     }
@@ -80,7 +80,8 @@ const LadeDerive = (() => {
       return /** @type {number} */ (this.index.get(key));
     }
 
-    /** The pool around a step (payload.py `pool_rows`). @param {Step} step @param {any} pool */
+    /** The pool around a step (payload.py `pool_rows`). @param {Step} step
+     * @param {InstanceType<typeof LadeEngine.NGramPool>} pool @returns {PoolState} */
     poolRows(step, pool) {
       const touched = [step.input_token, ...[...step.ngrams_added, ...step.ngrams_evicted].map((n) => n[0])];
       const unique = [...new Set(touched)],
@@ -101,7 +102,7 @@ const LadeDerive = (() => {
 
     /** A step's derived data; `lane` 0 is the main lane, i the run's lanes[i - 1]. @param {Step} step @param {number} [lane] */
     step(step, lane = 0) {
-      /** @type {Record<string, any>} */
+      /** @type {DerivedStep} */
       const out = { layout: this.layout(step), kept: kept(step) };
       const pool = this.pools.get(lane);
       if (pool) {
@@ -119,12 +120,12 @@ const LadeDerive = (() => {
   }
 
   /** The run-dependent part of a payload's derived data (payload.py `derive`): layouts, main-lane steps, lanes.
-   * @param {any} trace a RunTrace's data */
+   * @param {Trace} trace */
   function derive(trace) {
     const lanes = [{ method: trace.method, config: trace.config }, ...trace.lanes];
     const deriver = new Deriver(lanes);
     const steps = trace.parallel.steps.map((/** @type {Step} */ s) => deriver.step(s));
-    const more = trace.lanes.map((/** @type {any} */ lane, /** @type {number} */ i) => ({
+    const more = trace.lanes.map((lane, i) => ({
       steps: lane.run.steps.map((/** @type {Step} */ s) => deriver.step(s, i + 1)),
     }));
     return { layouts: deriver.layouts, steps, lanes: more };
@@ -167,11 +168,11 @@ const LadeDerive = (() => {
     };
   }
 
-  /** Every lane's metrics by the page's lane ids (payload.py `metrics`). @param {any} trace a RunTrace's data */
+  /** Every lane's metrics by the page's lane ids (payload.py `metrics`). @param {Trace} trace */
   function metrics(trace) {
-    /** @type {Record<string, any>} */
+    /** @type {Record<string, RunMetrics>} */
     const out = { parallel: laneMetrics(trace.parallel), baseline: laneMetrics(trace.baseline) };
-    (trace.lanes || []).forEach((/** @type {any} */ l, /** @type {number} */ i) => {
+    (trace.lanes || []).forEach((l, i) => {
       out[`lane${i}`] = laneMetrics(l.run);
     });
     return out;
@@ -180,7 +181,7 @@ const LadeDerive = (() => {
   const time = (lane) => sum(lane.steps.map(window.Lade.engine.seconds));
 
   /** How far greedy's mean step time moved within the run, its first half of decoding steps against its second
-   * (app/speed.py `own_spread`); null under 4 decoding steps. @param {any} trace */
+   * (app/speed.py `own_spread`); null under 4 decoding steps. @param {Trace} trace @returns {BandPart | null} */
   function ownSpread(trace) {
     const steps = trace.baseline.steps.slice(1).map(window.Lade.engine.seconds);
     if (steps.length < 4) return null;
@@ -200,7 +201,7 @@ const LadeDerive = (() => {
    * lane's speed-up over greedy and its verdict, the lanes as fast as the fastest, and the band: the wider of the
    * floor measured on the run's device in the process that ran it (`machine.noise`) and the run's own greedy drift;
    * with neither there is no band and no verdict (null).
-   * @param {any} trace a RunTrace's data
+   * @param {Trace} trace
    * @returns {Speed | null}
    */
   function speed(trace) {
@@ -218,11 +219,12 @@ const LadeDerive = (() => {
     if (!all.length) return null;
     const ratio = Math.max(...all.map((p) => p.ratio)),
       greedy = time(trace.baseline);
-    /** @type {Record<string, any>} */
+    /** @type {Record<string, LaneSpeed>} */
     const lanes = {};
+    /** @type {[string, MethodRun][]} */
     const ids = [
       ["parallel", trace.parallel],
-      ...trace.lanes.map((/** @type {any} */ l, /** @type {number} */ i) => [`lane${i}`, l.run]),
+      ...trace.lanes.map((l, i) => /** @type {[string, MethodRun]} */ ([`lane${i}`, l.run])),
     ];
     for (const [id, method] of ids) {
       const t = time(method),
@@ -242,5 +244,5 @@ const LadeDerive = (() => {
 
   return { Deriver, derive, packBits, speed, metrics };
 })();
-window.Lade = window.Lade || /** @type {any} */ ({});
+window.Lade = window.Lade || /** @type {LadeNamespace} */ ({});
 window.Lade.derive = LadeDerive;

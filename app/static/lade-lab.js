@@ -108,9 +108,13 @@ const LadeLab = (() => {
             cite("sizes", size),
             " model",
           ];
+    /** @type {["measurement" | "assumptions", string]} */
     const part = cpu ? ["measurement", "the measured curve's quartiles"] : ["assumptions", "the model's assumptions"];
+    // a CPU's series has the measured range, a GPU's the assumptions' (labdata.py)
+    const ends = /** @type {(number | null)[][]} */ ([series[`${part[0]}_low`], series[`${part[0]}_high`]]);
     const spread = between("spread", [series.compression_low[i], series.compression_high[i]]),
-      other = between(part[0], [series[`${part[0]}_low`][i], series[`${part[0]}_high`][i]]);
+      other = between(part[0], [ends[0][i], ends[1][i]]);
+    /** @type {HTMLElement[]} */
     const out = [
       h(
         "p",

@@ -61,13 +61,15 @@ const LadeLayout = (() => {
     return lo;
   }
 
-  /** An element's zoom as drawn, with every ancestor's (`currentCSSZoom`). @param {any} el @returns {number} */
+  /** An element's zoom as drawn, with every ancestor's (`currentCSSZoom`; undefined in a browser without it).
+   * @param {Element} el @returns {number} */
   const zoomOf = (el) => el.currentCSSZoom || 1;
 
   /** The sizes of the text a reader reads in `box` as drawn (zoom included), smallest first: words, captions, cells,
    * tokens, controls. `all`: every mark and label too, as a printed page holds them (an SVG's text at the scale it is
    * drawn), not text for screen readers only. @param {Element} box @param {boolean} [all] */
   function textSizes(box, all = false) {
+    /** @type {number[]} */
     const out = [],
       walk = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
     while (walk.nextNode()) {
@@ -75,9 +77,13 @@ const LadeLayout = (() => {
         p = n.parentElement;
       if (!p || !n.data.trim() || !p.getClientRects().length || p.closest(all ? NOT_PRINTED : NOT_READ)) continue;
       // an SVG's text at the scale its drawing has on the page (its viewBox, its transforms), times the page's zoom
-      const graphic = /** @type {Element} */ (p) instanceof SVGGraphicsElement ? /** @type {any} */ (p) : null,
+      const graphic = p instanceof SVGGraphicsElement ? p : null,
         ctm = graphic && graphic.ownerSVGElement ? graphic.getCTM() : null,
-        scale = ctm ? Math.hypot(ctm.a, ctm.b) * zoomOf(graphic.ownerSVGElement) : zoomOf(p);
+        // a ctm is had only where the graphic is in an SVG
+        scale = ctm
+          ? Math.hypot(ctm.a, ctm.b) *
+            zoomOf(/** @type {SVGSVGElement} */ (/** @type {SVGGraphicsElement} */ (graphic).ownerSVGElement))
+          : zoomOf(p);
       out.push(parseFloat(getComputedStyle(p).fontSize) * scale);
     }
     return out.sort((a, b) => a - b);
@@ -173,9 +179,9 @@ const LadeLayout = (() => {
   /** Fit the slide on screen (an embed, the lesson in Present) to its window, after a draw and when a slide deck
    * resizes the frame; a page around the stage that still takes room (a margin, a host's frame, Gradio's header) is
    * taken off the height. A chapter's form decides its beats: the stage keeps it (`slideAsks`) and tells the host.
-   * @param {any} stage */
+   * @param {Stage} stage */
   function refit(stage) {
-    const box = stage.main.querySelector(":scope > .embed-box"),
+    const box = /** @type {HTMLElement | null} */ (stage.main.querySelector(":scope > .embed-box")),
       s = stage.state;
     if (!box || !Lade.slide.kind(s)) return;
     const root = document.scrollingElement || document.documentElement,
@@ -199,7 +205,7 @@ const LadeLayout = (() => {
     }
   }
 
-  /** @param {any} stage @param {State} before @param {Run | null} run */
+  /** @param {Stage} stage @param {State} before @param {Run | null} run */
   function render(stage, before, run) {
     const s = stage.state;
     stage.openLink.hidden = !s.embed;
@@ -210,9 +216,9 @@ const LadeLayout = (() => {
     return explorer(stage, before, run);
   }
 
-  /** @param {any} stage @param {string} cls @param {...any} children */
+  /** @param {Stage} stage @param {string} cls @param {...Kid} children */
   function region(stage, cls, ...children) {
-    let box = stage.main.querySelector(`:scope > .${cls}`);
+    let box = /** @type {HTMLElement | null} */ (stage.main.querySelector(`:scope > .${cls}`));
     if (!box || stage.main.children.length !== 1) {
       box = h("div", { class: cls });
       fill(stage.main, box);
@@ -227,7 +233,7 @@ const LadeLayout = (() => {
   /** The views a chapter draws zoomed here: its own (`zoomed`), and on a phone the dense ones. @param {string[]} own */
   const zoomedHere = (own) => (window.matchMedia(PHONE).matches ? [...own, ...PHONE_ZOOMED] : own);
 
-  /** @param {any} stage @param {State} before @param {Run} run */
+  /** @param {Stage} stage @param {State} before @param {Run} run */
   function lesson(stage, before, run) {
     const s = stage.state,
       ctx = stage.lessonContext(run),
@@ -268,11 +274,16 @@ const LadeLayout = (() => {
         ),
         focus.length ? views : null,
       );
-      stage.main.querySelector(":scope > .lesson-grid").classList.toggle("no-views", !focus.length);
+      /** @type {HTMLElement} */ (stage.main.querySelector(":scope > .lesson-grid")).classList.toggle(
+        "no-views",
+        !focus.length,
+      );
     } else {
-      const words = stage.main.querySelector(".lesson-words");
+      const words = /** @type {HTMLElement} */ (stage.main.querySelector(".lesson-words"));
       words.replaceChildren(
-        ...[parts.head, parts.where, parts.text, parts.question, parts.nav].filter(Boolean),
+        .../** @type {HTMLElement[]} */ (
+          [parts.head, parts.where, parts.text, parts.question, parts.nav].filter(Boolean)
+        ),
         shareBox(stage, "Link or embed this chapter"),
       );
     }
@@ -280,7 +291,7 @@ const LadeLayout = (() => {
     stage.drawViews(run, focus, parts.lanes, undefined, undefined, zoomedHere(parts.zoomed));
   }
 
-  /** @param {any} stage @param {State} before @param {Run} run */
+  /** @param {Stage} stage @param {State} before @param {Run} run */
   function explorer(stage, before, run) {
     const s = stage.state,
       ctx = { run, state: s, boot: stage.boot, actions: stage.actions, standalone: stage.standalone };
@@ -327,14 +338,14 @@ const LadeLayout = (() => {
         shareBox(stage, "Link or embed this view"),
       );
     }
-    const raceBox = stage.main.querySelector(".race-box");
+    const raceBox = /** @type {HTMLElement} */ (stage.main.querySelector(".race-box"));
     if (s.live && s.current === s.live) fill(raceBox, Lade.page.race(run, s.liveStatus));
     else raceBox.replaceChildren();
     shareBody(stage, ctx);
     stage.drawViews(run, stage.boot.views.ids);
   }
 
-  /** "Link or embed": the address and an embed's code, opened on demand (the state's `share`). @param {any} stage
+  /** "Link or embed": the address and an embed's code, opened on demand (the state's `share`). @param {Stage} stage
    * @param {string} label */
   function shareBox(stage, label) {
     return h(
@@ -354,9 +365,9 @@ const LadeLayout = (() => {
 
   /** "Link or embed"'s body for what is on screen. Its embed is measured (a few layouts per choice, a third of a
    * second in all), so it is written when stepping pauses, not on every step or frame of Play.
-   * @param {any} stage @param {PageContext} ctx */
+   * @param {Stage} stage @param {PageContext} ctx */
   function shareBody(stage, ctx) {
-    const body = stage.main.querySelector(".share-body"),
+    const body = /** @type {HTMLElement | null} */ (stage.main.querySelector(".share-body")),
       s = stage.state;
     window.clearTimeout(stage.shareTimer);
     if (!s.share || !body) return;
@@ -378,7 +389,7 @@ const LadeLayout = (() => {
     );
   }
 
-  /** @param {any} stage @param {Run} run */
+  /** @param {Stage} stage @param {Run} run */
   function lab(stage, run) {
     const asked = stage.labs.get(run.handle); // its figures asked of the run's address: "asking", or why there are none
     region(
@@ -392,8 +403,8 @@ const LadeLayout = (() => {
    * What an embed shows, for the state `s`: a chapter condensed (its heading, this step's paragraph, its question and
    * its first focused view) or a view or group, with one compact row of controls. `own`: the stage's own view
    * containers and step controls (the embed on screen); otherwise fresh ones, laid out off screen to be measured.
-   * @param {any} stage @param {Run} run @param {State} s @param {boolean} own
-   * @returns {{children: any[], draw: () => void}}
+   * @param {Stage} stage @param {Run} run @param {State} s @param {boolean} own
+   * @returns {{children: Kid[], draw: () => void}}
    */
   function embedParts(stage, run, s, own) {
     const groups = stage.boot.views.groups,
@@ -427,8 +438,8 @@ const LadeLayout = (() => {
    * A chapter as a slide (an embed of it, or the lesson in Present): its heading, the paragraph that states this
    * step's facts, its question (after the words, as a second reveal, where the form `fit` chose asks for it) and its
    * main view whole. An embed has no control that would turn it into another chapter; Present keeps Back and Next.
-   * @param {any} stage @param {Run} run @param {State} s @param {(ids: string[]) => Record<string, HTMLElement>} containers
-   * @returns {{children: any[], draw: () => void}}
+   * @param {Stage} stage @param {Run} run @param {State} s @param {(ids: string[]) => Record<string, HTMLElement>} containers
+   * @returns {{children: Kid[], draw: () => void}}
    */
   function chapterSlide(stage, run, s, containers) {
     const parts = Lade.lessonView.brief({ ...stage.lessonContext(run), state: s }),
@@ -464,7 +475,7 @@ const LadeLayout = (() => {
     };
   }
 
-  /** An embed, or the lesson's slide in Present. @param {any} stage @param {State} before @param {Run} run */
+  /** An embed, or the lesson's slide in Present. @param {Stage} stage @param {State} before @param {Run} run */
   function embed(stage, before, run) {
     const s = stage.state,
       chapter = Lade.slide.kind(s) === "chapter";
@@ -484,7 +495,7 @@ const LadeLayout = (() => {
       form = old ? [...old.classList].filter((c) => c === "side" || c === "ask") : [];
     const parts = same ? null : embedParts(stage, run, s, true);
     if (parts) region(stage, "embed-box", ...parts.children).classList.add(...form); // the last fit's form until refit
-    const box = stage.main.querySelector(":scope > .embed-box");
+    const box = /** @type {HTMLElement} */ (stage.main.querySelector(":scope > .embed-box"));
     box.classList.toggle("chapter", chapter);
     box.classList.toggle("present", !s.embed);
     if (parts) parts.draw();
@@ -495,7 +506,7 @@ const LadeLayout = (() => {
   /**
    * How the embed of `what` ("chapter", a view or a group) at step `k` fits a frame of `width` x `height` pixels:
    * laid out off screen in this page as the embed lays itself out, and fitted by the embed's own rule (`fit`).
-   * @param {any} stage @param {Run} run @param {string} what @param {number} k @param {number} width @param {number} height
+   * @param {Stage} stage @param {Run} run @param {string} what @param {number} k @param {number} width @param {number} height
    */
   function measure(stage, run, what, k, width, height) {
     /** @type {State} */

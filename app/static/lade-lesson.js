@@ -404,6 +404,7 @@ const LadeLesson = (() => {
         const s = run.step(k);
         if (!s || s.kind === "prefill") return [P("Step forward to a lookahead step.")];
         const kept = run.fromCandidate(s);
+        /** @type {HTMLElement[]} */
         const out = [
           P(
             "The candidates ride in the same forward pass as the window. A candidate's token is accepted while it equals ",

@@ -43,7 +43,8 @@ const LadeLinks = (() => {
 
   const links = {
     /** The page's own address with `params` (the site's base where the page is a static site); `keep`: the
-     * address's other keys (a host's own, e.g. a theme) stay. @param {Record<string, any>} params @param {boolean} [keep] */
+     * address's other keys (a host's own, e.g. a theme) stay. @param {Record<string, string | number | boolean>} params
+     * @param {boolean} [keep] */
     url(params, keep = false) {
       const base = `${location.origin}${location.pathname}`,
         out = new URLSearchParams(keep ? location.search : "");

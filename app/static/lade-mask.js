@@ -123,7 +123,7 @@ const LadeMask = (() => {
         tip.textContent = reason(run, layout, index[r], index[c], bit(r, c));
         tip.style.left = `${Math.min(box.width - 220, ev.clientX - box.left + 12)}px`;
         tip.style.top = `${ev.clientY - box.top + 12}px`;
-        band.setAttribute("y", pad + r * cell);
+        band.setAttribute("y", String(pad + r * cell));
         band.setAttribute("visibility", "visible");
       });
       svg.addEventListener("mouseleave", () => {

@@ -148,26 +148,27 @@ const LadeNotes = (() => {
 
   /** The band two timings must differ by to count, in words: its percentage and the spread that set it (`app.speed`):
    * the run's own greedy steps, or the floor measured on its device in the process that ran it, whichever is wider.
-   * @param {Band} band @param {typeof Lade.dom.fact} fact */
+   * @param {Band} band @param {(name: string, value: string | number) => Kid} fact */
   function bandWords(band, fact) {
-    const parts = /** @type {any[]} */ (band.parts),
+    const parts = band.parts,
       percent = (/** @type {number} */ r) => `${Math.round(100 * (r - 1))}%`;
     const own = parts.find((p) => p.source === "this run"),
       floor = parts.find((p) => p.source === "this run's device");
-    const ownWords = (/** @type {any} */ p) => [
+    const ownWords = (/** @type {BandPart} */ p) => [
       "this run's own greedy steps differed by ",
       fact("noise_own", percent(p.ratio)),
       " between its first and second half",
     ];
-    const floorWords = (/** @type {any} */ p) => [
+    const floorWords = (/** @type {BandPart} */ p) => [
       "a greedy step on this run's device varied by ",
       fact("noise_floor", percent(p.ratio)),
       " within one measurement made before the race",
     ];
-    const wider = own && (!floor || own.ratio > floor.ratio) ? own : floor;
+    // a band is the widest of at least one part
+    const wider = /** @type {BandPart} */ (own && (!floor || own.ratio > floor.ratio) ? own : floor);
     const other = wider === own ? floor : own;
     return [
-      wider === own ? ownWords(own) : floorWords(floor),
+      wider === own ? ownWords(wider) : floorWords(wider),
       other ? [" (", wider === own ? floorWords(other) : ownWords(other), ")"] : "",
       ", so differences within ",
       fact("noise_band", percent(band.ratio)),

@@ -7,6 +7,8 @@ const LadePage = (() => {
   const Lade = /** @type {LadeNamespace} */ (window.Lade);
   const { h, fmt, plural, pct } = Lade.dom;
 
+  /** The explorer's sections: each one's views by rows, and its note ("outputs": the run's own, `outputsNote`).
+   * @type {{id: string, title: string, note: "outputs" | keyof typeof LadeNotes.SECTIONS, rows: string[][]}[]} */
   const SECTIONS = [
     {
       id: "sec-outputs",
@@ -105,7 +107,7 @@ const LadePage = (() => {
 
   /** What a link to a run the server holds (a live or opened run) can promise, from the store's own state
    * (`runs/<handle>/held.json`, app/store.py `RunStore.held`): never a fixed time, which the store does not keep.
-   * @param {any} held @returns {string} */
+   * @param {Held | null} held null: the server did not answer @returns {string} */
   function heldWords(held) {
     if (!held || typeof held.runs !== "number")
       return " The server did not say how long it keeps this run: download the trace to keep it.";
@@ -206,7 +208,8 @@ const LadePage = (() => {
         : parted.map((l) => `${run.laneName(l.id)}'s text ${Lade.raceWords.textAgainst(run, l.id)}.`).join(" ");
     const sp = run.d.speed; // the one noise rule's verdicts and band (app.speed), once the run is whole
     if (!sp || !second) return `Finished. ${first.name} finished first on the machine that ran them. ${same}`;
-    const words = (/** @type {any[]} */ parts) => parts.flat(Infinity).join(""); // the band's words, as plain text in a banner
+    // the band's words, as plain text in a banner (flattened as a plain list: Kid nests without end)
+    const words = (/** @type {Kid[]} */ parts) => /** @type {unknown[]} */ (parts).flat(Infinity).join("");
     const band = words(Lade.notes.bandWords(sp.band, (_name, value) => String(value)));
     const vsGreedy = lanes
       .filter((l) => sp.lanes[l.id])

@@ -63,11 +63,13 @@ const LadePictures = (() => {
     return `${run || "lookahead-run"}-step${k}-${view}`.replace(/[^A-Za-z0-9._-]+/g, "-");
   }
 
+  /** @param {CSSStyleDeclaration} style */
   function styleOf(style) {
     return PROPS.map((p) => `${p}:${style.getPropertyValue(p)}`).join(";");
   }
 
-  // Copies the computed look of `src` onto its clone `dst`, with ::before/::after as real spans.
+  /** Copies the computed look of `src` onto its clone `dst`, with ::before/::after as real spans.
+   * @param {Element} src @param {Element} dst */
   function inline(src, dst) {
     dst.setAttribute("style", styleOf(getComputedStyle(src)));
     for (const pseudo of ["::before", "::after"]) {
@@ -87,6 +89,7 @@ const LadePictures = (() => {
     }
   }
 
+  /** @param {string} url @param {string} name */
   function download(url, name) {
     const a = document.createElement("a");
     a.href = url;
@@ -96,10 +99,11 @@ const LadePictures = (() => {
     a.remove();
   }
 
+  /** @param {HTMLElement} el */
   function svgOf(el) {
     const width = Math.ceil(el.scrollWidth),
       height = Math.ceil(el.scrollHeight);
-    const clone = el.cloneNode(true);
+    const clone = /** @type {HTMLElement} */ (el.cloneNode(true));
     inline(el, clone);
     clone.style.margin = "0";
     clone.setAttribute("xmlns", "http://www.w3.org/1999/xhtml");
@@ -113,6 +117,7 @@ const LadePictures = (() => {
     return { svg, width, height };
   }
 
+  /** @param {HTMLElement} el @param {string} name */
   async function savePng(el, name) {
     const { svg, width, height } = svgOf(el);
     const url = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(svg);

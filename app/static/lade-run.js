@@ -18,14 +18,14 @@ const LadeRun = (() => {
       this.t = payload.trace;
       this.d = payload.derived;
       this.version = 0;
-      /** @type {Map<string, any>} answers computed for this version */
+      /** @type {Map<string, unknown>} answers computed for this version, each as `once` was asked for it */
       this.cache = new Map();
     }
 
     /** @template T @param {string} key @param {() => T} make @returns {T} */
     once(key, make) {
       if (!this.cache.has(key)) this.cache.set(key, make());
-      return this.cache.get(key);
+      return /** @type {T} */ (this.cache.get(key));
     }
 
     get config() {
@@ -58,7 +58,7 @@ const LadeRun = (() => {
     /** The lanes of the race, the step views' method first: [{id, method, kind, run}]. `kind` is the method, or
      * `Lade.dom.HYBRID` for a lookahead lane that also verifies prompt lookup's copies (`config.lookup` > 0). */
     lanes() {
-      const kind = (/** @type {string} */ method, /** @type {any} */ config) =>
+      const kind = (/** @type {string} */ method, /** @type {Trace["config"]} */ config) =>
         method === "lookahead" && config && config.lookup > 0 ? Lade.dom.HYBRID : method;
       return this.once("lanes", () => [
         { id: PARALLEL, method: this.method, kind: kind(this.method, this.t.config), run: this.t.parallel },

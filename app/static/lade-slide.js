@@ -61,7 +61,7 @@ const LadeSlide = (() => {
     return s.asked ? list.findIndex((b) => b.asked) : 0;
   }
 
-  /** The slide's beats and the one on screen, for the stage. @param {any} stage */
+  /** The slide's beats and the one on screen, for the stage. @param {Stage} stage */
   function place(stage) {
     const run = stage.run(),
       s = stage.state;
@@ -71,7 +71,7 @@ const LadeSlide = (() => {
   }
 
   /** The first and last step the slide lets its controls reach (null: no slide, or one that shows any step).
-   * @param {any} stage @param {State} s */
+   * @param {Stage} stage @param {State} s */
   function bounds(stage, s) {
     const run = s.current ? stage.runs.get(s.current) : null;
     if (!run || !s.embed) return null;
@@ -95,7 +95,7 @@ const LadeSlide = (() => {
   /**
    * A clicker's press (PageDown 1, PageUp -1): the next or previous beat; past the last (or before the first) an
    * embed tells its host and lets go of focus, and Present turns the chapter. `leave`: false for the arrows, which
-   * walk the slide but never leave it. @param {any} stage @param {1 | -1} way @param {boolean} [leave]
+   * walk the slide but never leave it. @param {Stage} stage @param {1 | -1} way @param {boolean} [leave]
    */
   function press(stage, way, leave = true) {
     const here = place(stage),
@@ -116,7 +116,7 @@ const LadeSlide = (() => {
     if (n >= 1 && n <= Lade.lesson.CHAPTERS.length) stage.chapter(n);
   }
 
-  /** Post the slide's place to the host's key forwarder (an embed in a frame only). @param {any} stage */
+  /** Post the slide's place to the host's key forwarder (an embed in a frame only). @param {Stage} stage */
   function tell(stage) {
     if (window.parent === window || !stage.state.embed) return;
     const here = place(stage);
@@ -124,7 +124,7 @@ const LadeSlide = (() => {
   }
 
   /** Step when the host's forwarder says a press is this slide's (only from the page around the frame).
-   * @param {any} stage */
+   * @param {Stage} stage */
   function listen(stage) {
     window.addEventListener("message", (ev) => {
       const d = ev.data;

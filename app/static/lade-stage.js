@@ -63,6 +63,11 @@ const LadeStage = (() => {
       this.drawn = null;
       this.slideAsks = false; // the slide on screen shows its question after its words (lade-layout.js chose it)
       this.handoutPages = 0; // the printed pages of the last handout (`handout`)
+      /** @type {Run | undefined} the run and its version the explorer last drew whole (lade-layout.js) */
+      this.shownRun = undefined;
+      /** @type {number | undefined} */
+      this.shownVersion = undefined;
+      this.shareTimer = 0; // "Link or embed"'s pending write (lade-layout.js `shareBody`)
       // the page's parts (lade-frame.js), filled by render
       const built = Lade.frame.build(this);
       this.tabs = built.tabs;
@@ -99,7 +104,7 @@ const LadeStage = (() => {
         },
         answer: (/** @type {number} */ option) => this.answer(option),
         explore: () => this.set({ mode: "explorer" }, "explorer"),
-        open: (/** @type {string} */ handle, /** @type {any} */ step) => this.open(handle, step),
+        open: (/** @type {string} */ handle, /** @type {OpenAt} */ step) => this.open(handle, step),
         teach: () => this.teach(),
         sidebar: () => Lade.host.openSidebar(),
         lab: (/** @type {Partial<LabInputs>} */ patch) => this.set({ lab: { ...this.state.lab, ...patch } }),
@@ -178,7 +183,7 @@ const LadeStage = (() => {
     }
 
     /** Open a run in the explorer (or `mode`) at `step`: a number, "last", "interesting" or null (its opening step).
-     * @param {string} handle @param {any} step @param {Partial<State>} [extra] @param {boolean} [fromServer] */
+     * @param {string} handle @param {OpenAt} step @param {Partial<State>} [extra] @param {boolean} [fromServer] */
     async open(handle, step, extra = {}, fromServer = false) {
       const run = await this.load(handle, fromServer && this.stillRunning(handle));
       if (!run) return false;
@@ -292,7 +297,8 @@ const LadeStage = (() => {
     }
 
     // -- messages from the server ------------------------------------------------------------------------------------
-    /** The stage component's value (app/stage.py): open a run, follow a live race, or show a notice. @param {any} value */
+    /** The stage component's value (app/stage.py), as its JSON text: open a run, follow a live race, or show a notice.
+     * @param {string | StageValue | null} value */
     apply(value) {
       let msg = value;
       if (typeof msg === "string") {
@@ -474,7 +480,11 @@ const LadeStage = (() => {
   return {
     Stage,
     /** gr.HTML's js_on_load: mount the stage once, then follow the component's value. */
-    mount(/** @type {HTMLElement} */ element, /** @type {any} */ props, /** @type {any} */ watch) {
+    mount(
+      /** @type {HTMLElement} */ element,
+      /** @type {{value: string | null}} */ props,
+      /** @type {(name: string, then: () => void) => void} */ watch,
+    ) {
       const host = /** @type {HTMLElement} */ (element.querySelector(".lade-host") || element);
       const stage = hook(new Stage(host, { boot: Lade.sources.readBoot(), source: Lade.sources.server() }));
       Lade.address.follow(stage, () => stage.apply(props.value));

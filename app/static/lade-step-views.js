@@ -8,6 +8,7 @@ const LadeStepViews = (() => {
   const { h, tok, plural, scroller, sr } = Lade.dom;
   const { render: views, legends, key, frame, note, muted } = Lade.views;
 
+  /** @type {Partial<Record<Trace["method"], string>>} */
   const DRAFTS = { pld: "prompt lookup", "early-exit": "the early-exit draft", draft: "the draft model" };
 
   // -- the window -------------------------------------------------------------------------------------------------
@@ -421,7 +422,7 @@ const LadeStepViews = (() => {
       m = step.match_lengths[c];
     const won = c === step.winner,
       bonus = won && run.hasBonus(step);
-    const pad = (/** @type {any[]} */ cells, n) => [
+    const pad = (/** @type {HTMLTableCellElement[]} */ cells, /** @type {number} */ n) => [
       ...cells,
       ...Array.from({ length: n - cells.length }, () => h("td", { class: "none" })),
     ];

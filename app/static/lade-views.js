@@ -58,11 +58,11 @@ const LadeViews = (() => {
       ),
   };
 
-  /** A view's frame: a heading, then its parts. @param {string} title @param {...any} parts */
+  /** A view's frame: a heading, then its parts. @param {string} title @param {...Kid} parts */
   const frame = (title, ...parts) => [h("h3", { class: "view-title" }, title), ...parts];
-  /** @param {...any} children */
+  /** @param {...Kid} children */
   const note = (...children) => h("p", { class: "note" }, ...children);
-  /** @param {...any} children */
+  /** @param {...Kid} children */
   const muted = (...children) => h("p", { class: "muted" }, ...children);
 
   // -- side by side ----------------------------------------------------------------------------------------------
@@ -74,7 +74,7 @@ const LadeViews = (() => {
       `out:${lane}`,
       () => {
         const steps = run.lane(lane).steps,
-          spans = [];
+          spans = /** @type {HTMLSpanElement[]} */ ([]);
         steps.forEach((s, i) => {
           s.accepted.forEach((id) => {
             const multi = lane === "parallel" && s.accepted.length > 1;
@@ -213,6 +213,7 @@ const LadeViews = (() => {
   };
 
   /** One colour and one dash per lane, so lanes differ in more than colour. */
+  /** @type {Record<string, {color: string, dash: string | null}>} */
   const LANE_STYLE = {
     parallel: { color: COLORS.parallel, dash: null },
     baseline: { color: COLORS.baseline, dash: "5 3" },
@@ -300,12 +301,16 @@ const LadeViews = (() => {
   };
 
   /** What the metrics `ids` measure, in the register's words, as one line (none where the register lacks one).
-   * @param {any[]} terms @param {string[]} ids */
+   * @param {MetricTerm[]} terms @param {string[]} ids */
   function defined(terms, ids) {
     const found = ids.map((id) => terms.find((t) => t.id === id));
     if (found.some((t) => !t)) return null;
     return muted(
-      found.map((t, i) => [i ? "; " : "", h("b", {}, t.label), `: ${t.ours}`]),
+      /** @type {MetricTerm[]} every one found */ (found).map((t, i) => [
+        i ? "; " : "",
+        h("b", {}, t.label),
+        `: ${t.ours}`,
+      ]),
       ". The two count different steps.",
     );
   }

@@ -16,7 +16,12 @@ type DerivedStep = import("./contract").DerivedStep;
 type Derived = import("./contract").Derived;
 type Payload = import("./contract").Payload;
 type Band = import("./contract").Band;
+type BandPart = import("./contract").BandPart;
 type Speed = import("./contract").Speed;
+type LaneSpeed = import("./contract").LaneSpeed;
+type RunMetrics = import("./contract").RunMetrics;
+type MetricTerm = import("./contract").MetricTerm;
+type PoolState = import("./contract").PoolState;
 /** The speed lab's predictions for a run (lade_core/measure/labdata.py lab_run_data, documented there). */
 type LabRunData = import("./contract").LabRunData;
 type Scenario = import("./contract").Scenario;
@@ -25,6 +30,8 @@ type LiveDelta = import("./contract").LiveDelta;
 type LiveAnswer = import("./contract").LiveAnswer;
 type Held = import("./contract").Held;
 type EngineBoot = import("./contract").EngineBoot;
+/** What the server tells the page to show: the stage's value (app/stage.py). */
+type StageValue = import("./contract").StageValue;
 /** The values the browser shares with the server (app/render/constants.py, generated as lade-constants.js). */
 type Constants = import("./contract").Constants;
 interface Loaded {
@@ -58,9 +65,12 @@ interface WindowCells {
 /** The boot document, the speed lab's page data with the lesson's extras, and their parts (app/render/boot.py). */
 type Boot = import("./contract").Boot;
 type GalleryEntry = import("./contract").GalleryEntry;
+type SecondRace = import("./contract").SecondRace;
+type SecondRaceLane = import("./contract").SecondRaceLane;
 type LabPage = import("./contract").LessonLab;
 type Numerics = import("./contract").Numerics;
 type NumericsRow = import("./contract").NumericsRow;
+type ParallelRun = import("./contract").ParallelRun;
 
 type Mode = "lesson" | "explorer" | "lab";
 interface LabInputs {
@@ -145,12 +155,14 @@ interface ChartSpec {
   rules?: { x: number; label: string; color: string }[];
 }
 
+/** Where a run opens: a step, its last, its most interesting, or (null, undefined) its opening step. */
+type OpenAt = number | "last" | "interesting" | null | undefined;
 interface Actions {
   go: (k: number) => void;
   chapter: (n: number, how?: string) => void;
   answer: (option: number) => void;
   explore: () => void;
-  open: (handle: string, step: number | "last" | "interesting" | null) => void;
+  open: (handle: string, step: OpenAt) => void;
   teach: () => void;
   sidebar: () => void;
   lab: (patch: Partial<LabInputs>) => void;
@@ -201,6 +213,22 @@ interface StartRule {
   test?: (run: Run, s: Step) => boolean;
   at?: (run: Run) => number;
 }
+/** What `Lade.dom.h` takes as attributes: an `on…` key a listener of its event, `dataset` the element's data
+ * attributes, any other an attribute's value (true: present and empty; null, undefined or false: absent). */
+type Handlers = {
+  [K in keyof GlobalEventHandlersEventMap as `on${K}`]?: (event: GlobalEventHandlersEventMap[K]) => void;
+};
+type Attrs = Handlers & {
+  dataset?: Record<string, string | number>;
+  [name: string]:
+    | string
+    | number
+    | boolean
+    | null
+    | undefined
+    | Record<string, string | number>
+    | ((event: never) => void);
+};
 /** What `Lade.dom.h` and `fill` take as a child: a node, text (a number or string), nothing, or a list of them. */
 type Kid = Node | string | number | boolean | null | undefined | Kid[];
 interface Chapter {
