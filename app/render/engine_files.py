@@ -52,6 +52,7 @@ RUNTIMES = {  # onnxruntime-web's builds a page may load: WebAssembly alone, or 
 }
 ORT_FILES = tuple(name for files in RUNTIMES.values() for name in files)
 ENGINE_SCRIPTS = (
+    "lade-constants.js",
     "lade-weights.js",
     "lade-engine.js",
     "lade-forward.js",

@@ -8,8 +8,9 @@
 const LadeDerive = (() => {
   "use strict";
 
-  const MASK_BUDGET = 8 * 2 ** 20; // bytes of mask bits per run (payload.py)
-  const POOL_KEYS = 8; // keys shown per step (payload.py)
+  // payload.py's, as lade-constants.js carries them (loaded before this file, on the page and in the race's worker)
+  const MASK_BUDGET = window.Lade.constants.mask_budget, // bytes of mask bits per run
+    POOL_KEYS = window.Lade.constants.pool_keys; // keys shown per step
 
   /** Bits of a boolean matrix, row by row, most significant bit first, as base64 (numpy's packbits).
    * @param {boolean[][]} mask */

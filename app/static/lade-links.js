@@ -9,7 +9,7 @@ const LadeLinks = (() => {
 
   const STEP = /^\d{1,6}$/,
     MARKUP = /[<>[\]()`&]/g,
-    HANDLE = /^(?:u-[0-9a-f]{20}|live-[A-Za-z0-9_-]{16})$/, // a run the server holds (app/store.py)
+    HANDLE = new RegExp(`^(?:${Lade.constants.stored_handle})$`), // a run the server holds (payload.py)
     DEVICE = /^[a-z0-9-]{1,24}$/,
     SIZE = /^\d{1,4}(?:\.\d{1,2})?[MB]$/;
   /** The address's keys this page reads and writes; any other (a host's own) is kept as it is. */

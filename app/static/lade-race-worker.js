@@ -20,6 +20,7 @@
 
   // the engine's scripts, beside this file (engine/); onnxruntime-web's build is chosen when loading
   scope.importScripts(
+    "lade-constants.js",
     "lade-weights.js",
     "lade-engine.js",
     "lade-forward.js",
@@ -193,7 +194,7 @@
     };
     // judged by the one noise rule only when both lanes finished (a race stopped early states no speed-up: payload.py)
     const whole = [trace.parallel, trace.baseline].every(
-      (m) => !["running", "cancelled", "budget"].includes(m.stop_reason),
+      (m) => m.stop_reason !== "running" && !scope.Lade.constants.cut.includes(m.stop_reason),
     );
     const sp = whole ? scope.Lade.derive.speed(trace) : null;
     if (sp) derived.speed = sp;

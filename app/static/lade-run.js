@@ -9,7 +9,7 @@ const LadeRun = (() => {
   const Lade = /** @type {LadeNamespace} */ (window.Lade);
   const PARALLEL = "parallel",
     BASELINE = "baseline",
-    CUT = ["cancelled", "budget"]; // stop reasons of a lane stopped before its end (payload.py `CUT`)
+    CUT = Lade.constants.cut; // stop reasons of a lane stopped before its end (payload.py `CUT`)
 
   class Run {
     /** @param {Payload} payload @param {string} handle */

@@ -7,7 +7,7 @@ const path = require("node:path");
 const vm = require("node:vm");
 
 globalThis.window = globalThis;
-for (const name of ["lade-engine.js", "lade-derive.js"])
+for (const name of ["lade-constants.js", "lade-engine.js", "lade-derive.js"])
   vm.runInThisContext(fs.readFileSync(path.join(__dirname, "../../app/static", name), "utf8"));
 const { traces } = JSON.parse(fs.readFileSync(0, "utf8"));
 const D = globalThis.Lade.derive;

@@ -10,6 +10,7 @@ const vm = require("node:vm");
 const { findAll } = require("./dom.cjs");
 
 for (const name of [
+  "lade-constants.js",
   "lade-core.js",
   "lade-run.js",
   "lade-curves.js",

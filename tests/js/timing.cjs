@@ -9,7 +9,7 @@ const path = require("node:path");
 const vm = require("node:vm");
 
 globalThis.window = globalThis;
-for (const name of ["lade-core.js", "lade-run.js", "lade-engine.js"])
+for (const name of ["lade-constants.js", "lade-core.js", "lade-run.js", "lade-engine.js"])
   vm.runInThisContext(fs.readFileSync(path.join(__dirname, "../../app/static", name), "utf8"));
 const Lade = globalThis.Lade;
 const { traces } = JSON.parse(fs.readFileSync(0, "utf8"));
