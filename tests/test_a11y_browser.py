@@ -120,7 +120,10 @@ def test_no_axe_violations_in_the_lab(chromium, server):
     open_app(page, server + "?run=code-class", "s.run()")
     page.click("#mode-lab")
     page.wait_for_function("() => window.ladeStage.state.mode === 'lab'")
-    page.wait_for_timeout(1500)  # the lab's figures come from the server
+    # the run's lab figures are asked of its address when the lab opens, once, and drawn when they come
+    page.wait_for_function("() => document.querySelector('.lab-page .lab-controls')")
+    asked = [r for r in page.server_requests if r.endswith("/lab.json")]
+    assert len(asked) == 1 and "runs/code-class" in asked[0], page.server_requests
     page.screenshot(path=str(SHOTS / "lab.png"), full_page=True)
     drawn(page)
     violations = run_axe(page, "lab")

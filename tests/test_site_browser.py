@@ -37,7 +37,10 @@ def site(tmp_path_factory):
     folder = tmp_path_factory.mktemp("site")
     written = export_site(folder, live_url=LIVE_URL, engine=True)
     engine_files = sum(1 for p in (folder / "engine").rglob("*") if p.is_file())
-    assert written["files"] == len(gallery.names()) + 2 + engine_files  # index.html and the service worker
+    labs = sum(1 for _ in (folder / "runs").glob("*/lab.json"))  # each run's lab figures beside it
+    assert labs == sum(len(gallery.load(n).parallel.steps) > 1 for n in gallery.names())
+    # each run and its lab figures, index.html and the service worker
+    assert written["files"] == len(gallery.names()) + labs + 2 + engine_files
     port = free_port()
     log = folder.parent / f"{folder.name}-requests.log"
     with open(log, "w") as said:  # http.server writes a line per request to stderr
