@@ -3,8 +3,12 @@ exits 0 with its usage (a script that imports a name the project no longer has, 
 import, fails there), and a tiny real run of each (`TINY`: one prompt, a few new tokens, one round, one thread, a
 short flood) goes through its real path end to end into a file under tmp_path, whose contents are checked: the
 keys and rows it should hold, its numbers positive, its tokens identical to greedy where the script compares them.
-Scripts are run as commands (tests never import them). Soak tier: each start imports torch or Gradio, most load the
-model, start the app or drive Chromium."""
+Scripts are run as commands (tests never import them). Two cannot run tiny on this machine, and their tiniest path
+is checked instead: gpu_bench needs a CUDA device (here its refusal, exit 2 and nothing written; with a GPU, one dtype
+on one prompt), and the official side of peers needs its own venv built from PyPI (transformers 4.34, lade 0.0.2):
+peers runs its `--relatives` path here, and peers_official, that venv's worker, is checked for its refusal outside it.
+The browser scripts drive /usr/bin/chromium; the app's scripts start it on a free port. Soak tier: each start
+imports torch or Gradio, most load the model, start the app or drive Chromium."""
 
 import json
 import os
