@@ -78,11 +78,12 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default="out/embed-type.json")
     p.add_argument("--run", default="code-class", help="the gallery run the views show")
+    p.add_argument("--limit", type=int, default=0, help="only the first K embeds, each in every frame (0 = all)")
     args = p.parse_args()
     views = [*VIEW_IDS, *VIEW_GROUPS]
-    queries = [f"?run={args.run}&view={v}&embed=1" for v in views] + [
-        f"?lesson={k}&embed=1" for k in range(1, CHAPTERS + 1)
-    ]
+    queries = [f"?run={args.run}&view={v}&embed=1" for v in views]
+    queries += [f"?lesson={k}&embed=1" for k in range(1, CHAPTERS + 1)]
+    queries = queries[: args.limit or None]
     with tempfile.TemporaryDirectory() as tmp:
         export_site(Path(tmp), engine=False)
         port = free_port()

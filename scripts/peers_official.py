@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import io
 import json
 import os
@@ -110,6 +111,10 @@ def main() -> None:
     ap.add_argument("--model", required=True, help="local model folder (safetensors)")
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args()
+    if importlib.util.find_spec("lade") is None:  # started with this project's Python, not the peers venv's
+        sys.exit(
+            "peers_official: no `lade` here; this worker runs in the peers venv that `python -m scripts.peers` builds"
+        )
 
     # Replies go to the stdout this process was started with; anything else printed (lade's DEBUG summary,
     # library warnings) goes to stderr, so a stray print can never corrupt the protocol.

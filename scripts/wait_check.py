@@ -50,6 +50,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="out/wait-check.json")
     parser.add_argument("--load-s", type=float, default=90.0, help="how long the second process loads the CPUs")
+    parser.add_argument("--races", type=int, default=len(RACES), help=f"only the first K of the {len(RACES)} races")
     args = parser.parse_args()
     model = SharedModel()
     model.get()
@@ -57,7 +58,7 @@ def main() -> int:
     model._calibrate()
     lm, prompts = model.get(), load_prompts()
     rows = []
-    for methods, w, n, g, max_new, which in RACES:
+    for methods, w, n, g, max_new, which in RACES[: args.races]:
         config = LookaheadConfig(window=w, ngram=n, guess=g) if g else LookaheadConfig(window=w, ngram=2, guess=0)
         specs = limits.check_methods(methods, config)
         prompt = prompts[which % len(prompts)]["prompt"]
