@@ -391,7 +391,7 @@ const LadeLayout = (() => {
 
   /** @param {Stage} stage @param {Run} run */
   function lab(stage, run) {
-    const asked = stage.labs.get(run.handle); // its figures asked of the run's address: "asking", or why there are none
+    const asked = stage.labStatus(run);
     region(
       stage,
       "lab-page",

@@ -371,6 +371,19 @@ const LadeStage = (() => {
       });
     }
 
+    /** Where a run's lab figures stand, for the lab while it has none: "asking" until they come, else why there are
+     * none (a run still recording, a race run in this page, the answer of the run's address). @param {Run} run */
+    labStatus(run) {
+      if (this.stillRunning(run.handle))
+        return "The lab predicts from a whole run: its figures come when this run has ended.";
+      if (Lade.sources.local(run.handle))
+        return (
+          "A race run in this browser has no lab figures: the lab's predictions are computed on the server, for the " +
+          "gallery's runs and the runs it holds."
+        );
+      return this.labs.get(run.handle);
+    }
+
     /** Whether a run this page has still has a lane recording. @param {string} handle */
     stillRunning(handle) {
       const run = this.runs.get(handle);
