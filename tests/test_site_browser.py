@@ -764,6 +764,11 @@ def test_a_prompt_made_now_races_in_the_page_as_in_python(chromium, site, lm, tm
     path = tmp_path / "race.json"
     download.value.save_as(path)
     assert parse_run(path.read_bytes()).parallel.tokens == tuple(trace["parallel"]["tokens"])
+    # its lab says why it has no figures (they are computed on the server), and asks no address for them
+    page.evaluate("() => window.ladeStage.mode('lab')")
+    page.wait_for_function("() => /A race run in this browser has no lab figures/.test(document.body.innerText)")
+    assert "browser-" not in "".join(line for line in SERVED[site].read_text().splitlines() if "lab.json" in line)
+    page.evaluate("() => window.ladeStage.mode('explorer')")
     # (6) a second race, stopped once it is drawn running
     page.set_checked("#browser-race-auto", False)
     for field, value in (("w", 5), ("n", 4), ("g", 5), ("tokens", 64)):

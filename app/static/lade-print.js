@@ -72,6 +72,7 @@ const LadePrint = (() => {
       const handle = stage.chapterRun(ch),
         run = handle ? await stage.load(handle) : null;
       if (!run) continue;
+      await stage.askLab(run); // chapter 8 reads its lab figures
       const k = Lade.lesson.chapterStart(ch, run).k;
       /** @type {State} */
       const s = {

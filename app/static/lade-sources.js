@@ -29,15 +29,21 @@ const LadeSources = (() => {
 
   /**
    * A whole run's lab figures (the speed lab's predictions) at `runs/<handle>/lab.json`: the server computes them
-   * when asked, once per run; a static site holds them as files. The figures, or a sentence saying why there are none.
-   * @param {string} handle @returns {Promise<{ lab?: LabRunData, error?: string }>}
+   * when asked, once per run, in turn with others' (told to wait its turn, this waits and asks again, twice at
+   * most); a static site holds them as files. The figures, or a sentence saying why there are none.
+   * @param {string} handle @param {number} [tries] @returns {Promise<{ lab?: LabRunData, error?: string }>}
    */
-  async function fetchLab(handle) {
+  async function fetchLab(handle, tries = 3) {
     let res;
     try {
       res = await fetch(`runs/${encodeURIComponent(handle)}/lab.json`);
     } catch {
       return { error: "Could not reach the server for this run's lab figures." };
+    }
+    const wait = Number(res.headers.get("Retry-After"));
+    if ((res.status === 429 || res.status === 503) && tries > 1 && wait > 0 && wait <= 30) {
+      await new Promise((done) => window.setTimeout(done, wait * 1000));
+      return fetchLab(handle, tries - 1);
     }
     const body = await res.json().catch(() => null);
     if (!res.ok || !body)

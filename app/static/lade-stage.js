@@ -46,6 +46,8 @@ const LadeStage = (() => {
       this.runs = new Map();
       /** @type {Map<string, string>} a run's lab figures asked of its address: "asking", or why there are none */
       this.labs = new Map();
+      /** @type {Map<string, Promise<void>>} each run's one asking for them, by handle */
+      this.labAsks = new Map();
       this.state = initialState();
       Lade.theme.follow(() => this.state.theme);
       this.renders = 0;
@@ -358,17 +360,22 @@ const LadeStage = (() => {
 
     /** The lab figures of a run the lab or the lesson shows, asked of its address once (the server computes them when
      * asked; a static site holds them as files) and drawn when they come. A run raced in this page, an export's (it
-     * carries them) and a run still recording are not asked. @param {Run} run */
+     * carries them) and a run still recording are not asked. Settles when they came (or did not).
+     * @param {Run} run @returns {Promise<void>} */
     askLab(run) {
-      const handle = run.handle;
-      if (run.d.lab || this.labs.has(handle) || this.source.kind === "inline" || Lade.sources.local(handle)) return;
-      if (run.t.parallel.steps.length < 2 || this.stillRunning(handle)) return;
+      const handle = run.handle,
+        asked = this.labAsks.get(handle);
+      if (asked) return asked;
+      if (run.d.lab || this.source.kind === "inline" || Lade.sources.local(handle)) return Promise.resolve();
+      if (run.t.parallel.steps.length < 2 || this.stillRunning(handle)) return Promise.resolve();
       this.labs.set(handle, "asking");
-      Lade.sources.fetchLab(handle).then((got) => {
+      const asking = Lade.sources.fetchLab(handle).then((got) => {
         if (got.lab) run.d.lab = got.lab;
         this.labs.set(handle, got.lab ? "" : got.error || "");
         if (this.run() === run) this.set({});
       });
+      this.labAsks.set(handle, asking);
+      return asking;
     }
 
     /** Where a run's lab figures stand, for the lab while it has none: "asking" until they come, else why there are
