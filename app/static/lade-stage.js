@@ -385,8 +385,8 @@ const LadeStage = (() => {
         return "The lab predicts from a whole run: its figures come when this run has ended.";
       if (Lade.sources.local(run.handle))
         return (
-          "A race run in this browser has no lab figures: the lab's predictions are computed on the server, for the " +
-          "gallery's runs and the runs it holds."
+          "A race run in this browser has no lab figures: the lab's predictions are computed by the project's Python, " +
+          "for the gallery's runs and the runs a server holds (download this race and open it there)."
         );
       return this.labs.get(run.handle);
     }
