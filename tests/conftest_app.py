@@ -172,6 +172,17 @@ def state(page, key: str):
     return page.evaluate("k => window.ladeStage.state[k]", key)
 
 
+LAB_SETTLED = """() => { const s = window.ladeStage, r = s && s.run();
+    if (!r || !s.readsLab() || r.d.lab || s.source.kind === 'inline') return true;
+    const why = s.labStatus(r); return why !== undefined && why !== 'asking'; }"""
+
+
+def lab_settled(page) -> None:
+    """Wait until the run on screen has its lab figures, where what is shown reads them (the lab, chapter 8): they
+    are asked of the run's address when it is shown (Stage.askLab) and drawn when they come."""
+    page.wait_for_function(LAB_SETTLED)
+
+
 def settled(page, quiet_ms: int = 1000, most_ms: int = 30_000) -> None:
     """Wait until the page has made no server request for `quiet_ms` (Gradio keeps a connection open, so
     Playwright's "networkidle" never comes)."""

@@ -20,6 +20,7 @@ from conftest_app import (
     CHAPTERS,
     OUT,
     SHOTS,
+    lab_settled,
     new_page,
     open_app,
     run_off,
@@ -87,6 +88,7 @@ def walk_chapter(page, chapter, runs, lab, chapters, shots=None):
     """The chapter opens where its rules say, states what the trace says, and its question's answer is the
     trace's; the reveal moves to the step asked about and the sentences follow."""
     at_chapter(page, chapter)
+    lab_settled(page)  # chapter 8 reads the run's lab figures, which come after it is drawn
     title = chapters[chapter - 1]["title"]
     assert page.inner_text("#lesson-title") == title
     shown, k, name = shown_facts(page)

@@ -34,22 +34,30 @@ const LadeFocus = (() => {
     }
   }
 
-  /** Where focus is, as something a redraw can find again (a view's region keeps its label). @param {Stage} stage */
+  /** Where focus is, as something a redraw can find again: an element by its id (the chapter's title, a tab, drawn
+   * anew by a redraw of the same chapter, as when its run's lab figures come), else a view's region by its label.
+   * @param {Stage} stage @returns {{id: string} | {view: string, label: string} | null} */
   function key(stage) {
     const el = document.activeElement;
-    if (!el || !stage.main.contains(el) || el.id) return null;
+    if (!el || !stage.main.contains(el)) return null;
+    if (el.id) return { id: el.id };
     const view = el.closest(".view"),
       label = el.getAttribute("aria-label");
     return view && label ? { view: view.id, label } : null;
   }
 
-  /** @param {Stage} stage @param {{view: string, label: string} | null} key */
+  /** Focus what `key` names again, where the redraw took focus away with the element that had it.
+   * @param {Stage} stage @param {ReturnType<typeof key>} key */
   function restore(stage, key) {
     if (!key || (document.activeElement && stage.main.contains(document.activeElement))) return;
-    const box = stage.views[key.view];
     const again =
-      box && [...box.querySelectorAll("[aria-label]")].find((el) => el.getAttribute("aria-label") === key.label);
-    if (again) /** @type {HTMLElement} */ (again).focus({ preventScroll: true });
+      "id" in key
+        ? document.getElementById(key.id)
+        : stage.views[key.view] &&
+          [...stage.views[key.view].querySelectorAll("[aria-label]")].find(
+            (el) => el.getAttribute("aria-label") === key.label,
+          );
+    if (again && stage.main.contains(again)) /** @type {HTMLElement} */ (again).focus({ preventScroll: true });
   }
 
   /** Tell screen readers what the step shown accepted (quiet while playing; one summary when Play stops).

@@ -525,6 +525,7 @@ const LadeLesson = (() => {
       start: [{ rule: "the run's last step", at: (run) => run.lastStep() }],
       text: (run, _k, ctx) => Lade.chapterSpeed.speed(run, ctx, fact, P),
       predict: Lade.chapterSpeed.speedQuestion,
+      lab: true, // its GPU sentence reads the lab's predictions
     },
     {
       title: "Play with it",

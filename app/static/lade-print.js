@@ -72,7 +72,7 @@ const LadePrint = (() => {
       const handle = stage.chapterRun(ch),
         run = handle ? await stage.load(handle) : null;
       if (!run) continue;
-      await stage.askLab(run); // chapter 8 reads its lab figures
+      if (ch.lab) await stage.askLab(run); // a chapter that reads its run's lab figures
       const k = Lade.lesson.chapterStart(ch, run).k;
       /** @type {State} */
       const s = {

@@ -372,10 +372,17 @@ const LadeStage = (() => {
       const asking = Lade.sources.fetchLab(handle).then((got) => {
         if (got.lab) run.d.lab = got.lab;
         this.labs.set(handle, got.lab ? "" : got.error || "");
-        if (this.run() === run) this.set({});
+        if (this.run() === run && this.readsLab()) this.set({}); // drawn again only where they are read
       });
       this.labAsks.set(handle, asking);
       return asking;
+    }
+
+    /** Whether what is on screen reads the run's lab figures: the lab, a chapter that says so (`Chapter.lab`). */
+    readsLab() {
+      const s = this.state,
+        ch = s.mode === "lesson" ? Lade.lesson.CHAPTERS[s.chapter - 1] : null;
+      return s.mode === "lab" || !!(ch && ch.lab);
     }
 
     /** Where a run's lab figures stand, for the lab while it has none: "asking" until they come, else why there are
@@ -448,7 +455,7 @@ const LadeStage = (() => {
       const keep = Lade.focus.key(this);
       Lade.layout.render(this, before, run);
       Lade.focus.restore(this, keep);
-      if (run && (s.mode === "lab" || s.mode === "lesson")) this.askLab(run); // chapter 8 and the lab read them
+      if (run && this.readsLab()) this.askLab(run);
       this.root.dataset.step = String(s.k);
       this.root.dataset.run = s.current || "";
     }

@@ -241,6 +241,8 @@ interface Chapter {
   predict?: Prediction;
   /** views the chapter shows in their zoomed variant (the lesson, its handout) */
   zoomed?: string[];
+  /** the chapter reads its run's lab figures (asked of the run's address when it is shown: Stage.askLab) */
+  lab?: boolean;
 }
 
 interface LadeNamespace {
