@@ -94,6 +94,27 @@ class Turns:
         self.queued -= 1
         self.clients.discard(client)
 
+    async def once(self, kept: OrderedDict, most_bytes: int, handle: str, client: str | None, work, keep=True):
+        """`work()` for `handle` (its bytes, or the answer refusing it), done in turn with every other and kept in
+        `kept` (at most `most_bytes` of them, the least recently used out first) unless `keep` is False; a kept
+        answer is given at once, without waiting a turn."""
+        if handle in kept:
+            kept.move_to_end(handle)
+            return kept[handle]
+        refused = self.enter(client)
+        if refused:
+            return refused
+        try:
+            async with self.lock:
+                body = kept.get(handle) or await asyncio.to_thread(work)
+        finally:
+            self.leave(client)
+        if keep and isinstance(body, bytes):
+            kept[handle] = body
+            while sum(len(b) for b in kept.values()) > most_bytes and len(kept) > 1:
+                kept.popitem(last=False)
+        return body
+
 
 class Buckets:
     """Token buckets per client: `rate` tokens (requests, or bytes) per `seconds`, refilled continuously."""
@@ -259,45 +280,19 @@ def routes(
         handle = read_of(request)
         if isinstance(handle, Response):
             return handle
-        if handle not in labs:
-            client = counted(request)
-            refused = figuring.enter(client)
-            if refused:
-                return refused
-            try:
-                async with figuring.lock:
-                    body = labs.get(handle) or await asyncio.to_thread(lab_answer, handle)
-            finally:
-                figuring.leave(client)
-            if isinstance(body, Response):
-                return body
-            labs[handle] = body
-            while sum(len(b) for b in labs.values()) > limits.LAB_CACHE_BYTES and len(labs) > 1:
-                labs.popitem(last=False)
-        labs.move_to_end(handle)
-        return Response(labs[handle], media_type="application/json")
+        body = await figuring.once(labs, limits.LAB_CACHE_BYTES, handle, counted(request), lambda: lab_answer(handle))
+        return body if isinstance(body, Response) else Response(body, media_type="application/json")
 
     async def render(handle: str, run, client: str | None) -> bytes | Response:
         """A run's replay page: rendered once per run that cannot change (a gallery run, a posted or finished one),
         in turn with every other render."""
-        if handle in replays:
-            replays.move_to_end(handle)
-            return replays[handle]
-        refused = rendering.enter(client)
-        if refused:
-            return refused
-        try:
-            async with rendering.lock:
-                from .render.export import render_html
+        from .render.export import render_html
 
-                body = replays.get(handle) or (await asyncio.to_thread(render_html, run, handle)).encode("utf-8")
-        finally:
-            rendering.leave(client)
-        if not handle.startswith("live-"):  # a live run's replay changes while it records
-            replays[handle] = body
-            while sum(len(b) for b in replays.values()) > limits.REPLAY_CACHE_BYTES and len(replays) > 1:
-                replays.popitem(last=False)
-        return body
+        work = lambda: render_html(run, handle).encode("utf-8")  # noqa: E731
+        # a live run's replay changes while it records: rendered in turn, not kept
+        return await rendering.once(
+            replays, limits.REPLAY_CACHE_BYTES, handle, client, work, keep=not handle.startswith("live-")
+        )
 
     async def download(request: Request, what: str) -> Response:
         refused = limited(request, exports)

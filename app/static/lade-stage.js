@@ -44,10 +44,9 @@ const LadeStage = (() => {
       this.source = source;
       /** @type {Map<string, Run>} */
       this.runs = new Map();
-      /** @type {Map<string, string>} a run's lab figures asked of its address: "asking", or why there are none */
+      /** @type {Map<string, {asking: Promise<void>, why: string}>} each run's lab figures asked of its address, by
+       * handle: the one asking, and "asking" until it settles, then why there are none ("" once they came) */
       this.labs = new Map();
-      /** @type {Map<string, Promise<void>>} each run's one asking for them, by handle */
-      this.labAsks = new Map();
       this.state = initialState();
       Lade.theme.follow(() => this.state.theme);
       this.renders = 0;
@@ -364,18 +363,18 @@ const LadeStage = (() => {
      * @param {Run} run @returns {Promise<void>} */
     askLab(run) {
       const handle = run.handle,
-        asked = this.labAsks.get(handle);
-      if (asked) return asked;
+        asked = this.labs.get(handle);
+      if (asked) return asked.asking;
       if (run.d.lab || this.source.kind === "inline" || Lade.sources.local(handle)) return Promise.resolve();
       if (run.t.parallel.steps.length < 2 || this.stillRunning(handle)) return Promise.resolve();
-      this.labs.set(handle, "asking");
-      const asking = Lade.sources.fetchLab(handle).then((got) => {
+      const entry = { asking: Promise.resolve(), why: "asking" };
+      entry.asking = Lade.sources.fetchLab(handle).then((got) => {
         if (got.lab) run.d.lab = got.lab;
-        this.labs.set(handle, got.lab ? "" : got.error || "");
+        entry.why = got.lab ? "" : got.error || "";
         if (this.run() === run && this.readsLab()) this.set({}); // drawn again only where they are read
       });
-      this.labAsks.set(handle, asking);
-      return asking;
+      this.labs.set(handle, entry);
+      return entry.asking;
     }
 
     /** Whether what is on screen reads the run's lab figures: the lab, a chapter that says so (`Chapter.lab`). */
@@ -395,7 +394,8 @@ const LadeStage = (() => {
           "A race run in this browser has no lab figures: the lab's predictions are computed by the project's Python, " +
           "for the gallery's runs and the runs a server holds (download this race and open it there)."
         );
-      return this.labs.get(run.handle);
+      const asked = this.labs.get(run.handle);
+      return asked && asked.why;
     }
 
     /** Whether a run this page has still has a lane recording. @param {string} handle */
