@@ -20,7 +20,8 @@ settings.register_profile("thorough", max_examples=150)
 settings.register_profile("quick", max_examples=40)
 settings.load_profile("thorough")
 
-REFERENCE_TOKENS = 64  # the exactness tests' length
+REFERENCE_TOKENS = 64  # the exactness tests' length (every setting on every prompt: `make test-soak`)
+PAIRWISE_TOKENS = 32  # `make test`'s pairwise cases (`pairwise`): past the first steps, where the pool feeds candidates
 NEEDS = {
     "lm": "model",
     "mixed_lm": "model",

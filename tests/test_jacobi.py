@@ -4,7 +4,7 @@ accepts a guess the model did not confirm, or keeps the wrong entries in its KV 
 
 import numpy as np
 import pytest
-from conftest import case_id, pairwise
+from conftest import PAIRWISE_TOKENS, case_id, pairwise
 
 from lade_core import Sampling, jacobi_generate
 from lade_core.measure.prompts import load_prompts
@@ -14,15 +14,15 @@ MAX_NEW = 64
 WINDOWS = [3, 7]
 
 
-def _exact(lm, prompt, greedy, window):
-    run = jacobi_generate(lm, lm.encode_prompt(prompt["prompt"]), window, MAX_NEW)
-    assert run.tokens == greedy(prompt["id"], MAX_NEW), prompt["id"]
+def _exact(lm, prompt, greedy, window, tokens=MAX_NEW):
+    run = jacobi_generate(lm, lm.encode_prompt(prompt["prompt"]), window, tokens)
+    assert run.tokens == greedy(prompt["id"], tokens), prompt["id"]
     assert all(1 <= len(s.accepted) <= window + 1 for s in run.steps)
 
 
 @pytest.mark.parametrize(("window", "prompt"), pairwise(WINDOWS, load_prompts()), ids=case_id)
 def test_jacobi_equals_greedy_for_each_window_pairwise(lm, greedy, window, prompt):
-    _exact(lm, prompt, greedy, window)
+    _exact(lm, prompt, greedy, window, PAIRWISE_TOKENS)
 
 
 @pytest.mark.soak

@@ -6,7 +6,7 @@ the model itself (what it receives, what stays in its KV cache) and in the trace
 import numpy as np
 import pytest
 import torch
-from conftest import case_id, pairwise
+from conftest import PAIRWISE_TOKENS, case_id, pairwise
 
 from lade_core import LookaheadConfig, greedy_generate, lookahead_generate
 from lade_core.layout import StepLayout
@@ -36,19 +36,19 @@ def greedy_outputs(greedy, bench_prompts):
     return {p["id"]: greedy(p["id"], MAX_NEW) for p in bench_prompts[:2]}
 
 
-def _exact(lm, prompt, greedy, wngp):
+def _exact(lm, prompt, greedy, wngp, tokens=MAX_NEW):
     W, N, G, pool = wngp
-    run = lookahead_generate(lm, lm.encode_prompt(prompt["prompt"]), LookaheadConfig(W, N, G, pool=pool), MAX_NEW)
-    assert run.tokens == greedy(prompt["id"], MAX_NEW), prompt["id"]
+    run = lookahead_generate(lm, lm.encode_prompt(prompt["prompt"]), LookaheadConfig(W, N, G, pool=pool), tokens)
+    assert run.tokens == greedy(prompt["id"], tokens), prompt["id"]
     assert sum(len(s.accepted) for s in run.steps) == len(run.tokens)
 
 
-# `make test`: each setting on a prompt of its own, the prompts taken in turn (the others meet the engine in the
-# relatives', Jacobi and numerics tests); every setting on every prompt in `make test-soak`. Lookahead runs on the
-# alternating plan of `mixed_lm` against greedy on this machine's own: the two on different matrix routines.
+# `make test`: each setting on a prompt of its own, the prompts taken in turn, for PAIRWISE_TOKENS (the others meet the
+# engine in the relatives', Jacobi and numerics tests); every setting on every prompt for MAX_NEW in `make test-soak`.
+# Lookahead runs on the alternating plan of `mixed_lm` against greedy on this machine's own: two matrix routines.
 @pytest.mark.parametrize(("wngp", "prompt"), pairwise(CONFIGS, PROMPTS[1::2] + PROMPTS[::2], each=1), ids=case_id)
 def test_lookahead_equals_greedy_for_each_setting_on_a_prompt_of_its_own(mixed_lm, greedy, wngp, prompt):
-    _exact(mixed_lm, prompt, greedy, wngp)
+    _exact(mixed_lm, prompt, greedy, wngp, PAIRWISE_TOKENS)
 
 
 def test_a_mixed_plan_runs_each_forward_on_its_widths_layout(mixed_lm):

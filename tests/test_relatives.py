@@ -10,7 +10,7 @@ import json
 
 import pytest
 import torch
-from conftest import case_id, pairwise
+from conftest import PAIRWISE_TOKENS, case_id, pairwise
 
 from lade_core import DraftConfig, LookaheadConfig, MethodSpec, decode, parse_run, record_run
 from lade_core.checkpoint import early_exit_lm, load_draft
@@ -50,14 +50,14 @@ def tiny_draft(lm, tmp_path_factory):
     return str(folder)
 
 
-def _relative_is_exact(lm, prompt, greedy, tiny_draft, method):
+def _relative_is_exact(lm, prompt, greedy, tiny_draft, method, tokens=MAX_NEW):
     spec = {
         "pld": MethodSpec("pld"),
         "early-exit": EARLY_EXIT,
         "draft": MethodSpec("draft", draft=DraftConfig(tokens=4, draft_model=tiny_draft)),
     }[method]
-    run = decode(lm, lm.encode_prompt(prompt["prompt"]), spec, MAX_NEW)
-    assert run.tokens == greedy(prompt["id"], MAX_NEW), (method, prompt["id"])
+    run = decode(lm, lm.encode_prompt(prompt["prompt"]), spec, tokens)
+    assert run.tokens == greedy(prompt["id"], tokens), (method, prompt["id"])
     for step in run.steps[1:]:
         assert step.kind == method and not step.levels_before and step.window == 0 and len(step.candidates) <= 1
         assert step.draft_passes == (0 if method == "pld" else sum(map(len, step.candidates)))
@@ -67,7 +67,7 @@ def _relative_is_exact(lm, prompt, greedy, tiny_draft, method):
 # `make test`: each method on a prompt of its own kind (grounded, chat, code); every prompt in `make test-soak`.
 @pytest.mark.parametrize(("method", "prompt"), pairwise(METHODS, PROMPTS[::-4], each=1), ids=case_id)
 def test_every_relative_equals_greedy_pairwise(lm, greedy, tiny_draft, method, prompt):
-    _relative_is_exact(lm, prompt, greedy, tiny_draft, method)
+    _relative_is_exact(lm, prompt, greedy, tiny_draft, method, PAIRWISE_TOKENS)
 
 
 @pytest.mark.soak
