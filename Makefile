@@ -1,5 +1,5 @@
-# `make run` serves the app on http://127.0.0.1:7860 with the embedded model; `make test` runs the tests (about 14
-# minutes on 2 idle cores), `make test-soak` the long runs and full matrices they sample (about 41; CI runs both).
+# `make run` serves the app on http://127.0.0.1:7860 with the embedded model; `make test` runs the tests (about 13
+# minutes on 2 idle cores), `make test-soak` the long runs and full matrices they sample (about 30; CI runs both).
 # Both create .venv on first use, install the pinned requirements and the project itself (`lade` on the PATH of
 # the venv); `make test` also installs the pinned dev tools from npm (TypeScript's checker, axe-core; never shipped)
 # and type-checks the browser's renderer first. `make test-fast` lints and runs the tests that need no model, no
