@@ -41,6 +41,7 @@ def _exact(lm, prompt, greedy, wngp, tokens=MAX_NEW):
     run = lookahead_generate(lm, lm.encode_prompt(prompt["prompt"]), LookaheadConfig(W, N, G, pool=pool), tokens)
     assert run.tokens == greedy(prompt["id"], tokens), prompt["id"]
     assert sum(len(s.accepted) for s in run.steps) == len(run.tokens)
+    return run
 
 
 # `make test`: each setting on a prompt of its own, the prompts taken in turn, for PAIRWISE_TOKENS (the others meet the
@@ -48,7 +49,8 @@ def _exact(lm, prompt, greedy, wngp, tokens=MAX_NEW):
 # Lookahead runs on the alternating plan of `mixed_lm` against greedy on this machine's own: two matrix routines.
 @pytest.mark.parametrize(("wngp", "prompt"), pairwise(CONFIGS, PROMPTS[1::2] + PROMPTS[::2], each=1), ids=case_id)
 def test_lookahead_equals_greedy_for_each_setting_on_a_prompt_of_its_own(mixed_lm, greedy, wngp, prompt):
-    _exact(mixed_lm, prompt, greedy, wngp, PAIRWISE_TOKENS)
+    run = _exact(mixed_lm, prompt, greedy, wngp, PAIRWISE_TOKENS)
+    assert sum(len(s.accepted) > 1 for s in run.steps) >= 2  # long enough that verified candidates were accepted
 
 
 def test_a_mixed_plan_runs_each_forward_on_its_widths_layout(mixed_lm):
