@@ -4,17 +4,16 @@ accepts a guess the model did not confirm, or keeps the wrong entries in its KV 
 
 import numpy as np
 import pytest
-from conftest import PAIRWISE_TOKENS, case_id, pairwise
+from conftest import PAIRWISE_TOKENS, REFERENCE_TOKENS, case_id, pairwise
 
 from lade_core import Sampling, jacobi_generate
 from lade_core.measure.prompts import load_prompts
 
 pytestmark = pytest.mark.model
-MAX_NEW = 64
 WINDOWS = [3, 7]
 
 
-def _exact(lm, prompt, greedy, window, tokens=MAX_NEW):
+def _exact(lm, prompt, greedy, window, tokens=REFERENCE_TOKENS):
     run = jacobi_generate(lm, lm.encode_prompt(prompt["prompt"]), window, tokens)
     assert run.tokens == greedy(prompt["id"], tokens), prompt["id"]
     assert all(1 <= len(s.accepted) <= window + 1 for s in run.steps)

@@ -6,7 +6,7 @@ the model itself (what it receives, what stays in its KV cache) and in the trace
 import numpy as np
 import pytest
 import torch
-from conftest import PAIRWISE_TOKENS, case_id, pairwise
+from conftest import PAIRWISE_TOKENS, REFERENCE_TOKENS, case_id, pairwise
 
 from lade_core import LookaheadConfig, greedy_generate, lookahead_generate
 from lade_core.layout import StepLayout
@@ -23,7 +23,6 @@ CONFIGS = [
     (5, 3, 5, "prompt"),
     (3, 2, 3, "paper"),
 ]
-MAX_NEW = 64
 REPETITIVE = "Write the word 'hello' twenty times, separated by spaces."
 
 
@@ -33,10 +32,10 @@ NAME = "W{}N{}G{}-{}".format
 
 @pytest.fixture(scope="module")
 def greedy_outputs(greedy, bench_prompts):
-    return {p["id"]: greedy(p["id"], MAX_NEW) for p in bench_prompts[:2]}
+    return {p["id"]: greedy(p["id"], REFERENCE_TOKENS) for p in bench_prompts[:2]}
 
 
-def _exact(lm, prompt, greedy, wngp, tokens=MAX_NEW):
+def _exact(lm, prompt, greedy, wngp, tokens=REFERENCE_TOKENS):
     W, N, G, pool = wngp
     run = lookahead_generate(lm, lm.encode_prompt(prompt["prompt"]), LookaheadConfig(W, N, G, pool=pool), tokens)
     assert run.tokens == greedy(prompt["id"], tokens), prompt["id"]
@@ -45,7 +44,7 @@ def _exact(lm, prompt, greedy, wngp, tokens=MAX_NEW):
 
 
 # `make test`: each setting on a prompt of its own, the prompts taken in turn, for PAIRWISE_TOKENS (the others meet the
-# engine in the relatives', Jacobi and numerics tests); every setting on every prompt for MAX_NEW in `make test-soak`.
+# engine in the relatives', Jacobi and numerics tests); every setting on every prompt for REFERENCE_TOKENS in the soak.
 # Lookahead runs on the alternating plan of `mixed_lm` against greedy on this machine's own: two matrix routines.
 @pytest.mark.parametrize(("wngp", "prompt"), pairwise(CONFIGS, PROMPTS[1::2] + PROMPTS[::2], each=1), ids=case_id)
 def test_lookahead_equals_greedy_for_each_setting_on_a_prompt_of_its_own(mixed_lm, greedy, wngp, prompt):
@@ -79,7 +78,9 @@ def test_token_tree_accepts_the_same_tokens_with_fewer_fed(lm, bench_prompts, gr
     fed = {False: 0, True: 0}
     for p in bench_prompts[:prompts]:
         ids = lm.encode_prompt(p["prompt"])
-        runs = {tree: lookahead_generate(lm, ids, LookaheadConfig(7, 4, 7, tree=tree), MAX_NEW) for tree in fed}
+        runs = {
+            tree: lookahead_generate(lm, ids, LookaheadConfig(7, 4, 7, tree=tree), REFERENCE_TOKENS) for tree in fed
+        }
         assert runs[True].tokens == runs[False].tokens == greedy_outputs[p["id"]]
         assert [s.accepted for s in runs[True].steps] == [s.accepted for s in runs[False].steps]
         for tree, run in runs.items():

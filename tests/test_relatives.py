@@ -10,7 +10,7 @@ import json
 
 import pytest
 import torch
-from conftest import PAIRWISE_TOKENS, case_id, pairwise
+from conftest import PAIRWISE_TOKENS, REFERENCE_TOKENS, case_id, pairwise
 
 from lade_core import DraftConfig, LookaheadConfig, MethodSpec, decode, parse_run, record_run
 from lade_core.checkpoint import early_exit_lm, load_draft
@@ -19,7 +19,6 @@ from lade_core.measure.prompts import load_prompts
 from lade_core.trace import VERSION
 
 pytestmark = pytest.mark.model
-MAX_NEW = 64
 EARLY_EXIT = MethodSpec("early-exit", draft=DraftConfig(tokens=3, exit_layer=8))
 
 
@@ -50,7 +49,7 @@ def tiny_draft(lm, tmp_path_factory):
     return str(folder)
 
 
-def _relative_is_exact(lm, prompt, greedy, tiny_draft, method, tokens=MAX_NEW):
+def _relative_is_exact(lm, prompt, greedy, tiny_draft, method, tokens=REFERENCE_TOKENS):
     spec = {
         "pld": MethodSpec("pld"),
         "early-exit": EARLY_EXIT,
@@ -87,8 +86,8 @@ def test_the_heuristic_draft_length_moves_as_transformers_schedule_and_stays_exa
 
     prompt = GROUNDED[0]
     spec = MethodSpec("early-exit", draft=DraftConfig(tokens=10, exit_layer=8, schedule="heuristic"))
-    run = decode(lm, lm.encode_prompt(prompt["prompt"]), spec, MAX_NEW)
-    assert run.tokens == greedy(prompt["id"], MAX_NEW)
+    run = decode(lm, lm.encode_prompt(prompt["prompt"]), spec, REFERENCE_TOKENS)
+    assert run.tokens == greedy(prompt["id"], REFERENCE_TOKENS)
     k, lengths = 10, []
     for step in run.steps[1:]:
         assert step.ngram == k + 1  # the step drafted at most k, and says so
@@ -110,8 +109,8 @@ def _copies_are_exact(lm, prompts, greedy) -> int:
     spec = MethodSpec("lookahead", config=LookaheadConfig(window=4, ngram=3, guess=4, lookup=10))
     longest = 0
     for p in prompts:
-        run = decode(lm, lm.encode_prompt(p["prompt"]), spec, MAX_NEW)
-        assert run.tokens == greedy(p["id"], MAX_NEW), p["id"]
+        run = decode(lm, lm.encode_prompt(p["prompt"]), spec, REFERENCE_TOKENS)
+        assert run.tokens == greedy(p["id"], REFERENCE_TOKENS), p["id"]
         longest = max([longest, *(len(s.accepted) for s in run.steps[1:])])
     return longest
 
@@ -137,13 +136,13 @@ def _as_transformers_writes(lm, prompts):
         for p in prompts:
             ids = lm.encode_prompt(p["prompt"])
             calls[0] = 0
-            ours = decode(lm, ids, MethodSpec("pld"), MAX_NEW)
+            ours = decode(lm, ids, MethodSpec("pld"), REFERENCE_TOKENS)
             our_passes, calls[0] = calls[0], 0
             with torch.inference_mode():
                 theirs = lm.model.generate(
                     torch.tensor([ids]),
                     attention_mask=torch.ones(1, len(ids), dtype=torch.long),
-                    max_new_tokens=MAX_NEW,
+                    max_new_tokens=REFERENCE_TOKENS,
                     do_sample=False,
                     prompt_lookup_num_tokens=10,
                 )
