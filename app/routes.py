@@ -57,7 +57,7 @@ from . import limits
 from .guard import client_of
 from .logs import refusal
 from .notfound import not_found
-from .render.payload import PayloadTooLarge, as_text, payload, run_lab_data
+from .render.payload import PayloadTooLarge, as_text, lane_methods, payload, run_lab_data
 from .store import STORE, Gone
 
 HANDLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -166,8 +166,7 @@ def lab_answer(handle: str) -> bytes | Response:
     run = STORE.run(handle)
     if run is None:
         return _gone(handle)
-    lanes = (run.parallel, run.baseline, *(lane.run for lane in run.lanes))
-    if any(m.stop_reason == "running" for m in lanes):
+    if any(m.stop_reason == "running" for m in lane_methods(run).values()):
         return _error(409, "This run is still recording; its lab figures come once it has ended.")
     figures = run_lab_data(run)
     if figures is None:

@@ -48,7 +48,7 @@ const LadeChapterSpeed = (() => {
             ]
           : run.lanes().some((l) => run.running(l.id))
             ? ". Its speed-up is judged when the run ends."
-            : [run.t.parallel, run.t.baseline].some((m) => Lade.constants.cut.includes(m.stop_reason))
+            : ["parallel", "baseline"].some((lane) => run.ended(lane) === "stopped")
               ? ". This run was stopped before its end, every lane at once, so its lanes' times are no speed-up."
               : [
                   ", so it ran at ",

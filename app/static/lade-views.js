@@ -212,8 +212,8 @@ const LadeViews = (() => {
     );
   };
 
-  /** One colour and one dash per lane, so lanes differ in more than colour. */
-  /** @type {Record<string, {color: string, dash: string | null}>} */
+  /** One colour and one dash per lane, so lanes differ in more than colour.
+   * @type {Record<string, {color: string, dash: string | null}>} */
   const LANE_STYLE = {
     parallel: { color: COLORS.parallel, dash: null },
     baseline: { color: COLORS.baseline, dash: "5 3" },
