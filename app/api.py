@@ -74,7 +74,8 @@ class Summary(TypedDict):
     (with the chat template), the settings, the first method (`method`, in `lookahead`), the baseline (one token a
     step, greedy or sampled; `greedy` is its old name), the other raced methods (`lanes`), `exact` (every method wrote
     the baseline's tokens, once a greedy run is done; null while running or when sampled) and a `note`: while the run
-    waits for the engine, its place in the engine's queue; when the server's per-run time ran out, that."""
+    waits for the engine, its place in the engine's queue; when the server's per-run time ran out, that; when it took
+    longer than the expected wait promised it, why (`LiveRun.overrun`)."""
 
     done: bool
     model: str
@@ -208,7 +209,8 @@ async def generate(
                     yield summary(live.partial(), False, live.lm.decode)
             events.finished(session, live)
             last_summary = summary(live.result, True, live.lm.decode)
-            yield {**last_summary, "note": limits.budget_text()} if live.out_of_budget else last_summary
+            note = limits.budget_text() if live.out_of_budget else live.overrun()
+            yield {**last_summary, "note": note} if note else last_summary
         except (ValueError, RuntimeError) as exc:  # the engine's: logged once with its traceback, the caller told why
             fault(f"a /generate run failed ({guard.client_name(request)})")
             raise limits.refused(f"The run failed: {exc}") from None

@@ -28,7 +28,7 @@ from .logs import fault, refusal
 from .model import MODEL
 from .runqueue import QUEUE
 from .store import STORE
-from .wait import bound_s, curve_source
+from .wait import curve_source, promise
 
 # The last live run of each session, for settling after a cancel: its handle and a weak reference, never the run
 # itself (a run is large; the store keeps what it recorded, under the handle).
@@ -92,7 +92,7 @@ def start_run(
         limits.check_context(len(candidate.prompt_ids), lm.max_positions, max_new)
         limits.check_cost(len(candidate.prompt_ids), len(specs))
         # what the expected wait said this race alone would take, to check against and to tell those behind it
-        candidate.promised_s = bound_s(specs, len(candidate.prompt_ids), max_new)
+        candidate.promise = promise(specs, len(candidate.prompt_ids), max_new)
         if zerogpu.available():  # each request is one GPU call of its own: nothing to join, no engine queue
             live, token, joined = candidate, candidate.join(session), False
             _admit(candidate, client)
@@ -182,7 +182,7 @@ async def _follow_live(session: str, asked: Asked, settings: tuple, request):
             (
                 stopped(live.handle, live.result)
                 if (live.cancelled or live.out_of_budget)
-                else stage.live(live.handle, live.status(), done=True)
+                else stage.live(live.handle, live.overrun(), done=True)
             ),
             (NO_OFFER if offered else gr.skip()),
         )

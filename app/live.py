@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import secrets
 import threading
 import time
@@ -41,6 +42,7 @@ from lade_core.schema import to_data
 from . import limits
 from .memory import trim
 from .render.payload import Deriver, LiveAnswer, empty_derived
+from .wait import Race, duration, overrun_words
 
 ENGINE = ThreadPoolExecutor(max_workers=limits.ENGINE_SLOTS, thread_name_prefix="lade-engine")
 
@@ -84,7 +86,8 @@ class LiveRun:
         self.error: Exception | None = None
         self.on_done = None  # called with the finished RunTrace, from the engine's thread
         self.machine = None  # where it runs (`trace.Machine`), recorded when it starts on the engine
-        self.promised_s: float | None = None  # what the expected wait said this race alone would take, at most
+        self.promise: Race | None = None  # the expected wait's bound for this race alone, when it was asked
+        self._load_until = -1.0  # the 1-minute load when it gave the engine back (-1: not measured)
         self.handle: str | None = None  # where the store keeps it, and the client whose share it counts in
         self.client: str | None = None
         self._stop = threading.Event()
@@ -187,6 +190,7 @@ class LiveRun:
                     machine=self.machine,
                 )
                 self._engine_until = time.monotonic()
+                self._load_until = os.getloadavg()[0] if hasattr(os, "getloadavg") else -1.0
             self.result = dataclasses.replace(run, title="live")
             if self.on_done:
                 self.on_done(run)
@@ -241,20 +245,38 @@ class LiveRun:
         return self._ended_by("budget")
 
     # -- reading -------------------------------------------------------------------------------------------------
+    @property
+    def promised_s(self) -> float | None:
+        """What the expected wait said this race alone would take on the engine (at most the budget); None: not
+        predicted."""
+        return None if self.promise is None else self.promise.engine_s
+
+    def spent_s(self) -> float:
+        """Its time on the engine so far (all of it once it has ended)."""
+        return (self._engine_until or time.monotonic()) - self._engine_since if self._engine_since else 0.0
+
+    def overrun(self) -> str:
+        """Once it has finished: why it took longer than the expected wait promised, read off its record
+        (`wait.overrun_words`); "" where it kept the promise, had none, or has not finished."""
+        if self.promise is None or self.result is None:
+            return ""
+        return overrun_words(self.promise, self.result, self.spent_s(), self._load_until)
+
     def status(self) -> str:
         """Where each lane stands, and the race's rule."""
         names = [METHOD_NAMES[s.method] for s in self.specs] + ["greedy" if self.sampling.greedy else "sampling"]
         where = ", ".join(
             f"{name} at step {max(len(self.steps[lane]) - 1, 0)}" for name, lane in zip(names, self.lanes)
         )
-        late = ""
-        spent = (self._engine_until or time.monotonic()) - self._engine_since if self._engine_since else 0.0
-        if self.promised_s is not None and spent > self.promised_s:
-            late = (
-                f" It has now taken {spent:.0f} s on the engine, longer than the {self.promised_s:.0f} s the expected "
-                f"wait promised: this server runs slower than it measured."
+        promised, spent, promise = self.promised_s, self.spent_s(), ""
+        if promised is not None and spent > promised:
+            promise = (
+                f" It has now taken {duration(spent)} on the engine, longer than the {duration(promised)} the expected "
+                f"wait promised; why is read off its record when it ends."
             )
-        return f"Live race: {where}. The lane that has spent the least time so far makes the next step.{late}"
+        elif promised is not None:
+            promise = f" The expected wait promised it up to about {duration(promised)} on the engine."
+        return f"Live race: {where}. The lane that has spent the least time so far makes the next step.{promise}"
 
     def partial(self) -> RunTrace:
         """The run so far, every lane marked "running"."""

@@ -16,6 +16,9 @@ forwards was measured by a short race of every method at start-up and grows with
 (`MODEL.observe`). Until both are measured the words say the time is not predicted, and why. The runs ahead are the
 engine's jobs in Gradio's queue now (waiting or running), each predicted from its own request where it is a race (the
 Run button, `/generate`), else counted as not predicted.
+
+The bound is a promise: Run records it with the race (`promise`), the race's status repeats it, and a race that took
+longer on the engine says why when it ends, read off its own record (`overrun_words`).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from functools import lru_cache
 
 import gradio as gr
 
-from lade_core import MethodSpec
+from lade_core import MethodSpec, RunTrace
 from lade_core.config import METHOD_NAMES
 from lade_core.measure.costcurve import step_cost
 from lade_core.sizes import StepCost
@@ -119,11 +122,13 @@ AT_REST = Pace()  # no work between forwards, no slowdown: the curve alone
 
 @dataclass(frozen=True)
 class Race:
-    """A race's predicted time: each lane's seconds (the methods in order, greedy last), from one curve."""
+    """A race's predicted time: each lane's seconds (the methods in order, greedy last), from one curve, and the steps
+    each lane was allowed (the prompt's read counted as one, as a recorded lane counts it)."""
 
     lanes: tuple[tuple[str, float], ...]
     prompt_tokens: int
     max_new: int
+    steps: tuple[int, ...] = ()
 
     @property
     def seconds(self) -> float:
@@ -150,16 +155,61 @@ def predict_race(
 
     lanes = [(METHOD_NAMES[s.method], lane(s)) for s in specs]
     lanes.append((METHOD_NAMES["greedy"], lane(None)))
-    return Race(tuple(lanes), prompt_tokens, max_new)
+    steps = tuple(1 + len(step_widths(s, max_new)) for s in (*specs, None))
+    return Race(tuple(lanes), prompt_tokens, max_new, steps)
 
 
-def bound_s(specs: Sequence[MethodSpec], prompt_tokens: int, max_new: int) -> float | None:
-    """What the expected wait promises for one race alone at the engine's pace now (seconds, at most the budget);
-    None where nothing is predicted yet."""
+def promise(specs: Sequence[MethodSpec], prompt_tokens: int, max_new: int) -> Race | None:
+    """What the expected wait promises for one race alone at the engine's pace now (its `engine_s`, at most the
+    budget); None where nothing is predicted yet."""
     curve, _ = server_curve(MODEL.loaded())
     if curve is None:
         return None
-    return predict_race(specs, prompt_tokens, max_new, curve, Pace(*MODEL.pace(curve))).engine_s
+    return predict_race(specs, prompt_tokens, max_new, curve, Pace(*MODEL.pace(curve)))
+
+
+def overrun_words(race: Race, run: RunTrace, spent_s: float, load_end: float) -> str:
+    """Why a race took longer on the engine (`spent_s`) than the expected wait promised it (`race`, predicted when it
+    was asked), read off its own record: each lane that overran its share, by more steps than it was allowed or by
+    slower steps (one of the two must hold), else the time between its steps; and the machine's 1-minute load at the
+    race's start and end (`load_end`), with other work named only where the load rose past what the race's own
+    threads can add. "" where it kept the promise."""
+    if spent_s <= race.engine_s:
+        return ""
+    lanes = [lane.run for lane in run.all_lanes] + [run.baseline]
+    said = []
+    for (name, allowed_s), allowed, lane in zip(race.lanes, race.steps, lanes):
+        took, steps = sum(s.seconds for s in lane.steps), len(lane.steps)
+        if took <= allowed_s or not steps:
+            continue
+        why = []
+        if steps > allowed:
+            why.append(f"{steps} steps where it allowed {allowed} (fewer tokens a step than on any bench prompt)")
+        if took / steps > allowed_s / allowed:
+            average, allowed_average = 1000 * took / steps, 1000 * allowed_s / allowed
+            why.append(f"{average:.0f} ms a step on average where it allowed {allowed_average:.0f} ms")
+        lane_name = name[:1].upper() + name[1:]
+        said.append(
+            f" {lane_name} took {duration(took)} where the bound allowed {duration(allowed_s)}: {' and '.join(why)}."
+        )
+    if not said:
+        stepped = sum(s.seconds for lane in lanes for s in lane.steps)
+        said.append(
+            f" Its lanes' steps took {duration(stepped)} together, within the bound; the other "
+            f"{duration(spent_s - stepped)} went between its steps."
+        )
+    words = (
+        f"This race took {duration(spent_s)} on the engine, longer than the {duration(race.engine_s)} the expected "
+        f"wait promised when it was asked.{''.join(said)}"
+    )
+    start, threads = run.machine.load, run.machine.threads
+    if start < 0 or load_end < 0:
+        return words + " This machine's load was not measured."
+    load = f" This machine's 1-minute load went from {start:.2f} at the race's start to {load_end:.2f} at its end"
+    if load_end > max(start, threads) + 0.25:
+        own = f"{threads} thread{'s' * (threads != 1)}"
+        return words + f"{load}, more than the race's own {own} can add: other work shared its CPUs."
+    return words + f"{load}, no more than the race's own threads add: the load does not show why."
 
 
 def server_curve(lm) -> tuple[dict | None, str]:

@@ -307,11 +307,14 @@ def read_wait(page, box, tokens: int, seconds: float = 180) -> str:
     return text
 
 
-def assert_expected_wait(before: str, during: str, run: dict) -> None:
+def assert_expected_wait(before: str, during: str, running: str, run: dict, note: str) -> None:
     """The sentences under Run: before Run, the race alone, a bound read off this server's own curve (measured at
     start-up, the way a race runs) with the engine's measured work between forwards and its pace, for the prompt's
-    tokens the race then read and 40 new tokens; the race then took no longer than that bound. With the race running,
-    one run ahead of a race of 41 tokens: the total is the two bounds added."""
+    tokens the race then read and 40 new tokens. The race, promised that bound again when Run asked (its `running`
+    status says it), then took no longer, or the finished race's `note` says it took longer and why, in numbers its
+    record holds: a lane's seconds, its steps or their average against what the bound allowed (CI's other test workers
+    slowed a race past its bound, and the page said nothing). With the race running, one run ahead of a race of 41
+    tokens: the total is the two bounds added."""
     import re
 
     from app.wait import duration
@@ -321,7 +324,25 @@ def assert_expected_wait(before: str, during: str, run: dict) -> None:
     assert f"prompt's {len(run['prompt_ids'])} tokens, then writing 40, each at the fewest" in before, before
     assert "plus the engine's measured work between forwards" in before, before
     took = {lane: sum(map(step_seconds, run[lane]["steps"])) for lane in ("parallel", "baseline")}
-    assert sum(took.values()) <= seconds(before), (took, before)  # the bound held
+    promised = float(re.search(r"(?:promised it up to about|longer than the) ([0-9.]+) s", running).group(1))
+    shown = 0.5 if promised >= 10 else 0.05  # the promise as the page rounds it (`wait.duration`)
+    assert abs(promised - seconds(before)) <= 0.25 * seconds(before) + shown, (running, before)  # the same bound
+    if sum(took.values()) > promised + shown or note:  # the bound did not hold: the race says so, from its record
+        assert re.match(r"This race took .* on the engine, longer than the .* the expected wait promised", note), note
+        named = {"Lookahead": "parallel", "Greedy": "baseline"}
+        for name, lane in named.items():
+            steps = [step_seconds(s) for s in run[lane]["steps"]]
+            said = re.search(rf"{name} took ([0-9.]+ s) where the bound allowed [0-9.]+ s: (.*?)\.(?: [A-Z]|$)", note)
+            if said:  # the lane's seconds, and its steps or their average against what the bound allowed
+                assert said[1] == duration(sum(steps)), (name, note)
+                counted = re.search(r"^(\d+) steps where it allowed (\d+)", said[2])
+                assert counted is None or int(counted[1]) == len(steps) > int(counted[2]), (name, note)
+                average = re.search(r"(\d+) ms a step on average where it allowed (\d+) ms", said[2])
+                assert average is None or int(average[1]) == round(1000 * sum(steps) / len(steps)), (name, note)
+                assert average is None or int(average[1]) > int(average[2]), note
+                assert counted or average, note
+        assert any(f"{name} took" in note for name in named) or "went between its steps" in note, note
+        assert "1-minute load went from" in note or "load was not measured" in note, note
     assert "1 run is ahead of it in the engine's queue right now" in during and seconds(during) > seconds(before)
     assert f"predicted at up to about {duration(seconds(before))}" in during or "predicted at up to about" in during
     (OUT / "run-wait.json").write_text(json.dumps({"before": before, "during": during, "took_s": took}, indent=1))
@@ -356,7 +377,7 @@ def test_a_live_race_advances_both_lanes_and_ends_with_a_result(chromium, model_
         lanes = lanes_of(page)
         moving = lanes and all(v["tokens"] >= 3 for v in lanes.values()) and not any(v["done"] for v in lanes.values())
         if both is None and moving:
-            both = lanes
+            both, running = lanes, page.inner_text(".race-title")
             page.screenshot(path=str(SHOTS / "live-race-running.png"))
         if lanes and all(v["done"] for v in lanes.values()):
             break
@@ -389,7 +410,8 @@ def test_a_live_race_advances_both_lanes_and_ends_with_a_result(chromium, model_
         assert abs(lane["width"] - 100 * lane["tokens"] / written) < 0.11
     assert prompt.split()[0] in page.inner_text(".run-title") and "live" not in page.inner_text(".run-title").lower()
     page.screenshot(path=str(SHOTS / "live-race-finished.png"))
-    assert_expected_wait(before, during, run)
+    note = page.inner_text(".race-note") if page.locator(".race-note").count() else ""
+    assert_expected_wait(before, during, running, run, note)
     # a state axe had not walked: after a live race, the sidebar open (white on indigo 500 was found here)
     from test_a11y_browser import run_axe
 

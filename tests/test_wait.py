@@ -55,6 +55,7 @@ def test_each_lane_costs_its_prompt_then_one_token_a_step_off_the_curve():
     race = wait.predict_race([LOOKAHEAD, MethodSpec("jacobi", jacobi_config(10))], 11, 5, CURVE)
     assert [name for name, _ in race.lanes] == ["lookahead", "Jacobi", "greedy"]
     assert [round(s, 6) for _, s in race.lanes] == [2.2, 1.2, 0.7] and round(race.seconds, 6) == 4.1
+    assert race.steps == (6, 6, 6)  # the prompt's read and one step a token: what an overrun is measured against
     pld = wait.predict_race([MethodSpec("pld", draft=DraftConfig())], 11, 5, CURVE)
     assert round(pld.lanes[0][1], 6) == 1.2
     early = MethodSpec("early-exit", draft=DraftConfig(schedule="heuristic"))
@@ -206,3 +207,39 @@ def test_the_expected_wait_is_rated_per_client_like_the_run_routes():
     assert all("asked too often" not in text for text in said[: limits.WAIT_RATE])
     assert all("asked too often; ask again in" in text for text in said[limits.WAIT_RATE :]), said[-1]
     assert "asked too often" not in ask("10.5.0.2")
+
+
+def _recorded(lanes: dict[str, list[float]], load: float, threads: int = 1):
+    """A finished race as `overrun_words` reads it: each lane's steps' seconds (greedy's last), its start's load."""
+    *raced, greedy = [SimpleNamespace(steps=[SimpleNamespace(seconds=s) for s in steps]) for steps in lanes.values()]
+    machine = SimpleNamespace(load=load, threads=threads)
+    return SimpleNamespace(all_lanes=[SimpleNamespace(run=r) for r in raced], baseline=greedy, machine=machine)
+
+
+def test_a_race_that_overran_its_promise_says_why_from_its_own_record():
+    """The live race in CI took 12.6 s under "up to about 11 s" and said nothing when it ended. A race promised 3 s
+    (lookahead 2 s in 6 steps, greedy 1 s in 6) that kept it says nothing; one that overran says by how much, which
+    lane overran its share and whether by more steps than allowed or by slower steps (one of the two must hold), else
+    that the time went between its steps; and the load at its start and end, naming other work only where the load
+    rose past what the race's own threads can add."""
+    race = wait.Race((("lookahead", 2.0), ("greedy", 1.0)), 11, 5, (6, 6))
+    kept = _recorded({"lookahead": [0.2] * 8, "greedy": [0.15] * 6}, load=0.5)
+    assert wait.overrun_words(race, kept, 2.9, 0.6) == ""
+    slow = _recorded({"lookahead": [0.2] * 8, "greedy": [0.3] * 6}, load=0.5)
+    words = wait.overrun_words(race, slow, 3.5, 2.0)
+    assert words.startswith("This race took 3.5 s on the engine, longer than the 3.0 s the expected wait promised")
+    assert (
+        " Greedy took 1.8 s where the bound allowed 1.0 s: 300 ms a step on average where it allowed 167 ms." in words
+    )
+    assert "Lookahead took" not in words and "steps where it allowed" not in words
+    assert "from 0.50 at the race's start to 2.00 at its end, more than the race's own 1 thread can add" in words
+    longer = _recorded({"lookahead": [0.25] * 9, "greedy": [0.1] * 6}, load=0.5, threads=2)
+    words = wait.overrun_words(race, longer, 3.2, 1.9)
+    assert (
+        " Lookahead took 2.2 s where the bound allowed 2.0 s: 9 steps where it allowed 6 (fewer tokens a step" in words
+    )
+    assert "on average" not in words and "no more than the race's own threads add: the load does not show why" in words
+    between = _recorded({"lookahead": [0.2] * 8, "greedy": [0.15] * 6}, load=-1.0)
+    words = wait.overrun_words(race, between, 3.5, 0.6)
+    assert " Its lanes' steps took 2.5 s together, within the bound; the other 1.0 s went between its steps." in words
+    assert words.endswith("This machine's load was not measured.")

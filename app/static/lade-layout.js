@@ -339,7 +339,7 @@ const LadeLayout = (() => {
       );
     }
     const raceBox = /** @type {HTMLElement} */ (stage.main.querySelector(".race-box"));
-    if (s.live && s.current === s.live) fill(raceBox, Lade.page.race(run, s.liveStatus));
+    if (s.live && s.current === s.live) fill(raceBox, Lade.page.race(run, s.liveStatus, s.liveNote));
     else raceBox.replaceChildren();
     shareBody(stage, ctx);
     stage.drawViews(run, stage.boot.views.ids);

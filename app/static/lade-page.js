@@ -144,8 +144,10 @@ const LadePage = (() => {
       : null;
   }
 
-  /** The live race: one bar per lane on one clock, and once every lane is done, who finished first. @param {Run} run @param {string} status */
-  function race(run, status) {
+  /** The live race: one bar per lane on one clock, where the lanes stand (`status`, the server's) while it runs, and
+   * once every lane is done, who finished first, with the server's `note` on why it took longer than the expected wait
+   * promised, where it did. @param {Run} run @param {string} status @param {string} note */
+  function race(run, status, note) {
     const lanes = run.lanes(),
       done = lanes.every((l) => !run.running(l.id));
     const most = done ? Math.max(1, ...lanes.map((l) => l.run.tokens.length)) : run.t.max_new_tokens;
@@ -181,6 +183,7 @@ const LadePage = (() => {
       "div",
       { class: "race", id: "race", role: "group", "aria-label": "Live race" },
       h("p", { class: "race-title" }, done ? finish(run) : status),
+      done && note ? h("p", { class: "race-note" }, note) : null,
       rows,
     );
   }

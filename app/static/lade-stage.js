@@ -30,6 +30,7 @@ const LadeStage = (() => {
     notice: "",
     live: null,
     liveStatus: "",
+    liveNote: "",
     share: false,
     present: false,
     theme: Lade.theme.read(new URLSearchParams(location.search)),
@@ -328,7 +329,8 @@ const LadeStage = (() => {
      * @param {string} status @param {boolean} done */
     async follow(handle, status, done) {
       const first = this.state.live !== handle;
-      this.set(first ? { live: handle, liveStatus: status, notice: "" } : { liveStatus: status });
+      const said = done ? { liveNote: status } : { liveStatus: status, liveNote: "" };
+      this.set(first ? { live: handle, liveStatus: "", notice: "", ...said } : said);
       if (this.pulling) {
         this.pullAgain = true;
         return;

@@ -96,6 +96,8 @@ interface State {
   notice: string;
   live: string | null;
   liveStatus: string;
+  /** once the live race is done, the server's sentence on why it overran its expected wait ("": it did not) */
+  liveNote: string;
   share: boolean;
   present: boolean;
   theme: Theme;
