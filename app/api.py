@@ -209,7 +209,7 @@ async def generate(
                     yield summary(live.partial(), False, live.lm.decode)
             events.finished(session, live)
             last_summary = summary(live.result, True, live.lm.decode)
-            note = limits.budget_text() if live.out_of_budget else live.overrun()
+            note = f"{limits.budget_text() if live.out_of_budget else ''} {live.overrun()}".strip()
             yield {**last_summary, "note": note} if note else last_summary
         except (ValueError, RuntimeError) as exc:  # the engine's: logged once with its traceback, the caller told why
             fault(f"a /generate run failed ({guard.client_name(request)})")

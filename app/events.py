@@ -180,7 +180,7 @@ async def _follow_live(session: str, asked: Asked, settings: tuple, request):
         # Stop may reach the engine before it cancels this event: the run then ends here, stopped, and says so
         yield (
             (
-                stopped(live.handle, live.result)
+                stopped(live.handle, live.result, f"{why_stopped(live.result)} {live.overrun()}".strip())
                 if (live.cancelled or live.out_of_budget)
                 else stage.live(live.handle, live.overrun(), done=True)
             ),

@@ -256,8 +256,8 @@ class LiveRun:
         return (self._engine_until or time.monotonic()) - self._engine_since if self._engine_since else 0.0
 
     def overrun(self) -> str:
-        """Once it has finished: why it took longer than the expected wait promised, read off its record
-        (`wait.overrun_words`); "" where it kept the promise, had none, or has not finished."""
+        """Once it has ended: why it took longer than the expected wait promised, read off its record
+        (`wait.overrun_words`); "" where it kept the promise, had none, or has not ended."""
         if self.promise is None or self.result is None:
             return ""
         return overrun_words(self.promise, self.result, self.spent_s(), self._load_until)

@@ -173,8 +173,8 @@ def overrun_words(race: Race, run: RunTrace, spent_s: float, load_end: float) ->
     was asked), read off its own record: each lane that overran its share, by more steps than it was allowed or by
     slower steps (one of the two must hold), else the time between its steps; and the machine's 1-minute load at the
     race's start and end (`load_end`), with other work named only where the load rose past what the race's own
-    threads can add. "" where it kept the promise."""
-    if spent_s <= race.engine_s:
+    threads can add. "" where it kept the promise (a race predicted past the budget was promised the budget's cut)."""
+    if spent_s <= race.engine_s or race.seconds > limits.RUN_BUDGET_S:
         return ""
     lanes = [lane.run for lane in run.all_lanes] + [run.baseline]
     said = []
@@ -296,7 +296,7 @@ def _race_words(race: Race, specs: Sequence[MethodSpec], curve: dict, pace: Pace
     )
     if any(s.method in DRAFTED for s in specs):
         words += "; early exit's draft passes count as whole forwards"
-    words += "."
+    words += ". It holds while this machine stays as busy as it is now; a race that overruns it says why when it ends."
     if race.seconds > limits.RUN_BUDGET_S:
         words += (
             f" That is over this server's limit of {limits.RUN_BUDGET_S:g} s per run: the engine will stop it at "

@@ -143,6 +143,9 @@ def test_the_wait_adds_the_races_ahead_and_names_what_it_cannot_predict(toy_serv
     )
     assert "(a toy machine): lookahead" in alone
     assert "lookahead 2.2 s + greedy 0.7 s = 2.9 s, the lanes" in alone and "prompt's 11 tokens" in alone
+    assert alone.endswith(
+        "It holds while this machine stays as busy as it is now; a race that overruns it says why when it ends."
+    )
     jobs = [job(race_handler, list(RUN)), job(lambda: None), job(race_handler, list(RUN), group=None)]
     queued = wait.wait_text(RUN, jobs, (race_handler,))
     assert queued.startswith(
@@ -221,7 +224,8 @@ def test_a_race_that_overran_its_promise_says_why_from_its_own_record():
     (lookahead 2 s in 6 steps, greedy 1 s in 6) that kept it says nothing; one that overran says by how much, which
     lane overran its share and whether by more steps than allowed or by slower steps (one of the two must hold), else
     that the time went between its steps; and the load at its start and end, naming other work only where the load
-    rose past what the race's own threads can add."""
+    rose past what the race's own threads can add. A race predicted past the budget was promised the budget's cut, and
+    a stop there keeps it."""
     race = wait.Race((("lookahead", 2.0), ("greedy", 1.0)), 11, 5, (6, 6))
     kept = _recorded({"lookahead": [0.2] * 8, "greedy": [0.15] * 6}, load=0.5)
     assert wait.overrun_words(race, kept, 2.9, 0.6) == ""
@@ -243,3 +247,5 @@ def test_a_race_that_overran_its_promise_says_why_from_its_own_record():
     words = wait.overrun_words(race, between, 3.5, 0.6)
     assert " Its lanes' steps took 2.5 s together, within the bound; the other 1.0 s went between its steps." in words
     assert words.endswith("This machine's load was not measured.")
+    cut = wait.Race((("lookahead", limits.RUN_BUDGET_S), ("greedy", 1.0)), 11, 5, (6, 6))  # promised the cut
+    assert wait.overrun_words(cut, slow, limits.RUN_BUDGET_S + 0.5, 2.0) == ""
