@@ -188,9 +188,9 @@ def overrun_words(race: Race, run: RunTrace, spent_s: float, load_end: float) ->
         if took / steps > allowed_s / allowed:
             average, allowed_average = 1000 * took / steps, 1000 * allowed_s / allowed
             why.append(f"{average:.0f} ms a step on average where it allowed {allowed_average:.0f} ms")
-        lane_name = name[:1].upper() + name[1:]
+        lane_name, share = name[:1].upper() + name[1:], duration(allowed_s)
         said.append(
-            f" {lane_name} took {duration(took)} where the bound allowed {duration(allowed_s)}: {' and '.join(why)}."
+            f" {lane_name} took {duration(took)} where its share of the bound was {share}: {' and '.join(why)}."
         )
     if not said:
         stepped = sum(s.seconds for lane in lanes for s in lane.steps)

@@ -332,7 +332,9 @@ def assert_expected_wait(before: str, during: str, running: str, run: dict, note
         named = {"Lookahead": "parallel", "Greedy": "baseline"}
         for name, lane in named.items():
             steps = [step_seconds(s) for s in run[lane]["steps"]]
-            said = re.search(rf"{name} took ([0-9.]+ s) where the bound allowed [0-9.]+ s: (.*?)\.(?: [A-Z]|$)", note)
+            said = re.search(
+                rf"{name} took ([0-9.]+ s) where its share of the bound was [0-9.]+ s: (.*?)\.(?: [A-Z]|$)", note
+            )
             if said:  # the lane's seconds, and its steps or their average against what the bound allowed
                 assert said[1] == duration(sum(steps)), (name, note)
                 counted = re.search(r"^(\d+) steps where it allowed (\d+)", said[2])

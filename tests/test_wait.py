@@ -233,14 +233,16 @@ def test_a_race_that_overran_its_promise_says_why_from_its_own_record():
     words = wait.overrun_words(race, slow, 3.5, 2.0)
     assert words.startswith("This race took 3.5 s on the engine, longer than the 3.0 s the expected wait promised")
     assert (
-        " Greedy took 1.8 s where the bound allowed 1.0 s: 300 ms a step on average where it allowed 167 ms." in words
+        " Greedy took 1.8 s where its share of the bound was 1.0 s: 300 ms a step on average where it allowed 167 ms."
+        in words
     )
     assert "Lookahead took" not in words and "steps where it allowed" not in words
     assert "from 0.50 at the race's start to 2.00 at its end, more than the race's own 1 thread can add" in words
     longer = _recorded({"lookahead": [0.25] * 9, "greedy": [0.1] * 6}, load=0.5, threads=2)
     words = wait.overrun_words(race, longer, 3.2, 1.9)
     assert (
-        " Lookahead took 2.2 s where the bound allowed 2.0 s: 9 steps where it allowed 6 (fewer tokens a step" in words
+        " Lookahead took 2.2 s where its share of the bound was 2.0 s: 9 steps where it allowed 6 (fewer tokens a step"
+        in words
     )
     assert "on average" not in words and "no more than the race's own threads add: the load does not show why" in words
     between = _recorded({"lookahead": [0.2] * 8, "greedy": [0.15] * 6}, load=-1.0)
