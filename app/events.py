@@ -180,7 +180,7 @@ async def _follow_live(session: str, asked: Asked, settings: tuple, request):
         # Stop may reach the engine before it cancels this event: the run then ends here, stopped, and says so
         yield (
             (
-                stopped(live.handle, live.result, f"{why_stopped(live.result)} {live.overrun()}".strip())
+                stopped(live.handle, live.result, note=live.overrun())
                 if (live.cancelled or live.out_of_budget)
                 else stage.live(live.handle, live.overrun(), done=True)
             ),
@@ -213,10 +213,10 @@ def why_stopped(run: RunTrace | None) -> str:
     return limits.budget_text() if any(m.stop_reason == "budget" for m in lanes) else STOPPED
 
 
-def stopped(handle: str, run: RunTrace | None = None, why: str | None = None):
+def stopped(handle: str, run: RunTrace | None = None, why: str | None = None, note: str = ""):
     """The stage's value for a run that ended before its last token (Stop, the budget): the run at its last step,
-    with the sentence saying why (`why_stopped` of the run it recorded, unless `why` says otherwise)."""
-    return stage.show(handle, "last", notice=why_stopped(run) if why is None else why)
+    with the sentence saying why (`why_stopped` of the run it recorded, unless `why` says otherwise), then `note`."""
+    return stage.show(handle, "last", notice=f"{why_stopped(run) if why is None else why} {note}".strip())
 
 
 def finished(session: str, live: LiveRun) -> None:

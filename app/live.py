@@ -268,15 +268,15 @@ class LiveRun:
         where = ", ".join(
             f"{name} at step {max(len(self.steps[lane]) - 1, 0)}" for name, lane in zip(names, self.lanes)
         )
-        promised, spent, promise = self.promised_s, self.spent_s(), ""
+        promised, spent, said = self.promised_s, self.spent_s(), ""
         if promised is not None and spent > promised:
-            promise = (
+            said = (
                 f" It has now taken {duration(spent)} on the engine, longer than the {duration(promised)} the expected "
                 f"wait promised; why is read off its record when it ends."
             )
         elif promised is not None:
-            promise = f" The expected wait promised it up to about {duration(promised)} on the engine."
-        return f"Live race: {where}. The lane that has spent the least time so far makes the next step.{promise}"
+            said = f" The expected wait promised it up to about {duration(promised)} on the engine."
+        return f"Live race: {where}. The lane that has spent the least time so far makes the next step.{said}"
 
     def partial(self) -> RunTrace:
         """The run so far, every lane marked "running"."""
