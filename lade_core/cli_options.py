@@ -23,6 +23,7 @@ from .config import (
     Sampling,
     jacobi_config,
 )
+from .trace import CPU_LAYOUTS
 
 
 def model_args(p: argparse.ArgumentParser) -> None:
@@ -31,10 +32,10 @@ def model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", default=None, help="float32 (default), bfloat16 or float16 (GPU only)")
     p.add_argument(
         "--cpu-kernels",
-        choices=("auto", "packed", "stock"),
+        choices=("auto", *CPU_LAYOUTS),
         default="auto",
-        help="on a CPU in fp32: the linear layers stock, packed for oneDNN, or auto (default): whichever "
-        "this machine measured faster for a greedy step, measured once and kept",
+        help="on a CPU in fp32: the linear layers stock, packed for oneDNN or transposed at every width, or auto "
+        "(default): at each width the layout this machine measured fastest there, measured once and kept",
     )
 
 

@@ -1,17 +1,18 @@
-"""Which CPU layout each forward runs on, by its width: the stock linear layers or `kernels.py`'s packed ones, measured
-once on the loaded model, kept per machine, model and thread count, and read back by later loads.
+"""Which CPU layout each forward runs on, by its width: the stock linear layers or `kernels.py`'s packed or transposed
+ones, measured once on the loaded model, kept per machine, model and thread count, and read back by later loads.
 
-The packed layers are machine- and width-dependent. On one 2-core host at one thread a one-token forward took 59 ms
-stock and 67 ms packed, an eight-token one 122 ms stock and 77 ms packed (at two threads 36/44 and 63/51): one layout
-for every width gives away either greedy's step or lookahead's. So `measure` times a forward of each width in `SIZES`
-over a `CONTEXT`-token cache with the stock and the packed layers (grouped-query attention in both), interleaved round
-by round, `ROUNDS` rounds, and `plan` keeps, at each width, the packed layers only where their median is under
-`MARGIN` of the stock one's (a tie goes to the stock layers, transformers' own); a width between two measured ones
-takes the layout whose time, read off the straight line between them, is lower. Greedy decoding, the baseline of
-every speed-up, still runs on this machine's faster one-token forward, and lookahead's wider steps on theirs. About
-15 s on a 2-core CPU, once; the plan and every timing are written under the model loader's cache folder beside the
-cost curves (`machine.py` names the machine). Both layouts compute the same numbers up to the GEMM's rounding, so
-greedy output is token for token the same (tests/test_checkpoint.py); the exactness tests run on the mixed plan.
+The layouts are machine- and width-dependent. On one 2-core host at one thread a one-token forward took 59 ms stock
+and 67 ms packed, an eight-token one 122 ms stock and 77 ms packed (at two threads 36/44 and 63/51), and the
+transposed layers took 8% less than the stock ones at one token and more from two on: one layout for every width gives
+away either greedy's step or lookahead's. So `measure` times a forward of each width in `SIZES` over a `CONTEXT`-token
+cache on every layout held (grouped-query attention in all), interleaved round by round, `ROUNDS` rounds, and `plan`
+keeps, at each width, the fastest other layout only where its median is under `MARGIN` of the stock one's (a tie goes
+to the stock layers, transformers' own); a width between two measured ones reads each layout's time off the straight
+line between them. Greedy decoding, the baseline of every speed-up, still runs on this machine's fastest one-token
+forward, and lookahead's wider steps on theirs. About 25 s on a 2-core CPU, once; the plan and every timing are written
+under the model loader's cache folder beside the cost curves (`machine.py` names the machine). The layouts compute the
+same numbers up to the GEMM's rounding, so greedy output is token for token the same (tests/test_checkpoint.py); the
+exactness tests run on a mixed plan.
 """
 
 from __future__ import annotations
@@ -25,53 +26,66 @@ from pathlib import Path
 
 import torch
 
+from .kernels import LABELS
 from .machine import identity, save_curve
+from .trace import CPU_LAYOUTS
 
 SIZES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)  # tokens a forward feeds
 CONTEXT = 64  # cached positions behind them
 ROUNDS = 7
-MARGIN = 0.95  # packed is kept at a width only when it takes less than this share of the stock layers' time there
+MARGIN = (
+    0.95  # another layout is kept at a width only when it takes less than this share of the stock layers' time there
+)
 FOLDER = "kernel-plans"
-VERSION = 2  # 2: a layout per width (1: one layout, chosen for the one-token forward)
+VERSION = 3  # 3: the transposed layout too; 2: a layout per width (1: one layout, chosen for the one-token forward)
 
 
 @dataclass(frozen=True)
 class KernelPlan:
-    """The layout of a forward by its width: `packed[w - 1]` for w tokens; wider than the table, its last entry."""
+    """The layout of a forward by its width: `layouts[w - 1]` for w tokens; wider than the table, its last entry."""
 
-    packed: tuple[bool, ...]
+    layouts: tuple[str, ...]
 
-    def at(self, width: int) -> bool:
-        return self.packed[min(max(width, 1), len(self.packed)) - 1]
+    def at(self, width: int) -> str:
+        return self.layouts[min(max(width, 1), len(self.layouts)) - 1]
 
     @property
-    def uniform(self) -> bool | None:
-        """True or False where every width runs on one layout (packed or stock), else None."""
-        return self.packed[0] if len(set(self.packed)) == 1 else None
+    def used(self) -> tuple[str, ...]:
+        """The layouts some width runs on, in order of the first width that does."""
+        return tuple(dict.fromkeys(self.layouts))
+
+    @property
+    def uniform(self) -> str | None:
+        """The layout every width runs on, else None."""
+        return self.layouts[0] if len(self.used) == 1 else None
 
     @property
     def label(self) -> str:
-        """The plan in a few words, as a bench, a cost curve and a trace name it: "stock", "onednn-packed", or the
-        widths that run packed ("packed 3+", "packed 1, 4-8"; "+": that width and every wider one)."""
+        """The plan in a few words, as a bench, a cost curve and a trace name it: a model on one layout as
+        `kernels.LABELS` names it ("stock", "onednn-packed", "transposed"), else the widths each other layout runs
+        ("packed 3+", "transposed 1; packed 4-8, 12+"; "+": that width and every wider one)."""
         if self.uniform is not None:
-            return "onednn-packed" if self.uniform else "stock"
-        spans, start, widest = [], None, len(self.packed)
-        for w, packed in enumerate((*self.packed, False), start=1):
-            if packed and start is None:
+            return LABELS[self.uniform]
+        spans: dict[str, list[str]] = {}
+        start, widest = 1, len(self.layouts)
+        for w in range(2, widest + 2):
+            if w > widest or self.layouts[w - 1] != self.layouts[start - 1]:
+                layout = self.layouts[start - 1]
+                span = f"{start}+" if w > widest else f"{start}" if start == w - 1 else f"{start}-{w - 1}"
+                if layout != "stock":
+                    spans.setdefault(layout, []).append(span)
                 start = w
-            elif not packed and start is not None:
-                spans.append(f"{start}+" if w > widest else f"{start}" if start == w - 1 else f"{start}-{w - 1}")
-                start = None
-        return "packed " + ", ".join(spans)
+        return "; ".join(f"{layout} {', '.join(widths)}" for layout, widths in spans.items())
 
 
 def plan(median_s: dict[str, dict[str, float]], widest: int = SIZES[-1]) -> KernelPlan:
-    """The plan for measured medians ({"stock": {"1": s, ...}, "packed": {...}}): at each width 1..`widest`, packed
-    where its time (straight lines between measured widths) is under MARGIN of the stock layers' time."""
+    """The plan for measured medians ({"stock": {"1": s, ...}, "packed": {...}, ...}): at each width 1..`widest`, the
+    fastest other layout where its time (straight lines between measured widths) is under MARGIN of the stock
+    layers' time, else the stock layers."""
     sizes = sorted(int(n) for n in median_s["stock"])
 
-    def time_at(path: str, w: int) -> float:
-        points = [(n, median_s[path][str(n)]) for n in sizes]
+    def time_at(layout: str, w: int) -> float:
+        points = [(n, median_s[layout][str(n)]) for n in sizes]
         if w <= points[0][0]:
             return points[0][1]
         for (a, ta), (b, tb) in zip(points, points[1:]):
@@ -79,7 +93,11 @@ def plan(median_s: dict[str, dict[str, float]], widest: int = SIZES[-1]) -> Kern
                 return ta + (w - a) * (tb - ta) / (b - a)
         return points[-1][1]
 
-    return KernelPlan(tuple(time_at("packed", w) < MARGIN * time_at("stock", w) for w in range(1, widest + 1)))
+    def best(w: int) -> str:
+        other = min((layout for layout in median_s if layout != "stock"), key=lambda o: time_at(o, w), default=None)
+        return other if other and time_at(other, w) < MARGIN * time_at("stock", w) else "stock"
+
+    return KernelPlan(tuple(best(w) for w in range(1, widest + 1)))
 
 
 def verdict_file(root: Path, model: str, threads: int) -> Path:
@@ -95,6 +113,7 @@ def read_verdict(path: Path) -> dict | None:
     except (OSError, ValueError):
         return None
     ok = isinstance(verdict, dict) and verdict.get("version") == VERSION and isinstance(verdict.get("median_s"), dict)
+    ok = ok and "stock" in verdict["median_s"] and set(verdict["median_s"]) <= set(CPU_LAYOUTS)
     return verdict if ok and verdict.get("machine") == identity()["id"] else None
 
 
@@ -111,8 +130,8 @@ def _forward_s(model, inputs: dict[int, torch.Tensor], cache) -> dict[int, float
 
 @torch.inference_mode()
 def measure(model, switch, sizes=SIZES, rounds: int = ROUNDS) -> dict:
-    """Median forward seconds per size on the stock and on the packed layers (`switch`: `kernels.dual_linears`'s),
-    interleaved round by round so that a change in the machine's load falls on both; the switch is left stock."""
+    """Median forward seconds per size on every layout `switch` holds (`kernels.layered_linears`'s), interleaved
+    round by round so that a change in the machine's load falls on all; the switch is left stock."""
     from transformers import DynamicCache
 
     vocab = int(model.config.vocab_size)
@@ -121,20 +140,26 @@ def measure(model, switch, sizes=SIZES, rounds: int = ROUNDS) -> dict:
     inputs = {n: torch.randint(0, vocab, (1, n), generator=generator) for n in sizes}
     cache = DynamicCache(config=model.config)
     model(input_ids=prefix, cache=cache, use_cache=True)
-    times = {"stock": {n: [] for n in sizes}, "packed": {n: [] for n in sizes}}
-    for round_ in range(rounds + 1):  # the first round warms both up and is not kept
-        for path in ("stock", "packed"):
-            switch.packed = path == "packed"
+    times = {layout: {n: [] for n in sizes} for layout in switch.layouts}
+    for round_ in range(rounds + 1):  # the first round warms every layout up and is not kept
+        for layout in times:
+            switch.layout = layout
             for n, s in _forward_s(model, inputs, cache).items():
                 if round_:
-                    times[path][n].append(s)
-    switch.packed = False
-    return {path: {str(n): statistics.median(v) for n, v in by_size.items()} for path, by_size in times.items()}
+                    times[layout][n].append(s)
+    switch.layout = "stock"
+    return {layout: {str(n): statistics.median(v) for n, v in by_size.items()} for layout, by_size in times.items()}
+
+
+def over_stock(median_s: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """Each other layout's time at each size over the stock layers'."""
+    stock = median_s["stock"]
+    return {layout: {n: t / stock[n] for n, t in by.items()} for layout, by in median_s.items() if layout != "stock"}
 
 
 def choose(model, switch, name: str, root: Path) -> tuple[KernelPlan, dict]:
     """(the plan, the verdict it came from): the kept verdict of this machine for `name`, or one measured now on
-    `model` (its layers made dual by `kernels.dual_linears`, `switch` theirs) and kept."""
+    `model` (its layers given their twins by `kernels.layered_linears`, `switch` theirs) and kept."""
     path = verdict_file(root, name, torch.get_num_threads())
     kept = read_verdict(path)
     if kept is None:
@@ -150,7 +175,7 @@ def choose(model, switch, name: str, root: Path) -> tuple[KernelPlan, dict]:
             "rounds": ROUNDS,
             "margin": MARGIN,
             "median_s": seconds,
-            "packed_over_stock": {n: seconds["packed"][n] / seconds["stock"][n] for n in seconds["stock"]},
+            "over_stock": over_stock(seconds),
             "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "kept_at": str(path),
         }

@@ -16,7 +16,7 @@ import torch
 from transformers import DynamicCache
 
 from .kernel_choice import KernelPlan
-from .kernels import Switch
+from .kernels import LABELS, Switch
 from .layout import StepLayout
 
 BLOCK_CACHE_BYTES = 64 * 2**20  # mask blocks kept per model, in bytes: bounds memory on a server that sees many layouts
@@ -30,8 +30,8 @@ class LM:
     device: torch.device
     dtype: torch.dtype
     eos_ids: frozenset[int] = field(default_factory=frozenset)
-    kernels: str = "stock"  # the layouts of the linear layers: "stock", "onednn-packed" or a plan's label (CPU fp32)
-    plan: KernelPlan | None = None  # the layout of each width, where the layers hold both (`kernels.Switch`)
+    kernels: str = "stock"  # the layouts of the linear layers: one of `kernels.LABELS`'s or a plan's label (CPU fp32)
+    plan: KernelPlan | None = None  # the layout of each width, where the layers hold several (`kernels.Switch`)
     switch: Switch | None = None  # what the plan sets before each forward
 
     def __post_init__(self):
@@ -39,15 +39,16 @@ class LM:
         self._blocks: OrderedDict[StepLayout, tuple[torch.Tensor, ...]] = OrderedDict()
         self._block_bytes = 0
         self.drafts: dict[str, LM] = {}  # draft models built or loaded for this model, by name (`checkpoint.py`)
-        self.used = "packed" if self.kernels == "onednn-packed" else "stock"  # the layout of the last forward
+        fixed = {label: layout for layout, label in LABELS.items()}  # a model on one layout at every width
+        # the layout of the last forward (`StepTrace.kernels`)
+        self.used = self.switch.layout if self.switch is not None else fixed.get(self.kernels, "stock")
 
     def use_width(self, tokens: int) -> None:
         """Set the layout of the next forward, of `tokens` rows (a batch's rows counted together), from the plan (a
         model with one layout has none). Every forward of this adapter sets it; code that calls the model itself
         (a batched curve) calls this first."""
         if self.plan is not None:
-            self.switch.packed = self.plan.at(tokens)
-            self.used = "packed" if self.switch.packed else "stock"
+            self.switch.layout = self.used = self.plan.at(tokens)
 
     # -- text --------------------------------------------------------------------------------------------------
     @property

@@ -40,7 +40,8 @@ MAX_LANES = 2  # lanes beside the main one: a race is the baseline and up to thr
 MAX_DEVICES = 8  # ranks of a Lookahead Parallelism run (`parallel.py`)
 # A speculative method's steps are of its method's kind (DRAFT_KINDS: "pld", "early-exit", "draft").
 STEP_KINDS = ("prefill", "autoregressive", "warmup", "lookahead", "jacobi", *DRAFT_KINDS)
-LAYOUTS = ("", "stock", "packed")  # a forward's linear layers (`kernels.py`): "" where a trace did not record it
+CPU_LAYOUTS = ("stock", "packed", "transposed")  # a forward's linear layers on a CPU, as `kernels.py` builds them
+LAYOUTS = ("", *CPU_LAYOUTS)  # what a step records: "" where a trace did not record it
 STOP_REASONS = ("eos", "length", "cancelled", "budget", "running")  # budget: a public run out of time; running: so far
 
 Ids = tuple[int, ...]

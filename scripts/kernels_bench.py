@@ -9,10 +9,10 @@ measured one after the other, not interleaved, so read them as a shape more than
     python -m scripts.kernels_bench --max-new-tokens 64 --out assets/bench/kernels.json
     python -m scripts.kernels_bench --widths --threads 1,2 --out out/kernels-widths.json
 
-`--widths`: the two layouts at every width a step feeds (kernel_choice.SIZES), side by side at each thread count in
-one process (`kernel_choice.measure`: interleaved round by round), with the plan each thread count gets, this CPU's
+`--widths`: every layout at every width a step feeds (kernel_choice.SIZES), side by side at each thread count in one
+process (`kernel_choice.measure`: interleaved round by round), with the plan each thread count gets, this CPU's
 measured roof beside them (`measure/cpuroof.py`: the least time a forward of that width can take here), and the
-memory both layouts hold against one (the process's resident memory with one layout, then with both).
+memory every layout holds against one (the process's resident memory with one layout, then with all).
 """
 
 from __future__ import annotations
@@ -61,46 +61,44 @@ def rss_mb() -> float:
 
 
 def widths(threads: list[int], out: str) -> None:
-    """The two layouts per width at each thread count, in one process, with the roof and the memory."""
+    """Every layout per width at each thread count, in one process, with the roof and the memory."""
     import gc
     import time
 
     import torch
 
     from lade_core import kernels
-    from lade_core.kernel_choice import CONTEXT, ROUNDS, SIZES, measure, plan
+    from lade_core.kernel_choice import CONTEXT, ROUNDS, SIZES, measure, over_stock, plan
     from lade_core.measure.cpuroof import floor, measure_roof
 
     lm = load(False)
     gc.collect()
     one = rss_mb()
-    switch = kernels.dual_linears(lm.model)
+    switch = kernels.layered_linears(lm.model)
     gc.collect()
-    both = rss_mb()
+    every = rss_mb()
     rows = {}
     for k in threads:
         torch.set_num_threads(k)
         seconds = measure(lm.model, switch)
         roof = measure_roof()
+        floors = {str(n): floor(roof, "135M", n, CONTEXT)["seconds"] for n in SIZES}
         rows[str(k)] = {
             "median_s": seconds,
-            "packed_over_stock": {n: seconds["packed"][n] / seconds["stock"][n] for n in seconds["stock"]},
+            "over_stock": over_stock(seconds),
             "plan": plan(seconds).label,
             "roof": {key: roof[key] for key in ("bandwidth", "flops", "how")},
-            "floor_s": {str(n): floor(roof, "135M", n, CONTEXT)["seconds"] for n in SIZES},
-            "best_over_floor": {
-                str(n): min(seconds["stock"][str(n)], seconds["packed"][str(n)])
-                / floor(roof, "135M", n, CONTEXT)["seconds"]
-                for n in SIZES
-            },
+            "floor_s": floors,
+            "best_over_floor": {n: min(by[n] for by in seconds.values()) / floors[n] for n in floors},
         }
         print(
             f"{k} thread(s), plan {rows[str(k)]['plan']}: "
             + "  ".join(
-                f"{n}: {1000 * seconds['stock'][str(n)]:.0f}/{1000 * seconds['packed'][str(n)]:.0f} ms"
-                f" (floor {1000 * rows[str(k)]['floor_s'][str(n)]:.0f})"
+                f"{n}: {'/'.join(f'{1000 * by[str(n)]:.0f}' for by in seconds.values())} ms"
+                f" (floor {1000 * floors[str(n)]:.0f})"
                 for n in SIZES
-            ),
+            )
+            + f"  [{'/'.join(seconds)}]",
             flush=True,
         )
     result = {
@@ -110,7 +108,8 @@ def widths(threads: list[int], out: str) -> None:
         "context": CONTEXT,
         "rounds": ROUNDS,
         "load_average": os.getloadavg(),
-        "rss_mb": {"one_layout": one, "both_layouts": both, "extra": both - one},
+        "layouts": list(switch.layouts),
+        "rss_mb": {"one_layout": one, "every_layout": every, "extra": every - one},
         "threads": rows,
     }
     Path(out).parent.mkdir(parents=True, exist_ok=True)
@@ -122,7 +121,7 @@ def main() -> None:
     ap.add_argument("--prompts", default=None)
     ap.add_argument("--max-new-tokens", type=int, default=64)
     ap.add_argument("--out", default="assets/bench/kernels.json")
-    ap.add_argument("--widths", action="store_true", help="the two layouts at every width a step feeds")
+    ap.add_argument("--widths", action="store_true", help="every layout at every width a step feeds")
     ap.add_argument("--threads", default="1,2", help="with --widths: the thread counts, comma-separated")
     args = ap.parse_args()
     if args.widths:

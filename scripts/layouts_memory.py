@@ -1,11 +1,11 @@
-"""What holding both layouts of the linear layers costs in memory: one process per choice, in a row.
+"""What holding several layouts of the linear layers costs in memory: one process per choice, in a row.
 
     python -m scripts.layouts_memory --out out/layouts-memory.json
 
-For each of `--cpu-kernels stock`, `packed` and `auto` (this machine's plan per width, which holds both layouts where
-it mixes them), a fresh process loads the model at one thread, decodes 16 tokens greedily and 32 with lookahead
+For each of `--cpu-kernels stock`, `packed`, `transposed` and `auto` (this machine's plan per width, which holds every
+layout it runs), a fresh process loads the model at one thread, decodes 16 tokens greedily and 32 with lookahead
 W=7 N=4 G=7 (so that every layout the plan uses has run), and reports its resident memory then and at its peak
-(VmRSS, VmHWM). Written: the three, and the plan's cost over each single layout.
+(VmRSS, VmHWM). Written: the four, and the plan's cost over each single layout.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-CHOICES = ("stock", "packed", "auto")
+CHOICES = ("stock", "packed", "transposed", "auto")
 PROMPT = "Write a Python function that returns the n-th Fibonacci number."
 
 

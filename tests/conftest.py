@@ -63,19 +63,21 @@ def lm():
 
 @pytest.fixture(scope="session")
 def mixed_lm():
-    """The model with both CPU layouts and a plan that alternates them by width (stock for one token, packed for two,
-    stock for three, ...), so that greedy's steps and lookahead's run on different matrix routines whatever plan this
-    machine measured (the session's `lm` has this machine's own); `lm` itself where oneDNN's packing is missing."""
+    """The model with every CPU layout and a plan that cycles through them by width (stock for one token, packed for
+    two, transposed for three, stock for four, ...), so that greedy's steps and lookahead's run on different matrix
+    routines whatever plan this machine measured (the session's `lm` has this machine's own); `lm` itself where
+    oneDNN's packing is missing."""
     from dataclasses import replace
 
     from lade_core import kernels, load_model
     from lade_core.kernel_choice import KernelPlan
+    from lade_core.trace import CPU_LAYOUTS
 
     plain = load_model(cpu_kernels="stock")
     if not kernels.packing_available():
         return plain
-    switch = kernels.dual_linears(plain.model)
-    plan = KernelPlan(tuple(w % 2 == 0 for w in range(1, 65)))
+    switch = kernels.layered_linears(plain.model)
+    plan = KernelPlan(tuple(CPU_LAYOUTS[(w - 1) % len(CPU_LAYOUTS)] for w in range(1, 65)))
     return replace(plain, kernels=plan.label, plan=plan, switch=switch)
 
 

@@ -107,8 +107,9 @@ def packed_lm():
 
 
 @needs_onednn
-def test_cpu_fp32_linears_packed_or_stock_change_no_token(packed_lm, bench_prompts, monkeypatch):
-    """Linear layers packed for oneDNN are a kernel choice, not a different model: greedy output is the same."""
+def test_cpu_fp32_linears_packed_transposed_or_stock_change_no_token(packed_lm, bench_prompts, monkeypatch):
+    """Linear layers packed for oneDNN or stored transposed are a kernel choice, not a different model: greedy output
+    is the same."""
     from lade_core import greedy_generate
 
     assert packed_lm.kernels == kernels.KERNELS
@@ -116,9 +117,13 @@ def test_cpu_fp32_linears_packed_or_stock_change_no_token(packed_lm, bench_promp
     assert not any(type(m) is torch.nn.Linear for m in packed_lm.model.modules())
     stock = load_model(None, "cpu", cpu_kernels="stock")
     assert stock.kernels == "stock" and isinstance(stock.model.get_output_embeddings(), torch.nn.Linear)
+    transposed = load_model(None, "cpu", cpu_kernels="transposed")
+    assert transposed.kernels == "transposed" and transposed.used == "transposed"
+    assert isinstance(transposed.model.get_output_embeddings(), kernels.TransposedLinear)
     for p in bench_prompts[:2]:
         ids = packed_lm.encode_prompt(p["prompt"])
-        assert greedy_generate(packed_lm, ids, 32).tokens == greedy_generate(stock, ids, 32).tokens
+        reference = greedy_generate(stock, ids, 32).tokens
+        assert greedy_generate(packed_lm, ids, 32).tokens == reference == greedy_generate(transposed, ids, 32).tokens
 
 
 def test_which_kernels_a_load_asks_for():
@@ -127,88 +132,125 @@ def test_which_kernels_a_load_asks_for():
     expected = "auto" if kernels.packing_available() else "stock"
     assert checkpoint.kernels_wanted(cpu, fp32) == expected
     assert checkpoint.kernels_wanted(torch.device("cuda"), fp32, "packed") == "stock"
-    assert checkpoint.kernels_wanted(cpu, torch.bfloat16, "packed") == "stock"
-    with pytest.raises(ModelLoadError, match="auto, packed, stock"):
+    assert checkpoint.kernels_wanted(cpu, torch.bfloat16, "transposed") == "stock"
+    with pytest.raises(ModelLoadError, match="auto, stock, packed, transposed"):
         checkpoint.kernels_wanted(cpu, fp32, "fast")
     with pytest.MonkeyPatch.context() as m:
         m.setenv("LADE_PREPACK", "0")
         assert checkpoint.kernels_wanted(cpu, fp32, "packed") == "stock"
 
 
-def test_each_width_runs_on_the_layout_this_machine_measured_faster_there(tmp_path, monkeypatch):
+def test_each_width_runs_on_the_layout_this_machine_measured_fastest_there(tmp_path, monkeypatch):
     """One layout for every width gave away either greedy's step or lookahead's (one host at one thread: stock 59 ms
-    at one token and 122 at eight, packed 67 and 77). The plan keeps the packed layers at a width only where they
-    take under MARGIN of the stock ones' time (a width between two measured ones read off the straight lines between
-    them); it is kept and read back without measuring again, and another machine's plan is not read."""
+    at one token and 122 at eight, packed 67 and 77). The plan keeps another layout at a width only where the fastest
+    of them takes under MARGIN of the stock layers' time (a width between two measured ones read off the straight
+    lines between them); it is kept and read back without measuring again, and another machine's plan, or one naming
+    a layout this engine does not build, is not read."""
     from lade_core import kernel_choice
 
     model = torch.nn.Sequential(torch.nn.Linear(4, 4))
     timings = iter(
         [
-            {"stock": {"1": 1.0, "4": 1.0, "8": 2.0}, "packed": {"1": 1.1, "4": 1.1, "8": 1.2}},
+            {
+                "stock": {"1": 1.0, "4": 1.0, "8": 2.0},
+                "packed": {"1": 1.1, "4": 1.1, "8": 1.2},
+                "transposed": {"1": 0.9, "4": 1.2, "8": 1.3},
+            },
             {"stock": {"1": 1.0, "4": 2.0, "8": 4.0}, "packed": {"1": 0.9, "4": 1.0, "8": 2.0}},
+            {"stock": {"1": 1.0, "4": 1.0, "8": 1.0}},
         ]
     )
     monkeypatch.setattr(kernel_choice, "measure", lambda model, switch: next(timings))
     plan, verdict = kernel_choice.choose(model, None, "m", tmp_path)
-    # width 4: stock 1.0, packed 1.1; width 5, between 4 and 8: stock 1.25, packed 1.125 (< 0.95 x 1.25)
-    assert [plan.at(w) for w in (1, 4, 5, 6, 8, 64, 200)] == [False, False, True, True, True, True, True]
-    assert plan.label == "packed 5+" and verdict["plan"] == plan.label and verdict["packed_over_stock"]["8"] == 0.6
+    # width 1: transposed 0.9 (< 0.95); width 4: stock 1.0, packed 1.1; width 5, between 4 and 8: stock 1.25,
+    # packed 1.125 (< 0.95 x 1.25), transposed 1.225; width 8: packed 1.2 against transposed 1.3
+    assert [plan.at(w) for w in (1, 2, 4, 5, 6, 8, 64, 200)] == [
+        "transposed",
+        "stock",
+        "stock",
+        "packed",
+        "packed",
+        "packed",
+        "packed",
+        "packed",
+    ]
+    assert plan.used == ("transposed", "stock", "packed")
+    assert plan.label == "transposed 1; packed 5+" and verdict["plan"] == plan.label
+    assert verdict["over_stock"]["packed"]["8"] == 0.6 and verdict["over_stock"]["transposed"]["1"] == 0.9
     assert kernel_choice.choose(model, None, "m", tmp_path) == (plan, verdict)  # read back: no second measurement
     path = kernel_choice.verdict_file(tmp_path, "m", torch.get_num_threads())
     path.write_text(path.read_text().replace(verdict["machine"], "another-machine"))
     plan, verdict = kernel_choice.choose(model, None, "m", tmp_path)  # not this machine's: measured again
-    assert plan.uniform is True and plan.label == "onednn-packed"
-    assert kernel_choice.KernelPlan((False,) * 3).label == "stock"
-    assert kernel_choice.KernelPlan((True, False, False, True)).label == "packed 1, 4+"
+    assert plan.uniform == "packed" and plan.label == "onednn-packed" and plan.used == ("packed",)
+    path.write_text(path.read_text().replace('"packed"', '"unheard-of"'))
+    plan, verdict = kernel_choice.choose(model, None, "m", tmp_path)  # a layout not built here: measured again
+    assert plan.uniform == "stock" and plan.label == "stock"
+    assert kernel_choice.KernelPlan(("stock",) * 3).label == "stock"
+    assert kernel_choice.KernelPlan(("transposed",) * 3).label == "transposed"
+    assert kernel_choice.KernelPlan(("packed", "stock", "stock", "packed")).label == "packed 1, 4+"
+    assert (
+        kernel_choice.KernelPlan(("transposed", "stock", "packed", "transposed")).label == "transposed 1, 4+; packed 3"
+    )
+
+
+def test_every_layout_a_trace_may_record_is_built_and_named():
+    from lade_core.trace import CPU_LAYOUTS, LAYOUTS
+
+    assert tuple(kernels.BUILDERS) == tuple(kernels.LABELS) == CPU_LAYOUTS and LAYOUTS == ("", *CPU_LAYOUTS)
+    assert checkpoint.CPU_KERNELS == ("auto", *CPU_LAYOUTS)
 
 
 @needs_onednn
-def test_both_layouts_compute_the_same_and_the_switch_puts_one_in_place():
-    """Every linear layer keeps its stock self and a packed twin; the switch the model's adapter sets puts one or the
-    other in every layer's place for the whole forward (only when it changes); `keep` holds one and lets the other
-    go."""
+def test_every_layout_computes_the_same_and_the_switch_puts_one_in_place():
+    """Every linear layer keeps its stock self and its twins; the switch the model's adapter sets puts one in every
+    layer's place for the whole forward (only when it changes); `keep` holds the plan's layouts and lets the others
+    go, and with one left there is nothing more to switch."""
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU(), torch.nn.Linear(8, 4))
     reference = [m.weight.detach().clone() for m in (model[0], model[2])]
     biases = [model[0].bias.detach().clone(), model[2].bias.detach().clone()]
-    switch = kernels.dual_linears(model)
+    switch = kernels.layered_linears(model)
+    assert switch.layouts == ("stock", "packed", "transposed")
     x = torch.randn(3, 16)
     expected = torch.relu(x @ reference[0].T + biases[0]) @ reference[1].T + biases[1]
-    for packed in (False, True, False):
-        switch.packed = packed
-        kind = kernels.PackedLinear if packed else torch.nn.Linear
-        assert all(type(model[i]) is kind for i in (0, 2))
+    kinds = {"stock": torch.nn.Linear, "packed": kernels.PackedLinear, "transposed": kernels.TransposedLinear}
+    for layout in ("stock", "packed", "transposed", "stock"):
+        switch.layout = layout
+        assert all(type(model[i]) is kinds[layout] for i in (0, 2))
         torch.testing.assert_close(model(x), expected, rtol=1e-5, atol=1e-5)
-    switch.keep(True)
-    assert isinstance(model[0], kernels.PackedLinear) and switch.pairs == []
+    switch.keep(("transposed", "packed"))
+    assert switch.layouts == ("packed", "transposed") and switch.layout == "packed"
+    switch.keep(("transposed",))
+    assert isinstance(model[0], kernels.TransposedLinear) and switch.layers == []
 
 
 @needs_onednn
-def test_a_packed_layer_computes_what_the_linear_layer_does():
+def test_a_packed_or_transposed_layer_computes_what_the_linear_layer_does():
     assert kernels.packing_available()
     torch.manual_seed(0)
     for bias in (True, False):
         linear = torch.nn.Linear(32, 24, bias=bias).requires_grad_(False)
-        packed = kernels.PackedLinear(linear)
-        for shape in ((1, 32), (1, 1, 32), (1, 61, 32), (2, 7, 32)):
-            x = torch.randn(shape)
-            torch.testing.assert_close(packed(x), linear(x), rtol=1e-5, atol=1e-5)
+        for twin in (kernels.PackedLinear(linear), kernels.TransposedLinear(linear)):
+            for shape in ((1, 32), (1, 1, 32), (1, 61, 32), (2, 7, 32)):
+                x = torch.randn(shape)
+                torch.testing.assert_close(twin(x), linear(x), rtol=1e-5, atol=1e-5)
 
 
 @needs_onednn
-def test_packing_keeps_no_dense_copy_of_a_packed_weight():
-    """The packed copy replaces the dense weight: nothing (an autograd node, say) keeps the original alive, and the
-    layers left dense get their own memory instead of pointing into the checkpoint's (memory-mapped) tensors."""
-    model = torch.nn.Sequential(torch.nn.Embedding(8, 4), torch.nn.Linear(4, 4), torch.nn.LayerNorm(4))
-    dense_weight = weakref.ref(model[1].weight)
-    embedding = model[0].weight.data_ptr()
-    packed = kernels.pack_linears(model)
-    gc.collect()
-    assert dense_weight() is None
-    assert isinstance(packed[1], kernels.PackedLinear) and packed[0].weight.data_ptr() != embedding
-    assert not any(p.requires_grad for p in packed.parameters())
-    assert packed(torch.tensor([[1, 2, 3]])).shape == (1, 3, 4)
+def test_a_fixed_layout_keeps_no_dense_copy_of_its_weights():
+    """The packed (or transposed) copy replaces the dense weight: nothing (an autograd node, say) keeps the original
+    alive, and the layers left dense get their own memory instead of pointing into the checkpoint's (memory-mapped)
+    tensors."""
+    for layout, kind in (("packed", kernels.PackedLinear), ("transposed", kernels.TransposedLinear)):
+        model = torch.nn.Sequential(torch.nn.Embedding(8, 4), torch.nn.Linear(4, 4), torch.nn.LayerNorm(4))
+        dense_weight = weakref.ref(model[1].weight)
+        embedding = model[0].weight.data_ptr()
+        fixed = kernels.fix_layout(model, layout)
+        gc.collect()
+        assert dense_weight() is None
+        assert isinstance(fixed[1], kind) and fixed[0].weight.data_ptr() != embedding
+        assert not any(p.requires_grad for p in fixed.parameters())
+        assert fixed(torch.tensor([[1, 2, 3]])).shape == (1, 3, 4)
 
 
 @needs_onednn

@@ -96,7 +96,7 @@ def check_kernels_bench(doc, done):
 
 
 def check_layouts_memory(doc, done):
-    assert [r["choice"] for r in doc["rows"]] == ["stock", "packed", "auto"]
+    assert [r["choice"] for r in doc["rows"]] == ["stock", "packed", "transposed", "auto"]
     assert all(0 < r["rss_mb"] <= r["peak_mb"] for r in doc["rows"])
 
 

@@ -1111,7 +1111,7 @@ export interface StepTrace {
   guess: number;
   index: number;
   input_token: number;
-  kernels: "" | "stock" | "packed";
+  kernels: "" | "stock" | "packed" | "transposed";
   kind: "prefill" | "autoregressive" | "warmup" | "lookahead" | "jacobi" | "pld" | "early-exit" | "draft";
   /**
    * @maxItems 16
