@@ -6,9 +6,9 @@ and 67 ms packed, an eight-token one 122 ms stock and 77 ms packed (at two threa
 transposed layers took 8% less than the stock ones at one token and more from two on: one layout for every width gives
 away either greedy's step or lookahead's. So `measure` times a forward of each width in `SIZES` over a `CONTEXT`-token
 cache on every layout held (grouped-query attention in all), interleaved round by round, `ROUNDS` rounds, and `plan`
-keeps, at each width, the fastest other layout only where its median is under `MARGIN` of the stock one's (a tie goes
-to the stock layers, transformers' own); a width between two measured ones reads each layout's time off the straight
-line between them. Greedy decoding, the baseline of every speed-up, still runs on this machine's fastest one-token
+keeps, at each width, the fastest layout only where the others take more than 1 / `MARGIN` of its time (a near tie
+goes to the stock layers, transformers' own, then to the packed ones, so that a layout is held only for widths where
+it clearly pays); a width between two measured ones reads each layout's time off the straight line between them. Greedy decoding, the baseline of every speed-up, still runs on this machine's fastest one-token
 forward, and lookahead's wider steps on theirs. About 25 s on a 2-core CPU, once; the plan and every timing are written
 under the model loader's cache folder beside the cost curves (`machine.py` names the machine). The layouts compute the
 same numbers up to the GEMM's rounding, so greedy output is token for token the same (tests/test_checkpoint.py); the
@@ -79,9 +79,10 @@ class KernelPlan:
 
 
 def plan(median_s: dict[str, dict[str, float]], widest: int = SIZES[-1]) -> KernelPlan:
-    """The plan for measured medians ({"stock": {"1": s, ...}, "packed": {...}, ...}): at each width 1..`widest`, the
-    fastest other layout where its time (straight lines between measured widths) is under MARGIN of the stock
-    layers' time, else the stock layers."""
+    """The plan for measured medians ({"stock": {"1": s, ...}, "packed": {...}, ...}): at each width 1..`widest`, of
+    the layouts whose time there (straight lines between measured widths) is within MARGIN of the fastest one's, the
+    first in `CPU_LAYOUTS` order (the stock layers, transformers' own, before the packed ones, before the transposed
+    ones): a layout runs, and its memory is held, only where it is clearly faster than the ones before it."""
     sizes = sorted(int(n) for n in median_s["stock"])
 
     def time_at(layout: str, w: int) -> float:
@@ -94,8 +95,8 @@ def plan(median_s: dict[str, dict[str, float]], widest: int = SIZES[-1]) -> Kern
         return points[-1][1]
 
     def best(w: int) -> str:
-        other = min((layout for layout in median_s if layout != "stock"), key=lambda o: time_at(o, w), default=None)
-        return other if other and time_at(other, w) < MARGIN * time_at("stock", w) else "stock"
+        fastest = min(time_at(layout, w) for layout in median_s)
+        return next(layout for layout in CPU_LAYOUTS if layout in median_s and MARGIN * time_at(layout, w) <= fastest)
 
     return KernelPlan(tuple(best(w) for w in range(1, widest + 1)))
 

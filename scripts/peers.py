@@ -581,6 +581,7 @@ def main() -> None:
         args.argv = sys.argv[1:]
         doc = peers_relatives.main(args)
         out = Path(args.out or BENCH / ("greedy-threads.json" if args.greedy_threads else "peers-relatives.json"))
+        out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
         say(f"wrote {out}")
         return

@@ -18,6 +18,9 @@ Methods (`--methods` picks some):
     before-greedy, before-auto: the engine as it was before layouts were chosen per width, in the same process:
                     the stock layers and transformers' own attention (what the one-layout choice picked on this
                     host), Auto chosen on that engine's own curve
+    two-greedy, two-auto, two-adaptive: the engine on the stock and packed layers only, per width as this machine
+                    measured them (the plan before the transposed layout), in the same process; Auto and adaptive
+                    sizes on that engine's own curve
 Per prompt, the methods run in an order rotated from one prompt to the next, each best of `--repeat`, after one
 untimed warm-up each. Tokens per step = new tokens / the target model's forward passes (a forward hook counts
 them; for tf-early-exit, passes at the full depth only; the prefill counts as a step on both sides).
@@ -57,6 +60,9 @@ METHODS = (
     "lade-adaptive",
     "before-greedy",
     "before-auto",
+    "two-greedy",
+    "two-auto",
+    "two-adaptive",
 )
 
 
@@ -123,6 +129,33 @@ def before_lm(lm):
     return replace(old, name=lm.name, kernels="stock, transformers' attention")
 
 
+def two_layouts_lm(lm):
+    """The engine on the stock and packed layers only, each width on the faster of the two as this machine measured
+    them (its kept verdict, read without the transposed layout's timings): the plan before that layout."""
+    from dataclasses import replace
+
+    from lade_core import checkpoint, kernel_choice, kernels, load_model
+
+    verdict = kernel_choice.read_verdict(
+        kernel_choice.verdict_file(checkpoint.cache_root(), lm.name, torch.get_num_threads())
+    )
+    plan = kernel_choice.plan({k: v for k, v in verdict["median_s"].items() if k in ("stock", "packed")})
+    two = load_model(cpu_kernels="stock")
+    switch = kernels.layered_linears(two.model, ("packed",))
+    switch.keep(plan.used)
+    return replace(two, name=lm.name, kernels=plan.label, plan=plan, switch=switch if plan.uniform is None else None)
+
+
+def adaptive_spec(lm) -> MethodSpec:
+    """Lookahead with adaptive sizes within W=7 N=4 G=7 on `lm`'s own curve."""
+    from dataclasses import replace
+
+    from lade_core.measure.calibrate import process_curve
+    from lade_core.measure.costcurve import step_cost
+
+    return replace(MethodSpec(config=LookaheadConfig(7, 4, 7, adaptive=True)), step_cost=step_cost(process_curve(lm)))
+
+
 def runner(lm, stock, passes, extra: dict):
     """`extra`: name -> (LM, MethodSpec or None) for the methods that run on another engine or an Auto choice."""
 
@@ -158,18 +191,18 @@ def relatives(lm, path: str, prompts, n: int, repeat: int, methods=METHODS) -> d
         spec, chosen["lade-auto"] = auto_spec(lm)
         extra["lade-auto"] = (lm, spec)
     if "lade-adaptive" in methods:  # sizes chosen step by step on the same curve, within W=7 N=4 G=7
-        from dataclasses import replace
-
-        from lade_core.measure.calibrate import process_curve
-        from lade_core.measure.costcurve import step_cost
-
-        adaptive = MethodSpec(config=LookaheadConfig(7, 4, 7, adaptive=True))
-        extra["lade-adaptive"] = (lm, replace(adaptive, step_cost=step_cost(process_curve(lm))))
+        extra["lade-adaptive"] = (lm, adaptive_spec(lm))
     if {"before-greedy", "before-auto"} & set(methods):
         old = before_lm(lm)
         extra["before-greedy"] = (old, None)
         spec, chosen["before-auto"] = auto_spec(old)
         extra["before-auto"] = (old, spec)
+    if {"two-greedy", "two-auto", "two-adaptive"} & set(methods):
+        two = two_layouts_lm(lm)
+        extra["two-greedy"] = (two, None)
+        spec, chosen["two-auto"] = auto_spec(two)
+        extra["two-auto"] = (two, spec)
+        extra["two-adaptive"] = (two, adaptive_spec(two))
     run = runner(lm, stock, Passes(stock), extra)
     encoded = [(p, lm.encode_prompt(p["prompt"])) for p in prompts]
     for name in methods:  # warm-up, untimed

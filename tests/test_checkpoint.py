@@ -142,9 +142,9 @@ def test_which_kernels_a_load_asks_for():
 
 def test_each_width_runs_on_the_layout_this_machine_measured_fastest_there(tmp_path, monkeypatch):
     """One layout for every width gave away either greedy's step or lookahead's (one host at one thread: stock 59 ms
-    at one token and 122 at eight, packed 67 and 77). The plan keeps another layout at a width only where the fastest
-    of them takes under MARGIN of the stock layers' time (a width between two measured ones read off the straight
-    lines between them); it is kept and read back without measuring again, and another machine's plan, or one naming
+    at one token and 122 at eight, packed 67 and 77). The plan runs a layout at a width only where the layouts before
+    it (stock, packed, transposed) take more than 1 / MARGIN of its time (a width between two measured ones read off
+    the straight lines between them); it is kept and read back without measuring again, and another machine's plan, or one naming
     a layout this engine does not build, is not read."""
     from lade_core import kernel_choice
 
@@ -185,6 +185,9 @@ def test_each_width_runs_on_the_layout_this_machine_measured_fastest_there(tmp_p
     path.write_text(path.read_text().replace('"packed"', '"unheard-of"'))
     plan, verdict = kernel_choice.choose(model, None, "m", tmp_path)  # a layout not built here: measured again
     assert plan.uniform == "stock" and plan.label == "stock"
+    near_tie = {"stock": {"1": 2.0}, "packed": {"1": 1.0}, "transposed": {"1": 0.97}}
+    assert kernel_choice.plan(near_tie, 2).layouts == ("packed", "packed")  # the transposed layers are not held for 3%
+    assert kernel_choice.plan({**near_tie, "stock": {"1": 1.02}}, 1).layouts == ("stock",)
     assert kernel_choice.KernelPlan(("stock",) * 3).label == "stock"
     assert kernel_choice.KernelPlan(("transposed",) * 3).label == "transposed"
     assert kernel_choice.KernelPlan(("packed", "stock", "stock", "packed")).label == "packed 1, 4+"
