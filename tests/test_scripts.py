@@ -114,7 +114,7 @@ def check_load_test(doc, done):
 
 def check_peers(doc, done):
     [row] = doc["rows"]
-    assert set(row["runs"]) == {"tf-greedy", "tf-pld", "lade-greedy", "lade-747"}
+    assert set(row["runs"]) == {"tf-greedy", "tf-pld", "lade-greedy", "lade-747", "two-greedy"}
     assert all(r["identical_to_greedy"] is True and r["ms_per_token"] > 0 for r in row["runs"].values())
 
 
@@ -212,7 +212,7 @@ TINY = {
     ),
     # the official side needs its venv built from PyPI (transformers 4.34, lade 0.0.2): its relatives here
     "peers": (
-        ["--relatives", "--methods", "tf-greedy,tf-pld,lade-greedy,lade-747", "--prompts", "{prompts}"]
+        ["--relatives", "--methods", "tf-greedy,tf-pld,lade-greedy,lade-747,two-greedy", "--prompts", "{prompts}"]
         + ["--max-new-tokens", "8", *OUT],
         check_peers,
     ),
