@@ -8,8 +8,9 @@ away either greedy's step or lookahead's. So `measure` times a forward of each w
 cache on every layout held (grouped-query attention in all), interleaved round by round, `ROUNDS` rounds, and `plan`
 keeps, at each width, the fastest layout only where the others take more than 1 / `MARGIN` of its time (a near tie
 goes to the stock layers, transformers' own, then to the packed ones, so that a layout is held only for widths where
-it clearly pays); a width between two measured ones reads each layout's time off the straight line between them. Greedy decoding, the baseline of every speed-up, still runs on this machine's fastest one-token
-forward, and lookahead's wider steps on theirs. About 30 s on a 2-core CPU, once; the plan and every timing are written
+it clearly pays); a width between two measured ones reads each layout's time off the straight line between them.
+Greedy decoding, the baseline of every speed-up, still runs on this machine's fastest one-token forward, and
+lookahead's wider steps on theirs. About 30 s on a 2-core CPU, once; the plan and every timing are written
 under the model loader's cache folder beside the cost curves (`machine.py` names the machine). The layouts compute the
 same numbers up to the GEMM's rounding, so greedy output is token for token the same (tests/test_checkpoint.py); the
 exactness tests run on a mixed plan.

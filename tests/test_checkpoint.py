@@ -144,8 +144,8 @@ def test_each_width_runs_on_the_layout_this_machine_measured_fastest_there(tmp_p
     """One layout for every width gave away either greedy's step or lookahead's (one host at one thread: stock 59 ms
     at one token and 122 at eight, packed 67 and 77). The plan runs a layout at a width only where the layouts before
     it (stock, packed, transposed) take more than 1 / MARGIN of its time (a width between two measured ones read off
-    the straight lines between them); it is kept and read back without measuring again, and another machine's plan, or one naming
-    a layout this engine does not build, is not read."""
+    the straight lines between them); it is kept and read back without measuring again, and another machine's plan,
+    or one naming a layout this engine does not build, is not read."""
     from lade_core import kernel_choice
 
     model = torch.nn.Sequential(torch.nn.Linear(4, 4))
