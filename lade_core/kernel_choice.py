@@ -34,9 +34,7 @@ from .trace import CPU_LAYOUTS
 SIZES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)  # tokens a forward feeds
 CONTEXT = 64  # cached positions behind them
 ROUNDS = 7
-MARGIN = (
-    0.95  # another layout is kept at a width only when it takes less than this share of the stock layers' time there
-)
+MARGIN = 0.95  # a layout runs at a width only where those before it take over 1 / MARGIN of its time there
 FOLDER = "kernel-plans"
 VERSION = 3  # 3: the transposed layout too; 2: a layout per width (1: one layout, chosen for the one-token forward)
 

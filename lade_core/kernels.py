@@ -16,7 +16,7 @@ output is token for token the same on each (tests/test_checkpoint.py, BENCHMARKS
 
 Which layout is faster depends on the width: on one 2-core host, at one thread, the stock layers took 59 ms for one
 token and 122 ms for eight, the packed ones 67 and 77. So `layered_linears` keeps every layout of every layer (about
-0.4 GB more for the default model per layout added) and a `Switch` that puts one of them in place; the model's adapter
+0.5 GB more for the default model per layout added) and a `Switch` that puts one of them in place; the model's adapter
 (`model.LM`) sets it before each forward from the plan `kernel_choice.py` measured, so one forward runs wholly on one
 layout, and the layouts the plan never runs are let go.
 
