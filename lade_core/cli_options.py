@@ -100,7 +100,9 @@ def decoding_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--auto",
         action="store_true",
-        help="pick W, N, G (and, unless given, the pool policy) for this device from the cost curve and the sweeps",
+        help="pick W, N, G (and, unless given, the pool policy) for this device from its cost curve: the best swept "
+        "setting or adaptive sizes, whichever runs faster on it (both run here once per curve, about a minute on a "
+        "CPU, then kept)",
     )
     p.add_argument(
         "--lookup",
@@ -185,11 +187,11 @@ def settings(args, lm=None) -> tuple[MethodSpec, Sampling, dict | None]:
     if args.auto:
         from .measure import autoconfig
 
-        choice = autoconfig.best(autoconfig.load_sweeps(), autoconfig.curve_for(lm), pool)
+        curve = autoconfig.curve_for(lm)
+        choice = autoconfig.choose(lm, curve, pool)
         config = autoconfig.auto_config(choice, window_seed)
-        config = LookaheadConfig(
-            **{**config.to_dict(), "tree": args.tree, "adaptive": args.adaptive, "lookup": args.lookup}
-        )
+        adaptive = args.adaptive or config.adaptive  # --adaptive: Auto's W, N, G as bounds
+        config = LookaheadConfig(**{**config.to_dict(), "tree": args.tree, "adaptive": adaptive, "lookup": args.lookup})
         return MethodSpec(config=config, draft=draft), sampling, choice
     fields = dict(
         window=args.window,

@@ -13,7 +13,9 @@ Methods (`--methods` picks some):
                     (on this machine's layout per width, lade_core/kernel_choice.py; recorded as `kernels`), greedy;
                     the last is lookahead with prompt lookup candidates (W=4 N=3 G=4, 10 copied tokens at most)
     lade-auto       lookahead at the engine's Auto choice for this machine and thread count (its curve measured
-                    at the start, the way a race runs; the choice recorded as `auto`)
+                    at the start, the way a race runs; the best swept setting against adaptive sizes, both run on that
+                    curve; the choice recorded as `auto`)
+    sweep-auto      the best swept setting, Auto's rule before it ran adaptive sizes against it; same curve
     lade-adaptive   lookahead with adaptive sizes within W=7 N=4 G=7, on the same curve
     before-greedy, before-auto: the engine as it was before layouts were chosen per width, in the same process:
                     the stock layers and transformers' own attention (what the one-layout choice picked on this
@@ -57,6 +59,7 @@ METHODS = (
     "lade-greedy",
     *LADE,
     "lade-auto",
+    "sweep-auto",
     "lade-adaptive",
     "before-greedy",
     "before-auto",
@@ -107,15 +110,23 @@ def run_lade(lm, ids, n: int, spec: MethodSpec | None) -> dict:
     return {"tokens": list(run.tokens), "steps": len(run.steps), "wall_s": wall, "draft_s": run.draft_s}
 
 
-def auto_spec(lm) -> tuple[MethodSpec, dict]:
+def auto_spec(lm, adaptive: bool = True) -> tuple[MethodSpec, dict]:
     """Lookahead at Auto's choice for `lm` on this machine now (its curve measured here, the way a race runs), and
-    the choice."""
+    the choice; `adaptive`: the best swept setting meets adaptive sizes, both run on that curve (`autoconfig.choose`;
+    else the best swept setting, Auto's rule before)."""
+    from dataclasses import replace
+
     from lade_core.measure import autoconfig
     from lade_core.measure.calibrate import process_curve
+    from lade_core.measure.costcurve import step_cost
 
-    choice = autoconfig.best(autoconfig.load_sweeps(), process_curve(lm))
-    keep = ("window", "ngram", "guess", "pool", "predicted_speedup_median", "cost_curve")
-    return MethodSpec(config=autoconfig.auto_config(choice)), {k: choice[k] for k in keep}
+    curve = process_curve(lm)
+    choice = autoconfig.choose(lm, curve) if adaptive else autoconfig.best(autoconfig.load_sweeps(), curve)
+    keep = ("window", "ngram", "guess", "pool", "predicted_speedup_median", "cost_curve", "swept_choice", "duel")
+    spec = MethodSpec(config=autoconfig.auto_config(choice))
+    if spec.config.adaptive:
+        spec = replace(spec, step_cost=step_cost(curve))
+    return spec, {**{k: choice[k] for k in keep if k in choice}, "adaptive": spec.config.adaptive}
 
 
 def before_lm(lm):
@@ -190,18 +201,23 @@ def relatives(lm, path: str, prompts, n: int, repeat: int, methods=METHODS) -> d
     if "lade-auto" in methods:
         spec, chosen["lade-auto"] = auto_spec(lm)
         extra["lade-auto"] = (lm, spec)
+    if "sweep-auto" in methods:
+        spec, chosen["sweep-auto"] = auto_spec(lm, adaptive=False)
+        extra["sweep-auto"] = (lm, spec)
     if "lade-adaptive" in methods:  # sizes chosen step by step on the same curve, within W=7 N=4 G=7
         extra["lade-adaptive"] = (lm, adaptive_spec(lm))
     if {"before-greedy", "before-auto"} & set(methods):
         old = before_lm(lm)
         extra["before-greedy"] = (old, None)
-        spec, chosen["before-auto"] = auto_spec(old)
-        extra["before-auto"] = (old, spec)
+        if "before-auto" in methods:  # Auto's duel runs for a minute: only where its method does
+            spec, chosen["before-auto"] = auto_spec(old)
+            extra["before-auto"] = (old, spec)
     if {"two-greedy", "two-auto", "two-adaptive"} & set(methods):
         two = two_layouts_lm(lm)
         extra["two-greedy"] = (two, None)
-        spec, chosen["two-auto"] = auto_spec(two)
-        extra["two-auto"] = (two, spec)
+        if "two-auto" in methods:
+            spec, chosen["two-auto"] = auto_spec(two)
+            extra["two-auto"] = (two, spec)
         extra["two-adaptive"] = (two, adaptive_spec(two))
     run = runner(lm, stock, Passes(stock), extra)
     encoded = [(p, lm.encode_prompt(p["prompt"])) for p in prompts]

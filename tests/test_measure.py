@@ -1,13 +1,15 @@
 """Measurements: the step cost is read right, Auto ranks by the median predicted speed-up over prompts and says its
-spread, and every configuration Auto can choose (the swept ones) was measured exact on every benchmark prompt."""
+spread, every swept configuration Auto can choose was measured exact on every benchmark prompt, and adaptive sizes
+meet the best of them on this machine's curve, weighed by what their steps fed, run here once and kept beside it."""
 
 import json
 
 import pytest
 
 from lade_core import LookaheadConfig, StepCost, lookahead_generate
-from lade_core.measure import autoconfig
+from lade_core.measure import auto_trial, autoconfig
 from lade_core.measure.autoconfig import SWEEPS, load_sweeps, predict_point, rank_configs
+from lade_core.measure.costcurve import step_cost
 
 COST = StepCost(((1, 1.0), (10, 2.0), (100, 11.0)))
 
@@ -57,6 +59,68 @@ def test_the_pool_policy_is_part_of_the_choice_unless_fixed():
     assert [p["pool"] for p in rank_configs([plain, seeded], COST, pool="paper")] == ["paper"]
 
 
+def _adaptive(by_prompt: dict, fed: dict) -> dict:
+    """A point as `auto_trial` keeps it (its counts' keys are strings once read back from JSON)."""
+    compression = sum(by_prompt.values()) / len(by_prompt)
+    return {
+        **_point(7, 4, compression, 0.0, pool="prompt", by_prompt=by_prompt),
+        "adaptive": True,
+        "fed_by_prompt": fed,
+    }
+
+
+def test_adaptive_sizes_are_weighed_by_every_step_they_fed():
+    """A step's cost is read at the tokens it fed, then averaged: on a curve that bends up, a mix of narrow and wide
+    steps costs more than a step of their mean width, and each prompt is weighed by its own steps."""
+    point = _adaptive({"a": 1.5, "b": 3.0}, {"a": {"1": 2, "10": 2}, "b": {"10": 4}})
+    p = predict_point(point, COST)
+    assert p["step_cost"] == pytest.approx((2 * 1.0 + 6 * 2.0) / 8)  # COST at 10 tokens is 2.0
+    assert p["predicted_speedup"] == pytest.approx(2.25 / 1.75)
+    assert p["predicted_speedup_range"] == pytest.approx([1.0, 1.5])  # a: 1.5 / 1.5, b: 3.0 / 2.0
+    bent = StepCost(((1, 1.0), (5, 1.0), (10, 3.0)))
+    assert predict_point(_adaptive({"a": 2.0}, {"a": {"1": 1, "9": 1}}), bent)["step_cost"] > bent(5)
+
+
+def test_the_duel_goes_to_adaptive_sizes_where_they_are_predicted_faster_and_auto_runs_them_so():
+    fixed = _point(1, 2, 1.2, 3, pool="prompt", by_prompt={"a": 1.2, "b": 1.2})
+    adaptive = _adaptive({"a": 1.6, "b": 1.4}, {"a": {"1": 5, "4": 5}, "b": {"1": 9, "8": 1}})
+    steep, flat = StepCost(((1, 1.0), (2, 1.3), (10, 3.0))), StepCost(((1, 1.0), (100, 1.05)))
+    assert rank_configs([fixed, adaptive], steep)[0].get("adaptive")
+    config = autoconfig.auto_config(rank_configs([fixed, adaptive], steep)[0])
+    assert config.adaptive and (config.window, config.ngram, config.guess, config.pool) == (7, 4, 7, "prompt")
+    wide = _point(32, 5, 3.0, 200, pool="prompt", by_prompt={"a": 3.0, "b": 3.0})
+    assert not autoconfig.auto_config(rank_configs([fixed, adaptive, wide], flat)[0]).adaptive
+
+
+@pytest.mark.model
+def test_the_duel_is_run_once_per_curve_and_kept_beside_it(lm, tmp_path, monkeypatch):
+    curve = {
+        "greedy_s": 0.02,
+        "points": [{"tokens": 1, "seconds": 0.02}, {"tokens": 8, "seconds": 0.03}, {"tokens": 32, "seconds": 0.08}],
+        "measured_at": "2026-12-06T00:00:00",
+        "cached_at": str(tmp_path / "m-model-float32-stock-1t-curve.json"),
+    }
+    swept = _point(2, 2, 1.0, 4.0, pool="prompt", by_prompt={"code-fib": 1.0, "chat-sleep": 1.0})
+    fixed, adaptive = auto_trial.duel(lm, curve, swept, tokens=12)
+    assert (fixed["window"], fixed["ngram"], fixed["guess"], fixed["pool"]) == (2, 2, 2, "prompt")
+    assert not fixed.get("adaptive") and adaptive["adaptive"] and adaptive["pool"] == LookaheadConfig().pool
+    assert set(adaptive["fed_by_prompt"]) == {"code-fib", "chat-sleep"}
+    for pid, counts in adaptive["fed_by_prompt"].items():  # every step after the prompt's, by tokens fed
+        assert adaptive["compression_by_prompt"][pid] == pytest.approx(12 / (sum(counts.values()) + 1))
+    kept = auto_trial.kept_path(curve)
+    assert kept.exists() and not kept.name.endswith("-curve.json")  # never read as a curve (machine.cached_curves)
+
+    def run_again(lm, curve, config, prompt_ids, tokens):
+        return {"again": True}
+
+    monkeypatch.setattr(auto_trial, "measure", run_again)
+    assert auto_trial.duel(lm, curve, swept, tokens=12) == [fixed, adaptive]  # read back, not run again
+    assert auto_trial.duel(lm, {**curve, "measured_at": "later"}, swept, tokens=12)[0] == {"again": True}
+    assert auto_trial.duel(lm, curve, swept, tokens=16)[0] == {"again": True}  # another budget: run
+    kept.write_text("{not json")
+    assert auto_trial.duel(lm, curve, swept, tokens=16)[0] == {"again": True}
+
+
 def test_the_sweeps_auto_chooses_from_are_shipped():
     """The paper's pool and the default (prompt) pool are shipped; an output-pool sweep is used when someone runs it."""
     assert {p.stem for p in SWEEPS if p.exists()} >= {"sweep-paper", "sweep-prompt"}
@@ -77,10 +141,17 @@ def test_at_least_the_paper_and_the_default_policies_are_swept():
 
 @pytest.mark.model
 def test_the_configuration_auto_picks_here_is_exact(lm, bench_prompts, greedy):
-    choice = autoconfig.best(load_sweeps(), autoconfig.curve_for(lm))
+    """Whatever Auto picks on this machine's curve, the best swept setting or adaptive sizes (its duel here shortened
+    to two prompts and 32 tokens), is greedy's output."""
+    curve = autoconfig.curve_for(lm)
+    choice = autoconfig.choose(lm, curve, prompt_ids=[p["id"] for p in bench_prompts[:2]], tokens=32)
     config = autoconfig.auto_config(choice)
     low, high = choice["predicted_speedup_range"]
     assert low <= choice["predicted_speedup_median"] <= high
+    winner, other = choice["duel"]  # both contenders' figures, the choice first
+    assert winner["adaptive"] != other["adaptive"] and winner["adaptive"] == config.adaptive
+    assert round(winner["predicted_speedup_median"], 3) >= round(other["predicted_speedup_median"], 3)
     for p in bench_prompts[:2]:
         ids = lm.encode_prompt(p["prompt"])
-        assert lookahead_generate(lm, ids, config, 32).tokens == greedy(p["id"], 32)
+        run = lookahead_generate(lm, ids, config, 32, step_cost=step_cost(curve))
+        assert run.tokens == greedy(p["id"], 32)

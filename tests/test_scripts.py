@@ -26,6 +26,7 @@ SCRIPTS = sorted(
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False", "OMP_NUM_THREADS": "1"}
 PROMPT = {"id": "tiny-add", "kind": "code", "prompt": "Write a Python function add(a, b) that returns a + b."}
 SMALL_TRACE = "tests/hostile/base-greedy.json"  # a 31 KB saved run
+WIDTHS = "assets/bench/kernels-widths-3.json"  # another machine's kernels_bench --widths
 
 
 @pytest.mark.soak
@@ -112,9 +113,18 @@ def check_load_test(doc, done):
     assert a_class["same_tokens_per_prompt"] is True and doc["rss_mb_end"] > 0
 
 
+def check_auto_duel(doc, done):
+    duels = [doc["here"], doc[f"{WIDTHS} 1t"], doc[f"{WIDTHS} 2t"]]
+    for d in duels:
+        x = d["4"]
+        assert x["fixed"]["window"] == d["swept_choice"]["window"] and x["adaptive"]["window"] == 7
+        assert x["auto_picks"] in ("fixed", "adaptive") and x["adaptive"]["predicted_speedup_median"] > 0
+    assert doc[f"{WIDTHS} 1t"]["kernels"] == "transposed 1, 59+; packed 4-58"  # that machine's plan, read back
+
+
 def check_peers(doc, done):
     [row] = doc["rows"]
-    assert set(row["runs"]) == {"tf-greedy", "tf-pld", "lade-greedy", "lade-747", "two-greedy"}
+    assert set(row["runs"]) == {"tf-greedy", "tf-pld", "lade-greedy", "lade-747", "two-greedy", "sweep-auto"}
     assert all(r["identical_to_greedy"] is True and r["ms_per_token"] > 0 for r in row["runs"].values())
 
 
@@ -195,6 +205,7 @@ def check_wide_runs(doc, done):
 OUT = ["--out", "{out}"]
 TINY = {
     "adaptive_vs_auto": (["--max-new-tokens", "8", "--prompts", "{prompts}", *OUT], check_adaptive_vs_auto),
+    "auto_duel": (["--widths", WIDTHS, "--tokens", "4", "--limit", "1", *OUT], check_auto_duel),
     "body_flood": (["--connections", "2", "--hold", "0.5", *OUT], check_body_flood),
     "browser_engine": (["--tokens", "4", "--prompts", "1", *OUT], check_browser_engine),
     "browser_race": (["--tokens", "4", "--prompts", "1", "--threads", "1", *OUT], check_browser_race),
@@ -212,7 +223,8 @@ TINY = {
     ),
     # the official side needs its venv built from PyPI (transformers 4.34, lade 0.0.2): its relatives here
     "peers": (
-        ["--relatives", "--methods", "tf-greedy,tf-pld,lade-greedy,lade-747,two-greedy", "--prompts", "{prompts}"]
+        ["--relatives", "--methods", "tf-greedy,tf-pld,lade-greedy,lade-747,two-greedy,sweep-auto"]
+        + ["--prompts", "{prompts}"]
         + ["--max-new-tokens", "8", *OUT],
         check_peers,
     ),

@@ -6,7 +6,8 @@
 //   the same order for the same seed) with a greedy one-token forward before each; per width the median and
 //   quartiles; the greedy step's drift, its first half of samples against its second (the noise rule's floor);
 // - the rule is lade_core/measure/autoconfig.py `best`: each swept setting's speed-up predicted as its compression
-//   over its step cost read off the curve (per benchmark prompt too), the best median over prompts first.
+//   over its step cost read off the curve (per benchmark prompt too), the best median over prompts first. (Python's
+//   `choose` then runs that setting against adaptive sizes; this engine takes fixed sizes, so it stops at `best`.)
 // tests/test_auto_js.py holds `best` to Python's on shared inputs. Loaded in the race's worker beside the engine
 // (lade-race-worker.js), where the page's thread never waits on it.
 const LadeAuto = (() => {

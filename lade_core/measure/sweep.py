@@ -17,6 +17,23 @@ from ..config import LookaheadConfig
 from ..lookahead import lookahead_generate
 
 
+def sweep_point(config: LookaheadConfig, prompt_ids: list[str], runs) -> dict:
+    """What a sweep keeps of `config` run on each prompt: its sizes, the tokens its steps fed (mean, after the
+    prompt's own forward) and its compression (mean over prompts, and by prompt)."""
+    fed = [s.n_input for r in runs for s in r.steps[1:]]
+    return {
+        "window": config.window,
+        "ngram": config.ngram,
+        "guess": config.guess,
+        "pool": config.pool,
+        "tokens_per_forward": config.tokens_per_forward,
+        "log2_tokens_per_forward": math.log2(config.tokens_per_forward),
+        "mean_tokens_fed": statistics.fmean(fed) if fed else 1.0,
+        "compression": statistics.fmean(len(r.tokens) / len(r.steps) for r in runs),
+        "compression_by_prompt": {i: len(r.tokens) / len(r.steps) for i, r in zip(prompt_ids, runs)},
+    }
+
+
 def sweep(
     lm,
     prompts: list[dict],
@@ -34,19 +51,8 @@ def sweep(
         for w in windows:
             config = LookaheadConfig(window=w, ngram=n, guess=w, pool=pool)
             runs = [lookahead_generate(lm, ids, config, max_new_tokens) for ids in encoded]
-            fed = [s.n_input for r in runs for s in r.steps[1:]]
-            point = {
-                "window": w,
-                "ngram": n,
-                "guess": w,
-                "pool": pool,
-                "tokens_per_forward": config.tokens_per_forward,
-                "log2_tokens_per_forward": math.log2(config.tokens_per_forward),
-                "mean_tokens_fed": statistics.fmean(fed) if fed else 1.0,
-                "compression": statistics.fmean(len(r.tokens) / len(r.steps) for r in runs),
-                "compression_by_prompt": {p["id"]: len(r.tokens) / len(r.steps) for p, r in zip(prompts, runs)},
-                "exact": all(r.tokens == ref for r, ref in zip(runs, reference)),
-            }
+            point = sweep_point(config, [p["id"] for p in prompts], runs)
+            point["exact"] = all(r.tokens == ref for r, ref in zip(runs, reference))
             points.append(point)
             if on_point:
                 on_point(point)
