@@ -101,8 +101,8 @@ def decoding_args(p: argparse.ArgumentParser) -> None:
         "--auto",
         action="store_true",
         help="pick W, N, G (and, unless given, the pool policy) for this device from its cost curve: the best swept "
-        "setting or adaptive sizes, whichever runs faster on it (both run here once per curve, about a minute on a "
-        "CPU, then kept)",
+        "setting or adaptive sizes, whichever is predicted faster on it (both run here on the benchmark prompts once "
+        "per curve, about a minute and a half on a CPU, then kept)",
     )
     p.add_argument(
         "--lookup",
@@ -188,7 +188,7 @@ def settings(args, lm=None) -> tuple[MethodSpec, Sampling, dict | None]:
         from .measure import autoconfig
 
         curve = autoconfig.curve_for(lm)
-        choice = autoconfig.choose(lm, curve, pool)
+        choice = autoconfig.choose(lm, curve, pool, tree=args.tree, lookup=args.lookup)  # the duel runs them so
         config = autoconfig.auto_config(choice, window_seed)
         adaptive = args.adaptive or config.adaptive  # --adaptive: Auto's W, N, G as bounds
         config = LookaheadConfig(**{**config.to_dict(), "tree": args.tree, "adaptive": adaptive, "lookup": args.lookup})

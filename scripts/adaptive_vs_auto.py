@@ -1,11 +1,12 @@
-"""Adaptive sizes against Auto's one-off choice and greedy decoding, side by side in one run, with greedy's own noise.
+"""Adaptive sizes against the best swept setting and greedy decoding, side by side in one run, with greedy's own noise.
 
     python -m scripts.adaptive_vs_auto --max-new-tokens 128 --out assets/bench/adaptive-vs-auto.json
 
-For each benchmark prompt, in turn and after an untimed warm-up: greedy decoding, lookahead with adaptive sizes
-(W, N, G as bounds; this device's cost curve), lookahead with Auto's configuration, and greedy decoding again. The
-two greedy runs give the noise of the machine at that moment (their time ratio); each method's speed-up is against
-the faster of the two. Tokens are checked identical to greedy for both methods.
+For each benchmark prompt, in turn and after an untimed warm-up: greedy decoding, lookahead with adaptive sizes (W, N, G
+as bounds; this device's cost curve), lookahead with the best swept setting on that curve (Auto's first round,
+`autoconfig.best`: what Auto ran before its duel), and greedy decoding again. The two greedy runs give the noise of the
+machine at that moment (their time ratio); each method's speed-up is against the faster of the two. Tokens are checked
+identical to greedy for both methods.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Auto's last round at two budgets: the best swept setting against adaptive sizes, run on a curve for 64 tokens (the
-sweep's budget) and 128 (the CLI's default), each with the speed-up predicted on that curve.
+"""Auto's last round at two budgets: the best swept setting against adaptive sizes, run on the benchmark prompts on a
+curve for 64 tokens (the sweep's budget) and 128 (the duel's), each with the speed-up predicted on that curve.
 
     python -m scripts.auto_duel --out out/auto-duel.json [--widths assets/bench/kernels-widths-3.json]
                                 [--tokens 64,128] [--limit K]
@@ -24,8 +24,7 @@ from lade_core.kernel_choice import plan
 from lade_core.measure import autoconfig
 from lade_core.measure.auto_trial import duel
 from lade_core.measure.costcurve import step_cost
-
-KEEP = ("window", "ngram", "guess", "pool", "compression", "step_cost", "predicted_speedup_median")
+from lade_core.measure.prompts import load_prompts
 
 
 def curve_of(widths: dict) -> dict:
@@ -38,19 +37,22 @@ def curve_of(widths: dict) -> dict:
 
 
 def budgets(lm, curve: dict, sweeps: list[dict], tokens_list=(64, 128), limit: int | None = None) -> dict:
-    """The duel on `curve` at each budget, on the sweep's prompts (the first `limit`): run, not kept, since the curve
-    may be another machine's."""
+    """The duel on `curve` at each budget, on the benchmark prompts (the first `limit`): run, not kept, since the
+    curve may be another machine's."""
     top = autoconfig.best(sweeps, curve)
-    prompt_ids = list(top["compression_by_prompt"])[:limit]
-    out = {"kernels": curve.get("kernels"), "swept_choice": {k: top[k] for k in KEEP if k != "compression"}}
+    prompts = load_prompts()[:limit]
+    out = {"kernels": curve.get("kernels"), "swept_choice": {k: top.get(k, False) for k in autoconfig.FIGURES}}
     for tokens in tokens_list:
-        points = duel(lm, {**curve, "cached_at": None}, top, prompt_ids=prompt_ids, tokens=tokens)
+        points = duel(lm, {**curve, "cached_at": None}, top, prompts=prompts, tokens=tokens)
         ranked = autoconfig.rank_configs(points, step_cost(curve))
-        fixed, adaptive = (next(p for p in ranked if bool(p.get("adaptive")) is a) for a in (False, True))
+        fixed, adaptive = (next(p for p in ranked if p["adaptive"] is a) for a in (False, True))
         out[str(tokens)] = {
-            "fixed": {k: fixed[k] for k in KEEP},
-            "adaptive": {k: adaptive[k] for k in KEEP},
-            "auto_picks": "adaptive" if ranked[0].get("adaptive") else "fixed",
+            "fixed": {k: fixed[k] for k in autoconfig.FIGURES},
+            "adaptive": {k: adaptive[k] for k in autoconfig.FIGURES},
+            "compression_by_prompt": {
+                c: p["compression_by_prompt"] for c, p in (("fixed", fixed), ("adaptive", adaptive))
+            },
+            "auto_picks": "adaptive" if ranked[0]["adaptive"] else "fixed",
         }
     return out
 
@@ -59,7 +61,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--widths", default=None, help="another machine's kernels_bench --widths file")
     parser.add_argument("--tokens", default="64,128", help="the budgets, comma-separated")
-    parser.add_argument("--limit", type=int, default=None, help="the sweep's first K prompts only")
+    parser.add_argument("--limit", type=int, default=None, help="the first K benchmark prompts only")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     trial = {"tokens_list": [int(t) for t in args.tokens.split(",")], "limit": args.limit}

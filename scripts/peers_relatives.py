@@ -121,12 +121,15 @@ def auto_spec(lm, adaptive: bool = True) -> tuple[MethodSpec, dict]:
     from lade_core.measure.costcurve import step_cost
 
     curve = process_curve(lm)
+    t0 = time.perf_counter()
     choice = autoconfig.choose(lm, curve) if adaptive else autoconfig.best(autoconfig.load_sweeps(), curve)
-    keep = ("window", "ngram", "guess", "pool", "predicted_speedup_median", "cost_curve", "swept_choice", "duel")
+    seconds = time.perf_counter() - t0  # the duel's, where it was run and not read back
     spec = MethodSpec(config=autoconfig.auto_config(choice))
     if spec.config.adaptive:
         spec = replace(spec, step_cost=step_cost(curve))
-    return spec, {**{k: choice[k] for k in keep if k in choice}, "adaptive": spec.config.adaptive}
+    keep = ("predicted_speedup_median", "cost_curve", "swept_choice", "duel")
+    figures = {k: choice.get(k, False) for k in autoconfig.FIGURES}
+    return spec, {**figures, **{k: choice[k] for k in keep if k in choice}, "seconds_to_choose": seconds}
 
 
 def before_lm(lm):

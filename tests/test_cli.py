@@ -375,7 +375,8 @@ def test_measurements_write_to_out_unless_given_a_path(tmp_path, monkeypatch):
 
 def test_auto_runs_what_its_duel_chose_with_this_machines_step_cost(monkeypatch):
     """--auto takes Auto's choice as it is (adaptive sizes too, within its W, N, G) and the curve it was chosen on
-    becomes the run's step cost; --adaptive makes a swept choice's W, N, G the bounds; --pool-policy is passed on."""
+    becomes the run's step cost; --adaptive makes a swept choice's W, N, G the bounds; --pool-policy, the tree and
+    the copied candidates are passed on, so that the duel runs what will run."""
     from lade_core.cli import build_parser
     from lade_core.cli_options import settings, with_step_cost
     from lade_core.measure import autoconfig
@@ -383,8 +384,8 @@ def test_auto_runs_what_its_duel_chose_with_this_machines_step_cost(monkeypatch)
     curve = {"greedy_s": 0.02, "points": [{"tokens": 1, "seconds": 0.02}, {"tokens": 8, "seconds": 0.04}]}
     asked = []
 
-    def choose(lm, curve_, pool=None):
-        asked.append(pool)
+    def choose(lm, curve_, pool=None, **settings):
+        asked.append((pool, settings))
         return {"window": 7, "ngram": 4, "guess": 7, "pool": pool or "prompt", "adaptive": picks_adaptive}
 
     monkeypatch.setattr(autoconfig, "curve_for", lambda lm: curve)
@@ -395,6 +396,7 @@ def test_auto_runs_what_its_duel_chose_with_this_machines_step_cost(monkeypatch)
     picks_adaptive = False
     spec = with_step_cost(settings(build_parser().parse_args(["bench", "--auto"]), lm="lm")[0], "lm")
     assert not spec.config.adaptive and spec.step_cost is None
-    args = build_parser().parse_args(["bench", "--auto", "--adaptive", "--pool-policy", "paper"])
+    args = build_parser().parse_args(["bench", "--auto", "--adaptive", "--pool-policy", "paper", "--lookup", "4"])
     config = settings(args, lm="lm")[0].config
-    assert config.adaptive and config.pool == "paper" and asked[-1] == "paper"
+    assert config.adaptive and config.pool == "paper" and config.lookup == 4
+    assert asked[-1] == ("paper", {"tree": True, "lookup": 4})  # the duel runs what will run

@@ -92,33 +92,59 @@ def test_the_duel_goes_to_adaptive_sizes_where_they_are_predicted_faster_and_aut
     assert not autoconfig.auto_config(rank_configs([fixed, adaptive, wide], flat)[0]).adaptive
 
 
+def test_auto_chooses_by_a_duel_of_the_best_swept_setting_and_adaptive_sizes(monkeypatch):
+    """`choose` hands the best swept setting (of the pool asked for) and the trial's arguments to the duel, and
+    returns the contender predicted faster, with both contenders' figures, the choice first."""
+    seen = {}
+
+    def duel(lm, curve, top, pool, **trial):
+        seen.update(top=(top["window"], top["pool"]), pool=pool, trial=trial)
+        return [{**top, "fed_by_prompt": {"a": {"4": 2}}}, _adaptive({"a": 1.9}, {"a": {"1": 1, "10": 1}})]
+
+    monkeypatch.setattr(auto_trial, "duel", duel)
+    curve = {"greedy_s": 0.01, "points": [{"tokens": 1, "seconds": 0.01}, {"tokens": 10, "seconds": 0.02}]}
+    swept = [_point(1, 2, 1.2, 2, pool="prompt"), _point(2, 2, 1.3, 4, pool="paper")]
+    choice = autoconfig.choose("lm", curve, "paper", swept, tokens=16, lookup=3)
+    assert seen == {"top": (2, "paper"), "pool": "paper", "trial": {"tokens": 16, "lookup": 3}}
+    # adaptive: 1.9 over (1 + 2) / 2 = 1.27; swept: 1.3 over the cost at 4 tokens, 1 + 3/9 = 1.33, so 0.98
+    assert choice["adaptive"] and choice["predicted_speedup_median"] == pytest.approx(1.9 / 1.5)
+    assert [d["adaptive"] for d in choice["duel"]] == [True, False] and choice["swept_choice"]["window"] == 2
+    assert choice["duel"][1]["predicted_speedup_median"] == pytest.approx(1.3 / (1 + 3 / 9))
+
+
 @pytest.mark.model
-def test_the_duel_is_run_once_per_curve_and_kept_beside_it(lm, tmp_path, monkeypatch):
+def test_the_duel_is_run_once_per_curve_and_kept_beside_it(lm, tmp_path, monkeypatch, bench_prompts):
     curve = {
         "greedy_s": 0.02,
         "points": [{"tokens": 1, "seconds": 0.02}, {"tokens": 8, "seconds": 0.03}, {"tokens": 32, "seconds": 0.08}],
         "measured_at": "2026-12-06T00:00:00",
         "cached_at": str(tmp_path / "m-model-float32-stock-1t-curve.json"),
     }
-    swept = _point(2, 2, 1.0, 4.0, pool="prompt", by_prompt={"code-fib": 1.0, "chat-sleep": 1.0})
-    fixed, adaptive = auto_trial.duel(lm, curve, swept, tokens=12)
+    prompts = [p for p in bench_prompts if p["id"] in ("code-fib", "chat-sleep")]
+    swept = _point(2, 2, 1.0, 4.0, pool="prompt")
+    fixed, adaptive = auto_trial.duel(lm, curve, swept, prompts=prompts, tokens=12)
     assert (fixed["window"], fixed["ngram"], fixed["guess"], fixed["pool"]) == (2, 2, 2, "prompt")
-    assert not fixed.get("adaptive") and adaptive["adaptive"] and adaptive["pool"] == LookaheadConfig().pool
-    assert set(adaptive["fed_by_prompt"]) == {"code-fib", "chat-sleep"}
-    for pid, counts in adaptive["fed_by_prompt"].items():  # every step after the prompt's, by tokens fed
-        assert adaptive["compression_by_prompt"][pid] == pytest.approx(12 / (sum(counts.values()) + 1))
+    assert not fixed["adaptive"] and adaptive["adaptive"] and adaptive["pool"] == LookaheadConfig().pool
+    for point in (fixed, adaptive):  # both weighed by every step after the prompt's own, by tokens fed
+        assert set(point["fed_by_prompt"]) == {"code-fib", "chat-sleep"}
+        for pid, counts in point["fed_by_prompt"].items():
+            assert point["compression_by_prompt"][pid] == pytest.approx(12 / (sum(counts.values()) + 1))
+    assert {int(n) for n in fixed["fed_by_prompt"]["code-fib"]} <= set(range(1, 1 + (2 + 2) * 1 + 1))
     kept = auto_trial.kept_path(curve)
     assert kept.exists() and not kept.name.endswith("-curve.json")  # never read as a curve (machine.cached_curves)
 
-    def run_again(lm, curve, config, prompt_ids, tokens):
+    def run_again(lm, curve, config, prompts, tokens):
         return {"again": True}
 
     monkeypatch.setattr(auto_trial, "measure", run_again)
-    assert auto_trial.duel(lm, curve, swept, tokens=12) == [fixed, adaptive]  # read back, not run again
-    assert auto_trial.duel(lm, {**curve, "measured_at": "later"}, swept, tokens=12)[0] == {"again": True}
-    assert auto_trial.duel(lm, curve, swept, tokens=16)[0] == {"again": True}  # another budget: run
+    assert auto_trial.duel(lm, curve, swept, prompts=prompts, tokens=12) == [fixed, adaptive]  # read back
+    assert auto_trial.duel(lm, {**curve, "measured_at": "later"}, swept, prompts=prompts, tokens=12)[0]["again"]
+    assert auto_trial.duel(lm, curve, swept, prompts=prompts, tokens=16)[0]["again"]  # another budget
+    edited = [{**prompts[0], "prompt": prompts[0]["prompt"] + " Briefly."}, prompts[1]]
+    assert auto_trial.duel(lm, curve, swept, prompts=edited, tokens=12)[0]["again"]  # another text, same id
     kept.write_text("{not json")
-    assert auto_trial.duel(lm, curve, swept, tokens=16)[0] == {"again": True}
+    assert auto_trial.duel(lm, curve, swept, prompts=prompts, tokens=12)[0]["again"]
+    assert auto_trial.duel(lm, {**curve, "cached_at": None}, swept, prompts=prompts, tokens=12)[0]["again"]
 
 
 def test_the_sweeps_auto_chooses_from_are_shipped():
@@ -140,11 +166,11 @@ def test_at_least_the_paper_and_the_default_policies_are_swept():
 
 
 @pytest.mark.model
-def test_the_configuration_auto_picks_here_is_exact(lm, bench_prompts, greedy):
+def test_the_configuration_auto_picks_here_is_exact(lm, bench_prompts, greedy, tmp_path):
     """Whatever Auto picks on this machine's curve, the best swept setting or adaptive sizes (its duel here shortened
-    to two prompts and 32 tokens), is greedy's output."""
-    curve = autoconfig.curve_for(lm)
-    choice = autoconfig.choose(lm, curve, prompt_ids=[p["id"] for p in bench_prompts[:2]], tokens=32)
+    to two prompts and 32 tokens, and kept aside, not beside the machine's curve), is greedy's output."""
+    curve = {**autoconfig.curve_for(lm), "cached_at": str(tmp_path / "here-curve.json")}
+    choice = autoconfig.choose(lm, curve, prompts=bench_prompts[:2], tokens=32)
     config = autoconfig.auto_config(choice)
     low, high = choice["predicted_speedup_range"]
     assert low <= choice["predicted_speedup_median"] <= high

@@ -114,11 +114,12 @@ def check_load_test(doc, done):
 
 
 def check_auto_duel(doc, done):
-    duels = [doc["here"], doc[f"{WIDTHS} 1t"], doc[f"{WIDTHS} 2t"]]
-    for d in duels:
+    for d in (doc["here"], doc[f"{WIDTHS} 1t"], doc[f"{WIDTHS} 2t"]):
         x = d["4"]
-        assert x["fixed"]["window"] == d["swept_choice"]["window"] and x["adaptive"]["window"] == 7
-        assert x["auto_picks"] in ("fixed", "adaptive") and x["adaptive"]["predicted_speedup_median"] > 0
+        assert (x["fixed"]["window"], x["adaptive"]["window"]) == (d["swept_choice"]["window"], 7)
+        for c in ("fixed", "adaptive"):  # one prompt: its prediction is its compression over its mean step cost
+            assert 1 <= x[c]["compression"] <= x[c]["ngram"] and x[c]["step_cost"] > 0
+            assert x[c]["predicted_speedup_median"] == pytest.approx(x[c]["compression"] / x[c]["step_cost"])
     assert doc[f"{WIDTHS} 1t"]["kernels"] == "transposed 1, 59+; packed 4-58"  # that machine's plan, read back
 
 

@@ -9,7 +9,7 @@ wide window; a CPU gets a narrow one. The curve is this machine's own (`calibrat
 once, about 10 s, and cached per machine, model, dtype, kernels and threads), never one measured elsewhere. The
 sweeps were measured with the default model; for another model they stand in as an estimate. Where the engine runs
 (`choose`), the best swept setting then meets adaptive sizes, whose steps the curve chooses so that no sweep can stand
-for them: both run here on the sweep's prompts for 128 tokens on this curve (`auto_trial`), and the one predicted
+for them: both run here on the benchmark prompts for 128 tokens on this curve (`auto_trial`), and the one predicted
 faster is the choice. The browser's Auto and the app's propose among the swept settings only (`best`): their live
 runs take fixed sizes.
 """
@@ -26,19 +26,20 @@ from ..sizes import StepCost
 from .costcurve import step_cost
 
 SWEEPS = tuple(measurement(f"sweep-{pool}") for pool in ("paper", "output", "prompt"))
+FIGURES = ("window", "ngram", "guess", "pool", "adaptive", "compression", "step_cost", "predicted_speedup_median")
 
 
 def predict_point(point: dict, cost: StepCost) -> dict:
     """A sweep point with its step cost and predicted speed-up: the mean, and the range and median over prompts.
-    A fixed setting's step cost is read at the tokens its steps fed on average; a point measured here with adaptive
-    sizes (`auto_trial`) brings every step's tokens fed, and its cost is their mean cost, by prompt and over
-    all."""
+    A swept setting's step cost is read at the tokens its steps fed on average; a point run here (`auto_trial`)
+    brings every step's tokens fed, and its cost is their mean cost, by prompt and over all (a prompt whose run had
+    no step after the prompt's own forward costs the mean)."""
     fed = point.get("fed_by_prompt")
     if fed:
         steps = {p: [(int(n), k) for n, k in sizes.items()] for p, sizes in fed.items()}
-        by_prompt = {p: sum(cost(n) * k for n, k in s) / sum(k for _, k in s) for p, s in steps.items()}
+        by_prompt = {p: sum(cost(n) * k for n, k in s) / sum(k for _, k in s) for p, s in steps.items() if s}
         every = [x for s in steps.values() for x in s]
-        relative = sum(cost(n) * k for n, k in every) / sum(k for _, k in every)
+        relative = sum(cost(n) * k for n, k in every) / sum(k for _, k in every) if every else cost(1)
     else:
         relative = cost(point["mean_tokens_fed"])
         by_prompt = {}
@@ -97,19 +98,16 @@ def best(points: list[dict], curve: dict, pool: str | None = None) -> dict:
 
 def choose(lm, curve: dict, pool: str | None = None, points: list[dict] | None = None, **trial) -> dict:
     """Auto's choice for `lm` on `curve`: the best swept setting (`best`, of `pool` if given), then it and adaptive
-    sizes run here on the sweep's prompts for 128 new tokens (`auto_trial.duel`; `trial` may name other prompts or
-    a budget); the one predicted faster, with that run's prediction, the swept setting (`swept_choice`) and both
-    contenders' figures (`duel`, best first). A sweep that names no prompts leaves nothing to run: its best setting
-    is the choice."""
+    sizes run here on the benchmark prompts for `auto_trial.TOKENS` new tokens (`auto_trial.duel`; `trial` may name
+    other prompts, a budget, or the tree and lookup settings both run with); the one predicted faster, with that
+    run's prediction, the swept setting with its sweep's prediction (`swept_choice`), and both contenders' figures in
+    the duel (`duel`, the choice first)."""
     from .auto_trial import duel
 
     top = best(load_sweeps() if points is None else points, curve, pool)
-    if not top.get("compression_by_prompt") and not trial.get("prompt_ids"):
-        return top
-    keys = ("window", "ngram", "guess", "pool", "adaptive", "compression", "step_cost", "predicted_speedup_median")
     ran = duel(lm, curve, top, pool, **trial)
-    figures = [{k: p.get(k, False) for k in keys} for p in rank_configs(ran, step_cost(curve))]
-    return {**best(ran, curve), "swept_choice": {k: top.get(k, False) for k in keys}, "duel": figures}
+    figures = [{k: p.get(k, False) for k in FIGURES} for p in rank_configs(ran, step_cost(curve))]
+    return {**best(ran, curve), "swept_choice": {k: top.get(k, False) for k in FIGURES}, "duel": figures}
 
 
 def auto_config(choice: dict, window_seed: int = 0) -> LookaheadConfig:
