@@ -114,19 +114,15 @@ def auto_spec(lm, adaptive: bool = True) -> tuple[MethodSpec, dict]:
     """Lookahead at Auto's choice for `lm` on this machine now (its curve measured here, the way a race runs), and
     the choice; `adaptive`: the best swept setting meets adaptive sizes, both run on that curve (`autoconfig.choose`;
     else the best swept setting, Auto's rule before)."""
-    from dataclasses import replace
-
+    from lade_core.cli_options import with_step_cost
     from lade_core.measure import autoconfig
     from lade_core.measure.calibrate import process_curve
-    from lade_core.measure.costcurve import step_cost
 
-    curve = process_curve(lm)
+    curve = process_curve(lm)  # the one `with_step_cost` reads back for adaptive sizes
     t0 = time.perf_counter()
     choice = autoconfig.choose(lm, curve) if adaptive else autoconfig.best(autoconfig.load_sweeps(), curve)
     seconds = time.perf_counter() - t0  # the duel's, where it was run and not read back
-    spec = MethodSpec(config=autoconfig.auto_config(choice))
-    if spec.config.adaptive:
-        spec = replace(spec, step_cost=step_cost(curve))
+    spec = with_step_cost(MethodSpec(config=autoconfig.auto_config(choice)), lm)
     keep = ("predicted_speedup_median", "cost_curve", "swept_choice", "duel")
     figures = {k: choice.get(k, False) for k in autoconfig.FIGURES}
     return spec, {**figures, **{k: choice[k] for k in keep if k in choice}, "seconds_to_choose": seconds}

@@ -35,11 +35,11 @@ def predict_point(point: dict, cost: StepCost) -> dict:
     brings every step's tokens fed, and its cost is their mean cost, by prompt and over all (a prompt whose run had
     no step after the prompt's own forward costs the mean)."""
     fed = point.get("fed_by_prompt")
-    if fed:
-        steps = {p: [(int(n), k) for n, k in sizes.items()] for p, sizes in fed.items()}
-        by_prompt = {p: sum(cost(n) * k for n, k in s) / sum(k for _, k in s) for p, s in steps.items() if s}
-        every = [x for s in steps.values() for x in s]
-        relative = sum(cost(n) * k for n, k in every) / sum(k for _, k in every) if every else cost(1)
+    if fed:  # by prompt: (the steps' summed cost, their number)
+        sums = {p: (sum(cost(int(n)) * k for n, k in sizes.items()), sum(sizes.values())) for p, sizes in fed.items()}
+        by_prompt = {p: c / k for p, (c, k) in sums.items() if k}
+        steps = sum(k for _, k in sums.values())
+        relative = sum(c for c, _ in sums.values()) / steps if steps else cost(1)
     else:
         relative = cost(point["mean_tokens_fed"])
         by_prompt = {}
